@@ -1,0 +1,62 @@
+"""BERT cosine: transformers encoder, [CLS] (or mean-pooled) last hidden layer, cosine of query and passage."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from weakrank.dataset import Dataset
+from weakrank.lf import PairBatch, RankingLF, ranking_lf
+from weakrank.models import DEFAULT_ENCODER, resolve_model
+from weakrank.similarity import pair_cosine
+
+
+def make_bert_cosine(
+    name: str = "bert_cosine",
+    model: str = DEFAULT_ENCODER,
+    pooling: str = "cls",
+    batch_size: int = 64,
+    max_length: int = 256,
+    **rule: float,
+) -> RankingLF:
+    """A BERT cosine LF; ``pooling`` is ``"cls"`` (the [CLS] vector) or ``"mean"`` (masked mean of the last layer).
+
+    The default is [CLS]: with the packaged MiniLM, mean pooling would duplicate ``embedding_cosine``.
+    """
+    if pooling not in ("mean", "cls"):
+        raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
+
+    def load(dataset: Dataset):
+        from transformers import AutoModel, AutoTokenizer
+
+        path = resolve_model(model)
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).to(device).eval()
+
+    @torch.inference_mode()
+    def embed(texts: list[str], tokenizer, encoder) -> np.ndarray:
+        order = np.argsort([len(t) for t in texts])  # similar lengths per batch: less padding
+        out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            idx = order[start : start + batch_size]
+            enc = tokenizer(
+                [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            ).to(encoder.device)
+            hidden = encoder(**enc).last_hidden_state
+            if pooling == "cls":
+                pooled = hidden[:, 0]
+            else:
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+            out[idx] = pooled.float().cpu().numpy()
+        return out
+
+    @ranking_lf(name, batched=True, fit=load, **rule)
+    def score(pairs: PairBatch, resource) -> np.ndarray:
+        tokenizer, encoder = resource
+        return pair_cosine(pairs.query, pairs.passage, lambda texts: embed(texts, tokenizer, encoder))
+
+    return score
+
+
+bert_cosine = make_bert_cosine()

@@ -1,0 +1,13 @@
+"""The simplest LF to copy: a plain function of one (query, passage) pair."""
+
+from __future__ import annotations
+
+from weakrank.lf import ranking_lf
+from weakrank.text import tokenize
+
+
+@ranking_lf()
+def word_overlap(query: str, passage: str) -> float:
+    """Jaccard overlap of the query's and the passage's word sets."""
+    q, p = set(tokenize(query)), set(tokenize(passage))
+    return len(q & p) / len(q | p) if q or p else 0.0

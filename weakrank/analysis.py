@@ -1,0 +1,66 @@
+"""LF analysis: Snorkel's summary (polarity, coverage, overlaps, conflicts) and the quality table of
+seed paper 002 Table 2 — P@1, R@1 and AUC of each LF and of each aggregate against gold labels.
+
+Quality is measured per query on queries with at least one relevant and one non-relevant candidate,
+then averaged. Ties are broken at random *in expectation*: when k pairs share the top score, P@1 is the
+share of relevant pairs among them, so an LF or label model gains nothing from tied scores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+
+from weakrank.labeling import SCORE, lf_names, vote_matrix
+from weakrank.voting import to_snorkel
+
+
+def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
+    """Snorkel's ``LFAnalysis.lf_summary`` of the votes table (with empirical accuracy where gold exists).
+
+    Polarity is given in Snorkel's labels (1 relevant, 0 not relevant).
+    """
+    from snorkel.labeling import LFAnalysis
+
+    names = lf_names(votes)
+    L = to_snorkel(vote_matrix(votes, names))
+    gold = votes["gold"]
+    y = gold.to_numpy(dtype=np.int64) if gold.notna().all() and len(gold) else None
+    with warnings.catch_warnings():  # scipy's dtype FutureWarning raised inside Snorkel
+        warnings.simplefilter("ignore", FutureWarning)
+        summary = LFAnalysis(L).lf_summary(Y=y)
+    summary.index = names
+    return summary
+
+
+def _query_quality(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
+    top = scores == scores.max()
+    p_at_1 = gold[top].mean()
+    return p_at_1, p_at_1 / gold.sum(), roc_auc_score(gold, scores)
+
+
+def quality_table(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFrame:
+    """P@1, R@1, AUC (per-query means) of each ``name → score column`` of ``pairs`` against ``gold``."""
+    judged = pairs.dropna(subset=["gold"])
+    judged = judged.assign(gold=judged["gold"].astype(int))
+    stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
+    usable = stats.index[(stats["sum"] > 0) & (stats["sum"] < stats["size"])]
+    judged = judged[judged["query_id"].isin(usable)]
+    rows = {}
+    groups = [g for _, g in judged.groupby("query_id", sort=False)]
+    for name, column in scorers.items():
+        values = np.array([_query_quality(g[column].to_numpy(), g["gold"].to_numpy()) for g in groups])
+        rows[name] = values.mean(axis=0) if len(values) else [np.nan] * 3
+    table = pd.DataFrame.from_dict(rows, orient="index", columns=["P@1", "R@1", "AUC"])
+    table.index.name = "scorer"
+    table.attrs["queries"] = len(groups)
+    return table
+
+
+def lf_scorers(votes: pd.DataFrame) -> dict[str, str]:
+    """``name → raw score column`` of every LF of a votes table."""
+    return {name: SCORE + name for name in lf_names(votes)}

@@ -1,0 +1,167 @@
+"""The canonical dataset: queries, passages, per-query candidate lists, optional gold.
+
+Tables (all string ids):
+
+* ``queries``    — query_id, text, split
+* ``passages``   — passage_id, text
+* ``candidates`` — query_id, passage_id, split, rank (0 = first in the list), gold (Int8: 1, 0 or <NA>)
+* ``qrels``      — query_id, passage_id, relevance (all judged pairs, also those outside the candidates)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.errors import DataError
+from weakrank.io import read_parquet, write_parquet
+
+SCHEMA: dict[str, list[str]] = {
+    "queries": ["query_id", "text", "split"],
+    "passages": ["passage_id", "text"],
+    "candidates": ["query_id", "passage_id", "split", "rank", "gold"],
+    "qrels": ["query_id", "passage_id", "relevance"],
+}
+_KEYS = {
+    "queries": ["query_id"],
+    "passages": ["passage_id"],
+    "candidates": ["query_id", "passage_id"],
+    "qrels": ["query_id", "passage_id"],
+}
+
+
+@dataclass
+class Dataset:
+    """Queries, passages, candidate lists and gold of one collection, with their splits."""
+
+    name: str
+    queries: pd.DataFrame
+    passages: pd.DataFrame
+    candidates: pd.DataFrame
+    qrels: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
+    )
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.queries = self.queries.astype({"query_id": str, "text": str, "split": str})
+        self.passages = self.passages.astype({"passage_id": str, "text": str})
+        self.candidates = self.candidates.astype(
+            {"query_id": str, "passage_id": str, "split": str, "rank": "int32", "gold": "Int8"}
+        )
+        self.qrels = self.qrels.astype({"query_id": str, "passage_id": str, "relevance": "int32"})
+
+    @property
+    def splits(self) -> list[str]:
+        """Split names in order of first appearance."""
+        return list(dict.fromkeys(self.queries["split"]))
+
+    @property
+    def has_gold(self) -> bool:
+        """True when at least one candidate has a gold label."""
+        return bool(self.candidates["gold"].notna().any())
+
+    def subset(self, splits: list[str] | None = None, max_queries: int | None = None) -> Dataset:
+        """The same dataset restricted to ``splits`` and to the first ``max_queries`` queries of each."""
+        queries = self.queries
+        if splits is not None:
+            unknown = sorted(set(splits) - set(queries["split"]))
+            if unknown:
+                raise DataError(f"unknown split(s) {unknown}; have {self.splits}", field="split")
+            queries = queries[queries["split"].isin(splits)]
+        if max_queries is not None:
+            queries = queries.groupby("split", sort=False).head(max_queries)
+        keep = set(queries["query_id"])
+        candidates = self.candidates[self.candidates["query_id"].isin(keep)]
+        return Dataset(
+            name=self.name,
+            queries=queries.reset_index(drop=True),
+            passages=self.passages,
+            candidates=candidates.reset_index(drop=True),
+            qrels=self.qrels[self.qrels["query_id"].isin(keep)].reset_index(drop=True),
+            sources=self.sources,
+        )
+
+    def pairs(self) -> pd.DataFrame:
+        """Candidates joined with query and passage texts (columns query, passage)."""
+        q = self.queries.set_index("query_id")["text"]
+        p = self.passages.set_index("passage_id")["text"]
+        out = self.candidates.copy()
+        out["query"] = q.loc[out["query_id"]].to_numpy()
+        out["passage"] = p.loc[out["passage_id"]].to_numpy()
+        return out
+
+    def validate(self) -> Dataset:
+        """Check ids, texts and references; raise :class:`DataError` naming file, row and field."""
+        for table, columns in SCHEMA.items():
+            df = getattr(self, table)
+            src = self.sources.get(table, f"<{table} table>")
+            for col in columns:
+                if col not in df.columns:
+                    raise DataError(f"{table} table lacks column {col!r}", file=src, field=col)
+            dup = df.duplicated(_KEYS[table], keep="first")
+            if dup.any():
+                row = int(dup.to_numpy().argmax())
+                ids = df.iloc[row][_KEYS[table]].tolist()
+                raise DataError(f"duplicate id {ids} in {table}", file=src, row=row, field=_KEYS[table][-1])
+            if "text" in df.columns:
+                empty = df["text"].str.strip().eq("")
+                if empty.any():
+                    row = int(empty.to_numpy().argmax())
+                    raise DataError(
+                        f"empty text for {df.columns[0]} {df.iloc[row, 0]!r}", file=src, row=row, field="text"
+                    )
+        src = self.sources.get("candidates", "<candidates table>")
+        for col, table, key in (("passage_id", self.passages, "passage_id"), ("query_id", self.queries, "query_id")):
+            unknown = ~self.candidates[col].isin(table[key])
+            if unknown.any():
+                row = int(unknown.to_numpy().argmax())
+                raise DataError(
+                    f"candidate references unknown {col} {self.candidates[col].iloc[row]!r}",
+                    file=src,
+                    row=row,
+                    field=col,
+                )
+        gold = self.candidates["gold"].dropna()
+        if not gold.isin([0, 1]).all():
+            raise DataError("gold must be 0, 1 or missing", file=src, field="gold")
+        return self
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the four tables as Parquet files into ``directory`` (atomically, one by one)."""
+        directory = Path(directory)
+        for table in SCHEMA:
+            write_parquet(getattr(self, table), directory / f"{table}.parquet", metadata={"dataset": self.name})
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path, name: str | None = None) -> Dataset:
+        """Read a dataset written by :meth:`save`."""
+        directory = Path(directory)
+        tables = {t: read_parquet(directory / f"{t}.parquet", columns=cols) for t, cols in SCHEMA.items()}
+        sources = {t: str(directory / f"{t}.parquet") for t in SCHEMA}
+        return cls(name=name or directory.name, sources=sources, **tables).validate()
+
+
+def candidates_from_rows(rows: pd.DataFrame, queries: pd.DataFrame) -> pd.DataFrame:
+    """Add ``split`` (from the queries) and ``rank`` (order within each query) to candidate rows."""
+    out = rows.copy()
+    out["split"] = queries.set_index("query_id")["split"].loc[out["query_id"]].to_numpy()
+    out["rank"] = out.groupby("query_id", sort=False).cumcount()
+    if "gold" not in out.columns:
+        out["gold"] = pd.NA
+    return out[SCHEMA["candidates"]]
+
+
+def qrels_from_candidates(candidates: pd.DataFrame) -> pd.DataFrame:
+    """Qrels holding every candidate with a gold label."""
+    judged = candidates.dropna(subset=["gold"])
+    return pd.DataFrame(
+        {
+            "query_id": judged["query_id"],
+            "passage_id": judged["passage_id"],
+            "relevance": judged["gold"].astype("int32"),
+        }
+    ).reset_index(drop=True)

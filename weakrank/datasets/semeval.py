@@ -1,0 +1,96 @@
+"""SemEval-2016 Task 3 (Qatar Living CQA) XML.
+
+Subtask ``"A"`` (default): each related question ranks its comments; Good = relevant,
+PotentiallyUseful/Bad = not. Subtask ``"B"``: each original question ranks its related questions;
+PerfectMatch/Relevant = relevant, Irrelevant = not.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.dataset import Dataset
+from weakrank.datasets.tables import dataset_from_pairs
+from weakrank.errors import DataError
+
+FILES = {
+    "train": "SemEval2016-Task3-CQA-QL-train-part2.xml",
+    "dev": "SemEval2016-Task3-CQA-QL-dev.xml",
+}
+
+
+def _text(node: ET.Element, tag: str, file: Path, owner: str) -> str:
+    child = node.find(tag)
+    if child is None:
+        raise DataError(f"{owner} has no <{tag}>", file=file, field=tag)
+    return " ".join((child.text or "").split())
+
+
+def _subject_body(node: ET.Element, prefix: str, file: Path, owner: str) -> str:
+    return f"{_text(node, prefix + 'Subject', file, owner)} {_text(node, prefix + 'Body', file, owner)}".strip()
+
+
+def _rows_a(root: ET.Element, file: Path, split: str) -> list[dict]:
+    rows = []
+    for thread in root.iter("Thread"):
+        if thread.get("SubtaskA_Skip_Because_Same_As_RelQuestion_ID"):
+            continue  # the same related question appears in another thread
+        relq = thread.find("RelQuestion")
+        qid = relq.get("RELQ_ID")
+        query = _subject_body(relq, "RelQ", file, qid)
+        for c in thread.iter("RelComment"):
+            rows.append(
+                {
+                    "query_id": qid,
+                    "query": query,
+                    "passage_id": c.get("RELC_ID"),
+                    "passage": _text(c, "RelCText", file, c.get("RELC_ID")),
+                    "split": split,
+                    "gold": int(c.get("RELC_RELEVANCE2RELQ") == "Good"),
+                }
+            )
+    return rows
+
+
+def _rows_b(root: ET.Element, file: Path, split: str) -> list[dict]:
+    rows = []
+    for orgq in root.iter("OrgQuestion"):
+        qid = orgq.get("ORGQ_ID")
+        query = _subject_body(orgq, "OrgQ", file, qid)
+        for relq in orgq.iter("RelQuestion"):
+            rows.append(
+                {
+                    "query_id": qid,
+                    "query": query,
+                    "passage_id": relq.get("RELQ_ID"),
+                    "passage": _subject_body(relq, "RelQ", file, relq.get("RELQ_ID")),
+                    "split": split,
+                    "gold": int(relq.get("RELQ_RELEVANCE2ORGQ") in ("PerfectMatch", "Relevant")),
+                }
+            )
+    return rows
+
+
+def load_semeval(path: Path, subtask: str = "A", splits: tuple[str, ...] = ("train", "dev")) -> Dataset:
+    """Load the Qatar Living XML files for subtask A or B."""
+    parse = {"A": _rows_a, "B": _rows_b}.get(subtask.upper())
+    if parse is None:
+        raise DataError(f"subtask must be 'A' or 'B', got {subtask!r}", field="subtask")
+    rows = []
+    for split in splits:
+        file = path / FILES[split]
+        if not file.exists():
+            raise DataError("file not found", file=file)
+        try:
+            root = ET.parse(file).getroot()
+        except ET.ParseError as err:
+            raise DataError(f"not well-formed XML: {err}", file=file, row=err.position[0]) from None
+        rows += parse(root, file, split)
+    frame = pd.DataFrame(rows)
+    # the same comment/question can hang under two threads: keep its first occurrence per query
+    frame = frame.drop_duplicates(["query_id", "passage_id"])
+    sources = {t: str(path / "*.xml") for t in ("queries", "passages", "candidates", "qrels")}
+    return dataset_from_pairs(f"semeval2016-{subtask.lower()}", frame, sources)

@@ -1,0 +1,46 @@
+"""What every label model shares: input checks and probabilities → (label, confidence)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from weakrank.errors import WeakrankError
+
+
+def check_votes(votes: np.ndarray, min_lfs: int) -> np.ndarray:
+    """``votes`` as an int8 n × m matrix of +1/−1/0 with at least ``min_lfs`` columns."""
+    votes = np.asarray(votes)
+    if votes.ndim != 2:
+        raise WeakrankError(f"vote matrix must be 2-D (pairs × LFs), got shape {votes.shape}")
+    if votes.shape[1] < min_lfs:
+        raise WeakrankError(f"this label model needs at least {min_lfs} LFs, got {votes.shape[1]}")
+    if not np.isin(votes, (-1, 0, 1)).all():
+        raise WeakrankError("votes must be +1 (relevant), -1 (not relevant) or 0 (abstain)")
+    return votes.astype(np.int8, copy=False)
+
+
+def labels_from_proba(p_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hard labels (1 if P(relevant) > 0.5, ties → 0) and their confidence max(p, 1 − p)."""
+    p = np.asarray(p_relevant, dtype=np.float64)
+    return (p > 0.5).astype(np.int8), np.maximum(p, 1.0 - p)
+
+
+class LabelModelBase(ABC):
+    """A model of LF votes that yields P(relevant | votes)."""
+
+    min_lfs: int = 2
+
+    def fit(self, votes: np.ndarray) -> LabelModelBase:
+        """Fit the model's parameters to ``votes`` (no-op for models without parameters)."""
+        check_votes(votes, self.min_lfs)
+        return self
+
+    @abstractmethod
+    def predict_proba(self, votes: np.ndarray) -> np.ndarray:
+        """P(relevant) of each row of ``votes``."""
+
+    def params(self) -> dict:
+        """Fitted parameters, JSON-serialisable (stored with the labels)."""
+        return {}

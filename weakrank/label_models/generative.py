@@ -1,0 +1,100 @@
+"""The conditionally independent generative model of seed paper 002, Appendix A.
+
+Each LF i votes (λ_i ≠ 0) with propensity β_i and, when it votes, is right with accuracy α_i;
+the class prior is γ = P(y = +1). Given y, the LFs are independent:
+
+    P(λ, y) = P(y) · Π_i β_i^{[λ_i≠0]} (1−β_i)^{[λ_i=0]} · α_i^{[λ_i=y]} (1−α_i)^{[λ_i=−y]}
+
+The marginal likelihood Σ_y P(λ, y) is maximised by EM (closed-form steps on the distinct vote patterns,
+so the cost hardly grows with the number of pairs). β_i is the LF's coverage in closed form; α_i is kept in (0.5, 1): an LF is
+assumed better than chance, which also fixes the label-swap symmetry of the likelihood.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, logit
+
+from weakrank.label_models.base import LabelModelBase, check_votes
+
+
+def distinct_rows(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of a ±1/0 vote matrix, how often each occurs, and each row's pattern index."""
+    m = votes.shape[1]
+    if m > 39:  # base-3 codes would overflow int64
+        patterns, inverse, counts = np.unique(votes, axis=0, return_inverse=True, return_counts=True)
+        return patterns, counts.astype(np.float64), inverse.ravel()
+    powers = 3 ** np.arange(m, dtype=np.int64)
+    codes, inverse, counts = np.unique((votes + 1).astype(np.int64) @ powers, return_inverse=True, return_counts=True)
+    patterns = (codes[:, None] // powers % 3 - 1).astype(np.int8)
+    return patterns, counts.astype(np.float64), inverse
+
+
+class GenerativeModel(LabelModelBase):
+    """EM fit of (α, β, γ); ``prior`` fixes γ instead of learning it."""
+
+    def __init__(
+        self,
+        prior: float | None = None,
+        alpha_init: float = 0.7,
+        max_iter: int = 200,
+        tol: float = 1e-7,
+        min_alpha: float = 0.5 + 1e-3,
+    ) -> None:
+        self.prior, self.alpha_init, self.max_iter, self.tol, self.min_alpha = prior, alpha_init, max_iter, tol, min_alpha
+        self.alpha_: np.ndarray | None = None
+        self.beta_: np.ndarray | None = None
+        self.gamma_: float | None = None
+        self.log_likelihood_: list[float] = []
+
+    def _log_odds(self, votes: np.ndarray) -> np.ndarray:
+        # log P(λ, y=+1) − log P(λ, y=−1): only voting LFs matter, each adds ±log(α/(1−α)).
+        return logit(self.gamma_) + votes @ np.log(self.alpha_ / (1.0 - self.alpha_))
+
+    def _log_likelihood(self, votes: np.ndarray, voted: np.ndarray, counts: np.ndarray) -> float:
+        log_beta = np.where(voted, np.log(self.beta_), np.log1p(-self.beta_)).sum(axis=1)
+        log_a, log_1a = np.log(self.alpha_), np.log1p(-self.alpha_)
+        right = np.where(votes == 1, log_a, np.where(votes == -1, log_1a, 0.0)).sum(axis=1)
+        wrong = np.where(votes == -1, log_a, np.where(votes == 1, log_1a, 0.0)).sum(axis=1)
+        both = np.logaddexp(np.log(self.gamma_) + right, np.log1p(-self.gamma_) + wrong)
+        return float(counts @ (log_beta + both) / counts.sum())
+
+    def fit(self, votes: np.ndarray) -> GenerativeModel:
+        # EM runs on the distinct vote patterns (at most 3^m) weighted by their counts.
+        patterns, counts, _ = distinct_rows(check_votes(votes, self.min_lfs))
+        patterns = patterns.astype(np.float64)
+        voted = patterns != 0
+        n_voted = counts @ voted
+        if (n_voted == 0).any():
+            raise ValueError(f"LF column(s) {np.flatnonzero(n_voted == 0).tolist()} abstain on every pair")
+        eps = 1e-6
+        self.beta_ = np.clip(n_voted / counts.sum(), eps, 1 - eps)
+        self.alpha_ = np.full(patterns.shape[1], self.alpha_init)
+        self.gamma_ = 0.5 if self.prior is None else self.prior
+        self.log_likelihood_ = []
+        for _ in range(self.max_iter):
+            post = expit(self._log_odds(patterns))  # E-step: P(y=+1 | λ)
+            # M-step: expected share of each LF's votes that agree with y, projected into (min_alpha, 1).
+            agree = counts @ ((patterns == 1) * post[:, None] + (patterns == -1) * (1 - post[:, None]))
+            self.alpha_ = np.clip(agree / n_voted, self.min_alpha, 1 - eps)
+            if self.prior is None:
+                self.gamma_ = float(np.clip(counts @ post / counts.sum(), eps, 1 - eps))
+            self.log_likelihood_.append(self._log_likelihood(patterns, voted, counts))
+            if len(self.log_likelihood_) > 1 and abs(self.log_likelihood_[-1] - self.log_likelihood_[-2]) < self.tol:
+                break
+        return self
+
+    def predict_proba(self, votes: np.ndarray) -> np.ndarray:
+        if self.alpha_ is None:
+            raise RuntimeError("call fit() first")
+        patterns, _, inverse = distinct_rows(check_votes(votes, self.min_lfs))
+        return expit(self._log_odds(patterns.astype(np.float64)))[inverse]
+
+    def params(self) -> dict:
+        return {
+            "alpha": self.alpha_.tolist(),
+            "beta": self.beta_.tolist(),
+            "gamma": self.gamma_,
+            "iterations": len(self.log_likelihood_),
+            "log_likelihood": self.log_likelihood_[-1] if self.log_likelihood_ else None,
+        }

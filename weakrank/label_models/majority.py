@@ -1,0 +1,17 @@
+"""Majority vote: P(relevant) = share of +1 among the non-abstaining votes (0.5 when all abstain)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from weakrank.label_models.base import LabelModelBase, check_votes
+
+
+class MajorityVote(LabelModelBase):
+    """Majority vote; the confidence of its label is the majority fraction."""
+
+    def predict_proba(self, votes: np.ndarray) -> np.ndarray:
+        votes = check_votes(votes, self.min_lfs)
+        pos = (votes == 1).sum(axis=1)
+        cast = (votes != 0).sum(axis=1)
+        return np.where(cast > 0, pos / np.maximum(cast, 1), 0.5)

@@ -1,0 +1,131 @@
+"""Apply ranking LFs to every candidate pair of a dataset → the votes table.
+
+Votes table columns: query_id, passage_id, split, rank, gold, then for each LF ``<name>``:
+``score_<name>`` (float64, the raw score) and ``vote_<name>`` (int8: +1, −1, 0 = abstain).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from weakrank.dataset import Dataset
+from weakrank.errors import DataError, LFError
+from weakrank.io import read_metadata, read_parquet, write_parquet
+from weakrank.lf import PairBatch, RankingLF
+from weakrank.voting import rank_votes
+
+SCORE, VOTE = "score_", "vote_"
+KEY_COLUMNS = ["query_id", "passage_id", "split", "rank", "gold"]
+
+
+def lf_names(votes: pd.DataFrame) -> list[str]:
+    """LF names of a votes table, in column order."""
+    return [c[len(VOTE) :] for c in votes.columns if c.startswith(VOTE)]
+
+
+def vote_matrix(votes: pd.DataFrame, names: Sequence[str] | None = None) -> np.ndarray:
+    """The n × m int8 vote matrix (+1/−1/0) of the given LFs (all by default)."""
+    names = lf_names(votes) if names is None else names
+    return votes[[VOTE + n for n in names]].to_numpy(dtype=np.int8)
+
+
+def _query_chunks(query_ids: np.ndarray, chunk_size: int) -> list[tuple[int, int]]:
+    """[start, end) bounds of about ``chunk_size`` pairs that never split a query's list."""
+    starts = np.flatnonzero(np.r_[True, query_ids[1:] != query_ids[:-1]])
+    bounds, begin = [], 0
+    for s in starts[1:]:
+        if s - begin >= chunk_size:
+            bounds.append((begin, int(s)))
+            begin = int(s)
+    bounds.append((begin, len(query_ids)))
+    return bounds
+
+
+def score_lf(lf: RankingLF, pairs: pd.DataFrame, chunk_size: int = 20_000, bar: tqdm | None = None) -> np.ndarray:
+    """Raw scores of ``lf`` on every row of ``pairs`` (from :meth:`Dataset.pairs`), chunk by chunk."""
+    qid = pairs["query_id"].to_numpy()
+    pid = pairs["passage_id"].to_numpy()
+    query, passage = pairs["query"].to_numpy(), pairs["passage"].to_numpy()
+    scores = np.empty(len(pairs), dtype=np.float64)
+    for a, b in _query_chunks(qid, chunk_size) if len(pairs) else []:
+        batch = PairBatch(qid[a:b], pid[a:b], list(query[a:b]), list(passage[a:b]))
+        scores[a:b] = lf.score(batch)
+        if bar is not None:
+            bar.update(b - a)
+    return scores
+
+
+def apply_lfs(
+    dataset: Dataset,
+    lfs: Sequence[RankingLF],
+    *,
+    cache_dir: str | Path | None = None,
+    fingerprints: Mapping[str, str] | None = None,
+    progress: bool = True,
+) -> pd.DataFrame:
+    """Score every candidate with every LF and vote per query.
+
+    With ``cache_dir``, each LF's scores are stored there as ``<name>.parquet`` and reused by a later
+    call on the same pairs with the same fingerprint (a hash of the LF's options), so an interrupted
+    or extended labeling run only computes what is missing.
+    """
+    fingerprints = fingerprints or {}
+    names = [lf.name for lf in lfs]
+    if len(set(names)) != len(names):
+        raise LFError(str(names), "LF names must be unique")
+    pairs = dataset.pairs()
+    out = pairs[KEY_COLUMNS].copy()
+    bar = tqdm(total=len(pairs) * len(lfs), unit="pair", desc="labeling", disable=not progress)
+    for lf in lfs:
+        bar.set_postfix_str(lf.name)
+        fingerprint = fingerprints.get(lf.name, "")
+        scores = _cached_scores(cache_dir, lf.name, fingerprint, pairs)
+        if scores is None:
+            scores = score_lf(lf.fit(dataset), pairs, bar=bar)
+            if cache_dir is not None:
+                write_parquet(
+                    pd.DataFrame({"query_id": pairs["query_id"], "passage_id": pairs["passage_id"], "score": scores}),
+                    Path(cache_dir) / f"{lf.name}.parquet",
+                    metadata={"fingerprint": fingerprint},
+                )
+        else:
+            bar.update(len(pairs))
+        votes = rank_votes(scores, pairs["query_id"].to_numpy(), lf.rule)
+        if len(votes) and not votes.any():
+            warnings.warn(f"labeling function {lf.name!r} abstains on every pair", stacklevel=2)
+        out[SCORE + lf.name] = scores
+        out[VOTE + lf.name] = votes
+    bar.close()
+    return out
+
+
+def _cached_scores(
+    cache_dir: str | Path | None, name: str, fingerprint: str, pairs: pd.DataFrame
+) -> np.ndarray | None:
+    path = None if cache_dir is None else Path(cache_dir) / f"{name}.parquet"
+    if path is None or not path.exists() or read_metadata(path).get("fingerprint") != fingerprint:
+        return None
+    cached = read_parquet(path, columns=["query_id", "passage_id", "score"])
+    same = len(cached) == len(pairs) and all(
+        (cached[c].to_numpy() == pairs[c].to_numpy()).all() for c in ("query_id", "passage_id")
+    )
+    return cached["score"].to_numpy() if same else None
+
+
+def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:
+    """Raise :class:`DataError` when a votes table lacks key columns or holds values other than ±1/0."""
+    for col in KEY_COLUMNS:
+        if col not in votes.columns:
+            raise DataError("votes table lacks a key column", file=path, field=col)
+    for name in lf_names(votes):
+        col = votes[VOTE + name]
+        bad = ~col.isin([-1, 0, 1])
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise DataError(f"vote {col.iloc[row]!r} is not -1, 0 or 1", file=path, row=row, field=VOTE + name)

@@ -1,0 +1,139 @@
+"""Ranking labeling functions: a decorator that turns a scoring function into an LF.
+
+An LF scores query–passage pairs; :mod:`weakrank.voting` turns each query's scores into votes
+(+1 relevant, −1 not relevant, 0 abstain). Two signatures are accepted::
+
+    @ranking_lf()
+    def overlap(query: str, passage: str) -> float: ...          # one pair at a time
+
+    @ranking_lf(batched=True, fit=build_index)
+    def bm25(pairs: PairBatch, index) -> np.ndarray: ...          # all pairs at once
+
+``fit(dataset)`` (optional) builds a resource once per dataset (an index, a model); it is passed to the
+scorer as second argument. The raw scores are kept next to the votes (WSLS needs them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from weakrank.errors import LFError
+
+if TYPE_CHECKING:
+    from weakrank.dataset import Dataset
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class PairBatch:
+    """Aligned query–passage pairs handed to a batched LF (one entry per candidate)."""
+
+    query_id: np.ndarray
+    passage_id: np.ndarray
+    query: Sequence[str]
+    passage: Sequence[str]
+
+    def __len__(self) -> int:
+        return len(self.query_id)
+
+
+@dataclass(frozen=True)
+class VoteRule:
+    """Per-query voting rule: the ``top_k`` best pairs vote +1, the worst ``bottom_fraction`` vote −1.
+
+    Ties never straddle a boundary: a group of equal scores votes +1 only if all of it fits in the
+    top ``top_k``, and −1 only if all of it fits in the bottom part; otherwise it abstains.
+    """
+
+    top_k: int = 1
+    bottom_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be >= 0, got {self.top_k}")
+        if not 0.0 <= self.bottom_fraction <= 1.0:
+            raise ValueError(f"bottom_fraction must be in [0, 1], got {self.bottom_fraction}")
+
+
+class RankingLF:
+    """A named scorer of query–passage pairs plus the rule that turns its scores into votes."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        *,
+        batched: bool = False,
+        fit: Callable[[Dataset], Any] | None = None,
+        rule: VoteRule = VoteRule(),
+    ) -> None:
+        if not _NAME.match(name):
+            raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
+        self.fn, self.name, self.batched, self.fit_fn, self.rule = fn, name, batched, fit, rule
+        self.resource: Any = None
+        self.__doc__ = fn.__doc__
+
+    def __repr__(self) -> str:
+        return f"RankingLF({self.name!r}, batched={self.batched}, rule={self.rule})"
+
+    def with_rule(self, **changes: Any) -> RankingLF:
+        """A copy of this LF with some :class:`VoteRule` fields changed."""
+        return RankingLF(self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes))
+
+    def fit(self, dataset: Dataset) -> RankingLF:
+        """Build the LF's resource (index, model) for ``dataset``; a no-op without ``fit``."""
+        if self.fit_fn is not None:
+            self.resource = self.fit_fn(dataset)
+        return self
+
+    def _call(self, *args: Any) -> Any:
+        return self.fn(*args) if self.fit_fn is None else self.fn(*args, self.resource)
+
+    def score(self, pairs: PairBatch) -> np.ndarray:
+        """Scores of ``pairs`` as float64; raises :class:`LFError` on a wrong length or NaN/inf."""
+        if self.batched:
+            scores = np.asarray(self._call(pairs), dtype=np.float64).reshape(-1)
+        else:
+            scores = np.fromiter(
+                (self._call(q, p) for q, p in zip(pairs.query, pairs.passage)), dtype=np.float64, count=len(pairs)
+            )
+        if scores.shape[0] != len(pairs):
+            raise LFError(self.name, f"returned {scores.shape[0]} scores for {len(pairs)} pairs")
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(bad.argmax())
+            raise LFError(
+                self.name,
+                f"score {scores[i]} (not finite) for query_id {pairs.query_id[i]!r}, "
+                f"passage_id {pairs.passage_id[i]!r} (pair {i})",
+            )
+        return scores
+
+    def __call__(self, query: str, passage: str) -> float:
+        """Score one pair (handy in notebooks and tests)."""
+        batch = PairBatch(np.array(["q"]), np.array(["p"]), [query], [passage])
+        return float(self.score(batch)[0])
+
+
+def ranking_lf(
+    name: str | None = None,
+    *,
+    batched: bool = False,
+    fit: Callable[[Dataset], Any] | None = None,
+    top_k: int = 1,
+    bottom_fraction: float = 0.5,
+) -> Callable[[Callable[..., Any]], RankingLF]:
+    """Decorate a scoring function into a :class:`RankingLF` (named after the function by default)."""
+
+    def decorate(fn: Callable[..., Any]) -> RankingLF:
+        return RankingLF(
+            fn, name or fn.__name__, batched=batched, fit=fit, rule=VoteRule(top_k=top_k, bottom_fraction=bottom_fraction)
+        )
+
+    return decorate

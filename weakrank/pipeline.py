@@ -1,0 +1,146 @@
+"""The pipeline stages, each reading and writing files under the run directory.
+
+``<run_dir>/dataset/*.parquet``  ingest: the canonical dataset (see :mod:`weakrank.dataset`)
+``<run_dir>/lf_scores/*.parquet`` label: per-LF raw score cache (re-runs reuse it)
+``<run_dir>/votes.parquet``       label: see :mod:`weakrank.labeling`
+``<run_dir>/labels.parquet``      aggregate: the votes table plus p_relevant, label, confidence
+``<run_dir>/analysis/``           analyze: lf_summary.csv, quality.csv/.md/.png
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.analysis import lf_scorers, lf_summary, quality_table
+from weakrank.config import PipelineConfig
+from weakrank.dataset import Dataset
+from weakrank.datasets import load_dataset
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
+from weakrank.label_models import MODELS, labels_from_proba, make_label_model
+from weakrank.labeling import apply_lfs, check_votes_table, lf_names, vote_matrix
+from weakrank.plots import bar_table
+from weakrank.registry import resolve_lf
+
+STAGES = ("ingest", "label", "aggregate", "analyze")
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run directory."""
+
+    root: Path
+
+    @property
+    def dataset(self) -> Path:
+        return self.root / "dataset"
+
+    @property
+    def lf_scores(self) -> Path:
+        return self.root / "lf_scores"
+
+    @property
+    def votes(self) -> Path:
+        return self.root / "votes.parquet"
+
+    @property
+    def labels(self) -> Path:
+        return self.root / "labels.parquet"
+
+    @property
+    def analysis(self) -> Path:
+        return self.root / "analysis"
+
+
+def ingest(cfg: PipelineConfig) -> Dataset:
+    """Load the configured dataset, validate it and write its canonical Parquet tables."""
+    dataset = load_dataset(cfg.dataset.loader, cfg.dataset.path, **cfg.dataset.options)
+    if cfg.dataset.max_queries:
+        dataset = dataset.subset(max_queries=cfg.dataset.max_queries)
+    dataset.save(RunPaths(cfg.run_dir).dataset)
+    return dataset
+
+
+def label(cfg: PipelineConfig, progress: bool = True, force: bool = False) -> pd.DataFrame:
+    """Apply the configured LFs to the ingested dataset and write ``votes.parquet``."""
+    paths = RunPaths(cfg.run_dir)
+    dataset = Dataset.load(paths.dataset, name=cfg.name)
+    lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    votes = apply_lfs(
+        dataset,
+        lfs,
+        cache_dir=None if force else paths.lf_scores,
+        fingerprints={lf.name: cfg.label.fingerprint(spec) for lf, spec in zip(lfs, cfg.label.lfs)},
+        progress=progress,
+    )
+    write_parquet(votes, paths.votes, metadata={"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs]})
+    return votes
+
+
+def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
+    """Fit the label model on all votes (no gold is read) and write ``labels.parquet``."""
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    name = model or cfg.aggregate.model
+    options = cfg.aggregate.options if name == cfg.aggregate.model else {}
+    label_model = make_label_model(name, **options)
+    matrix = vote_matrix(votes)
+    p = label_model.fit(matrix).predict_proba(matrix)
+    labels = votes.copy()
+    labels["p_relevant"] = p
+    labels["label"], labels["confidence"] = labels_from_proba(p)
+    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params()})
+    return labels
+
+
+def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """LF summary and quality table (each LF, every label model, the configured aggregate)."""
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    splits = splits or cfg.analyze_splits
+    matrix = vote_matrix(votes)
+    scored = votes.copy()
+    scorers = lf_scorers(votes)
+    for name, cls in MODELS.items():
+        if matrix.shape[1] >= cls.min_lfs:
+            scored[f"p_{name}"] = cls().fit(matrix).predict_proba(matrix)
+            scorers[name] = f"p_{name}"
+    if paths.labels.exists():
+        scored["p_labels"] = read_parquet(paths.labels, columns=["p_relevant"])["p_relevant"].to_numpy()
+        scorers[f"labels.parquet ({read_metadata(paths.labels).get('model')})"] = "p_labels"
+    if splits:
+        scored = scored[scored["split"].isin(splits)]
+    summary = lf_summary(scored)
+    tables = {"lf_summary": summary}
+    out = paths.analysis
+    write_text(summary.to_csv(), out / "lf_summary.csv")
+    if scored["gold"].notna().any():
+        quality = quality_table(scored, scorers)
+        tables["quality"] = quality
+        where = ", ".join(splits) if splits else "all splits"
+        write_text(quality.to_csv(), out / "quality.csv")
+        write_text(
+            f"# LF quality — {cfg.name} ({where}, {quality.attrs['queries']} queries)\n\n"
+            + quality.to_markdown(floatfmt=".3f")
+            + "\n",
+            out / "quality.md",
+        )
+        bar_table(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
+    return tables
+
+
+def run(cfg: PipelineConfig, stages: tuple[str, ...] = STAGES, progress: bool = True) -> None:
+    """Run the given stages in order."""
+    for stage in stages:
+        if stage == "ingest":
+            ingest(cfg)
+        elif stage == "label":
+            label(cfg, progress=progress)
+        elif stage == "aggregate":
+            aggregate(cfg)
+        elif stage == "analyze":
+            analyze(cfg)
