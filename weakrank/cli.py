@@ -1,73 +1,15 @@
-"""``weakrank`` command line: one sub-command per pipeline stage, plus ``run`` for all of them."""
+"""``weakrank`` command line: the sub-commands of every module in :mod:`weakrank.commands`."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 import sys
-from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
-import pandas as pd
-
-from weakrank import pipeline
-from weakrank.config import PipelineConfig, load_config
+import weakrank.commands
 from weakrank.errors import WeakrankError
-from weakrank.label_models import MODELS
-
-
-def _config(args: argparse.Namespace) -> PipelineConfig:
-    cfg = load_config(args.config)
-    if args.run_dir:
-        cfg = replace(cfg, run_dir=Path(args.run_dir))
-    if getattr(args, "max_queries", None):
-        cfg = replace(cfg, dataset=replace(cfg.dataset, max_queries=args.max_queries))
-    return cfg
-
-
-def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
-    pd.set_option("display.width", 160)
-    for name, table in tables.items():
-        print(f"\n== {name} ==")
-        print(table.to_string(float_format=lambda v: f"{v:.3f}"))
-
-
-def cmd_ingest(args: argparse.Namespace) -> None:
-    cfg = _config(args)
-    ds = pipeline.ingest(cfg)
-    print(f"ingested {cfg.name}: {len(ds.queries)} queries, {len(ds.passages)} passages, "
-          f"{len(ds.candidates)} candidates → {pipeline.RunPaths(cfg.run_dir).dataset}")
-
-
-def cmd_label(args: argparse.Namespace) -> None:
-    cfg = _config(args)
-    votes = pipeline.label(cfg, progress=not args.quiet, force=args.force)
-    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {pipeline.RunPaths(cfg.run_dir).votes}")
-
-
-def cmd_aggregate(args: argparse.Namespace) -> None:
-    cfg = _config(args)
-    labels = pipeline.aggregate(cfg, model=args.model)
-    share = labels["label"].mean()
-    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {pipeline.RunPaths(cfg.run_dir).labels}")
-
-
-def cmd_analyze(args: argparse.Namespace) -> None:
-    cfg = _config(args)
-    tables = pipeline.analyze(cfg, splits=args.split)
-    _print_tables(tables)
-    print(f"\nwritten to {pipeline.RunPaths(cfg.run_dir).analysis}")
-
-
-def cmd_run(args: argparse.Namespace) -> None:
-    cfg = _config(args)
-    stages = tuple(args.stages.split(",")) if args.stages else pipeline.STAGES
-    unknown = [s for s in stages if s not in pipeline.STAGES]
-    if unknown:
-        raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(pipeline.STAGES)}")
-    for stage in stages:
-        print(f"--- {stage}", flush=True)
-        {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}[stage](args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,7 +17,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="weakrank", description="Train rankers without labels: weak supervision.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, func, help_: str) -> argparse.ArgumentParser:
+    def add(name: str, func: Callable[[argparse.Namespace], None], help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
         p.add_argument("config", help="pipeline config (pipelines/*.toml)")
         p.add_argument("--run-dir", help="override the config's run_dir")
@@ -83,20 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    p = add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
-    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
-    p = add("label", cmd_label, "apply the labeling functions and write votes.parquet")
-    p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
-    p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
-    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
-    p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
-    p.add_argument("--split", action="append", help="restrict to a split (repeatable)")
-    p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze)")
-    p.add_argument("--stages", help="comma-separated subset of stages")
-    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
-    p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
-    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
-    p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
+    for info in sorted(pkgutil.iter_modules(weakrank.commands.__path__), key=lambda m: m.name != "stages"):
+        importlib.import_module(f"weakrank.commands.{info.name}").register(add)
     return parser
 
 

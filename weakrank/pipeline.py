@@ -24,9 +24,6 @@ from weakrank.labeling import apply_lfs, check_votes_table, lf_names, vote_matri
 from weakrank.plots import bar_table
 from weakrank.registry import resolve_lf
 
-STAGES = ("ingest", "label", "aggregate", "analyze")
-
-
 @dataclass(frozen=True)
 class RunPaths:
     """The files of one run directory."""
@@ -131,16 +128,3 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         )
         bar_table(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
     return tables
-
-
-def run(cfg: PipelineConfig, stages: tuple[str, ...] = STAGES, progress: bool = True) -> None:
-    """Run the given stages in order."""
-    for stage in stages:
-        if stage == "ingest":
-            ingest(cfg)
-        elif stage == "label":
-            label(cfg, progress=progress)
-        elif stage == "aggregate":
-            aggregate(cfg)
-        elif stage == "analyze":
-            analyze(cfg)

@@ -1,0 +1,79 @@
+"""Stage commands: ``ingest``, ``label``, ``aggregate``, ``analyze`` and ``run``."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from weakrank import pipeline
+from weakrank.commands import AddCommand, pipeline_config
+from weakrank.errors import WeakrankError
+from weakrank.label_models import MODELS
+
+
+def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
+    pd.set_option("display.width", 160)
+    for name, table in tables.items():
+        print(f"\n== {name} ==")
+        print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+
+
+def cmd_ingest(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    ds = pipeline.ingest(cfg)
+    print(
+        f"ingested {cfg.name}: {len(ds.queries)} queries, {len(ds.passages)} passages, "
+        f"{len(ds.candidates)} candidates → {pipeline.RunPaths(cfg.run_dir).dataset}"
+    )
+
+
+def cmd_label(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    votes = pipeline.label(cfg, progress=not args.quiet, force=args.force)
+    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {pipeline.RunPaths(cfg.run_dir).votes}")
+
+
+def cmd_aggregate(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    labels = pipeline.aggregate(cfg, model=args.model)
+    share = labels["label"].mean()
+    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {pipeline.RunPaths(cfg.run_dir).labels}")
+
+
+def cmd_analyze(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    tables = pipeline.analyze(cfg, splits=args.split)
+    _print_tables(tables)
+    print(f"\nwritten to {pipeline.RunPaths(cfg.run_dir).analysis}")
+
+
+STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    stages = tuple(args.stages.split(",")) if args.stages else tuple(STAGE_COMMANDS)
+    unknown = [s for s in stages if s not in STAGE_COMMANDS]
+    if unknown:
+        raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(STAGE_COMMANDS)}")
+    for stage in stages:
+        print(f"--- {stage}", flush=True)
+        STAGE_COMMANDS[stage](args)
+
+
+def register(add: AddCommand) -> None:
+    """Add the stage sub-commands."""
+    p = add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
+    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
+    p = add("label", cmd_label, "apply the labeling functions and write votes.parquet")
+    p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
+    p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
+    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
+    p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
+    p.add_argument("--split", action="append", help="restrict to a split (repeatable)")
+    p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze)")
+    p.add_argument("--stages", help="comma-separated subset of stages")
+    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
+    p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
+    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
+    p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
