@@ -1,0 +1,37 @@
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from labeling_functions import bm25, tfidf, word_overlap
+from weakrank.analysis import lf_summary, quality_table
+from weakrank.labeling import apply_lfs
+
+
+def test_quality_table_by_hand():
+    pairs = pd.DataFrame(
+        {
+            "query_id": ["a"] * 4 + ["b"] * 3 + ["c"] * 2,
+            "gold": [1, 0, 0, 1, 0, 1, 0, 0, 0],  # query c has no relevant pair: skipped
+            "s": [0.9, 0.9, 0.1, 0.2, 0.5, 0.4, 0.1, 1.0, 0.0],
+        }
+    )
+    table = quality_table(pairs, {"s": "s"})
+    # a: top tie {0.9 rel, 0.9 not} → P@1 = 0.5, R@1 = 0.5/2; b: top is not relevant → 0
+    assert table.loc["s", "P@1"] == pytest.approx((0.5 + 0.0) / 2)
+    assert table.loc["s", "R@1"] == pytest.approx((0.25 + 0.0) / 2)
+    auc_a = roc_auc_score([1, 0, 0, 1], [0.9, 0.9, 0.1, 0.2])
+    auc_b = roc_auc_score([0, 1, 0], [0.5, 0.4, 0.1])
+    assert table.loc["s", "AUC"] == pytest.approx((auc_a + auc_b) / 2)
+    assert table.attrs["queries"] == 2
+
+
+def test_lf_summary_uses_snorkel_analysis(tiny):
+    votes = apply_lfs(tiny, [bm25, tfidf, word_overlap], progress=False)
+    summary = lf_summary(votes)
+    assert list(summary.index) == ["bm25", "tfidf", "word_overlap"]
+    # Snorkel reads our abstain (0) as its abstain (−1): coverage is the share of non-zero votes
+    expected = [(votes[f"vote_{n}"] != 0).mean() for n in summary.index]
+    assert np.allclose(summary["Coverage"], expected)
+    assert (summary["Coverage"] >= 1 / 3).all()  # at least the top-1 vote of each 3-candidate list
+    assert (summary["Emp. Acc."] == 1.0).all()  # on this easy data every vote is right

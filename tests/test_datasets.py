@@ -1,0 +1,125 @@
+import csv
+import re
+
+import pandas as pd
+import pytest
+
+from tests.conftest import shared
+from weakrank.dataset import Dataset
+from weakrank.datasets import load_dataset
+from weakrank.errors import ConfigError, DataError
+
+
+def test_wikiqa_matches_the_files():
+    path = shared("wikiqa")
+    ds = load_dataset("wikiqa", path)
+    raw = pd.read_csv(path / "WikiQA-test.tsv", sep="\t", quoting=csv.QUOTE_NONE, dtype=str, keep_default_na=False)
+    test = ds.candidates[ds.candidates["split"] == "test"]
+    assert len(test) == len(raw)
+    assert test["query_id"].nunique() == raw["QuestionID"].nunique()
+    assert int(test["gold"].sum()) == int((raw["Label"] == "1").sum())
+    # candidate order is the file order within each question
+    first = raw.groupby("QuestionID", sort=False).head(1)["SentenceID"].tolist()
+    assert test[test["rank"] == 0]["passage_id"].tolist() == first
+
+
+def test_trecqa_positive_and_negative_blocks():
+    path = shared("trecqa")
+    ds = load_dataset("trecqa", path, splits=("test",))
+    text = (path / "TEST.xml").read_text()
+    assert int(ds.candidates["gold"].sum()) == text.count("<positive>")
+    assert len(ds.candidates) == text.count("<positive>") + text.count("<negative>")
+    q = ds.queries.set_index("query_id").loc["32.1", "text"]
+    assert q == "What do practitioners of Wicca worship ?"
+
+
+def test_semeval_subtasks():
+    path = shared("semeval2016-task3")
+    a = load_dataset("semeval", path, subtask="A", splits=("dev",))
+    b = load_dataset("semeval", path, subtask="B", splits=("dev",))
+    xml = (path / "SemEval2016-Task3-CQA-QL-dev.xml").read_text()
+    assert b.queries["query_id"].nunique() == len(set(re.findall(r'ORGQ_ID="([^"]+)"', xml)))
+    assert len(b.candidates) == xml.count("<RelQuestion ")
+    assert a.candidates.groupby("query_id").size().max() == 10  # a related question has at most 10 comments
+    assert 0.2 < a.candidates["gold"].mean() < 0.5
+
+
+def test_scifact_gets_bm25_candidates_with_gold_from_qrels():
+    ds = load_dataset("beir", shared("scifact"), splits=("test",), k=20)
+    assert ds.candidates.groupby("query_id").size().eq(20).all()
+    assert len(ds.queries) == ds.qrels["query_id"].nunique()
+    # BM25 finds a judged-relevant abstract in the top 20 for most claims
+    hit = ds.candidates.groupby("query_id")["gold"].max().mean()
+    assert hit > 0.6
+
+
+def test_dataset_round_trips_through_parquet(tiny, tmp_path):
+    tiny.save(tmp_path / "ds")
+    back = Dataset.load(tmp_path / "ds")
+    pd.testing.assert_frame_equal(back.candidates, tiny.candidates)
+    assert back.splits == ["test"]
+
+
+def _wikiqa_dir(tmp_path, rows):
+    header = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
+    for split in ("train", "dev", "test"):
+        (tmp_path / f"WikiQA-{split}.tsv").write_text(header + "".join("\t".join(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def test_bad_label_names_file_row_and_field(tmp_path):
+    rows = [["Q1", "what is x", "D1", "t", "D1-0", "x is y", "1"], ["Q1", "what is x", "D1", "t", "D1-1", "z", "yes"]]
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv, row 3, field 'Label'"):
+        load_dataset("wikiqa", _wikiqa_dir(tmp_path, rows))
+
+
+def test_empty_passage_text_is_refused(tmp_path):
+    rows = [["Q1", "what is x", "D1", "t", "D1-0", " ", "1"]]
+    with pytest.raises(DataError, match=r"field 'text'.*empty text for passage_id 'D1-0'"):
+        load_dataset("wikiqa", _wikiqa_dir(tmp_path, rows), splits=("train",))
+
+
+def test_duplicate_and_unknown_ids(tiny):
+    dup = Dataset("t", tiny.queries, pd.concat([tiny.passages, tiny.passages.iloc[:1]]), tiny.candidates)
+    with pytest.raises(DataError, match="duplicate id"):
+        dup.validate()
+    bad = tiny.candidates.copy()
+    bad.loc[3, "passage_id"] = "nope"
+    with pytest.raises(DataError, match=r"row 3, field 'passage_id': candidate references unknown passage_id 'nope'"):
+        Dataset("t", tiny.queries, tiny.passages, bad).validate()
+
+
+def test_missing_column_is_named(tmp_path):
+    (tmp_path / "WikiQA-train.tsv").write_text("QuestionID\tQuestion\tSentence\tLabel\nQ1\tq\ts\t1\n")
+    with pytest.raises(DataError, match="field 'SentenceID'"):
+        load_dataset("wikiqa", tmp_path, splits=("train",))
+
+
+def test_generic_trec_and_beir_formats(tmp_path):
+    (tmp_path / "collection.tsv").write_text("d1\tred apples are sweet\nd2\tthe sea is blue\nd3\tapple pie recipe\n")
+    (tmp_path / "queries.tsv").write_text("q1\tsweet apples\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d2 1 3.0 bm25\nq1 Q0 d1 2 5.0 bm25\nq1 Q0 d3 3 1.0 bm25\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    trec = load_dataset("trec", tmp_path)
+    assert trec.candidates["passage_id"].tolist() == ["d1", "d2", "d3"]  # ordered by run score
+    assert trec.candidates["gold"].tolist() == [1, 0, 0]
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "Apples", "text": "red apples are sweet"}\n{"_id": "d2", "text": "the sea is blue"}\n'
+    )
+    (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "sweet apples"}\n')
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    ds = load_dataset("beir", beir, splits=("test",), k=5)
+    assert ds.candidates["passage_id"].tolist() == ["d1", "d2"] and ds.candidates["gold"].tolist() == [1, 0]
+    (beir / "queries.jsonl").write_text('{"_id": "q1"}\n')
+    with pytest.raises(DataError, match=r"queries.jsonl, row 1, field 'text'"):
+        load_dataset("beir", beir, splits=("test",))
+
+
+def test_unknown_loader_and_missing_path():
+    with pytest.raises(ConfigError, match="unknown dataset loader"):
+        load_dataset("nope", ".")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_dataset("wikiqa", "/no/such/dir")

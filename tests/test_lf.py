@@ -1,0 +1,85 @@
+import numpy as np
+import pytest
+
+from labeling_functions import bm25, tfidf, word_overlap
+from weakrank.errors import LFError
+from weakrank.labeling import apply_lfs, lf_names, vote_matrix
+from weakrank.lf import PairBatch, ranking_lf
+
+
+def test_decorator_keeps_name_doc_and_scores_one_pair():
+    @ranking_lf(top_k=2)
+    def length(query: str, passage: str) -> float:
+        """Passage length."""
+        return float(len(passage))
+
+    assert length.name == "length" and length.__doc__ == "Passage length."
+    assert length.rule.top_k == 2
+    assert length("q", "abcd") == 4.0
+
+
+def test_obvious_matches_get_positive_votes(tiny):
+    votes = apply_lfs(tiny, [bm25, tfidf, word_overlap], progress=False)
+    assert lf_names(votes) == ["bm25", "tfidf", "word_overlap"]
+    positives = votes[votes["vote_bm25"] == 1][["query_id", "passage_id"]].values.tolist()
+    assert positives == [["q1", "p1"], ["q2", "p4"]]
+    # each of the three LFs votes +1 on exactly the gold passages here
+    matrix = vote_matrix(votes)
+    assert ((matrix == 1).all(axis=1) == (votes["gold"] == 1).to_numpy()).all()
+
+
+def test_nan_score_names_the_lf_and_the_pair(tiny):
+    @ranking_lf(batched=True)
+    def broken(pairs: PairBatch) -> np.ndarray:
+        out = np.ones(len(pairs))
+        out[1] = np.nan
+        return out
+
+    with pytest.raises(LFError, match=r"'broken'.*query_id 'q1', passage_id 'p1'"):
+        apply_lfs(tiny, [broken], progress=False)
+
+
+def test_wrong_length_is_an_error(tiny):
+    @ranking_lf(batched=True)
+    def short(pairs: PairBatch) -> np.ndarray:
+        return np.ones(len(pairs) - 1)
+
+    with pytest.raises(LFError, match="returned 5 scores for 6 pairs"):
+        apply_lfs(tiny, [short], progress=False)
+
+
+def test_lf_abstaining_everywhere_warns(tiny):
+    @ranking_lf()
+    def constant(query: str, passage: str) -> float:
+        return 1.0
+
+    with pytest.warns(UserWarning, match="'constant' abstains on every pair"):
+        votes = apply_lfs(tiny, [constant], progress=False)
+    assert (votes["vote_constant"] == 0).all()
+
+
+def test_duplicate_lf_names_are_refused(tiny):
+    with pytest.raises(LFError, match="unique"):
+        apply_lfs(tiny, [bm25, bm25], progress=False)
+
+
+def test_with_rule_changes_only_the_rule():
+    wide = bm25.with_rule(top_k=3)
+    assert wide.rule.top_k == 3 and bm25.rule.top_k == 1 and wide.name == "bm25"
+
+
+def test_score_cache_is_reused_and_invalidated_by_fingerprint(tiny, tmp_path):
+    calls = []
+
+    @ranking_lf()
+    def counted(query: str, passage: str) -> float:
+        calls.append(1)
+        return float(len(set(query) & set(passage)))
+
+    first = apply_lfs(tiny, [counted], cache_dir=tmp_path, fingerprints={"counted": "a"}, progress=False)
+    n = len(calls)
+    again = apply_lfs(tiny, [counted], cache_dir=tmp_path, fingerprints={"counted": "a"}, progress=False)
+    assert len(calls) == n  # nothing recomputed
+    assert (again["score_counted"] == first["score_counted"]).all()
+    apply_lfs(tiny, [counted], cache_dir=tmp_path, fingerprints={"counted": "b"}, progress=False)
+    assert len(calls) == 2 * n
