@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from weakrank.dataset import Dataset
@@ -13,13 +15,17 @@ from weakrank.text import tokenize
 def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) -> RankingLF:
     """A TF-IDF cosine LF; ``rule`` sets ``top_k`` / ``bottom_fraction``."""
 
-    def build(dataset: Dataset) -> TfidfVectorizer:
-        return TfidfVectorizer(analyzer=tokenize, sublinear_tf=sublinear_tf).fit(dataset.passages["text"])
+    def build(dataset: Dataset) -> tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]:
+        vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=sublinear_tf)
+        passages = vectorizer.fit_transform(dataset.passages["text"]).tocsr()
+        return vectorizer, passages, pd.Index(dataset.passages["passage_id"])
 
     @ranking_lf(name, batched=True, fit=build, **rule)
-    def score(pairs: PairBatch, vectorizer: TfidfVectorizer) -> np.ndarray:
-        q = vectorizer.transform(pairs.query)  # rows are L2-normalised: the dot product is the cosine
-        p = vectorizer.transform(pairs.passage)
+    def score(pairs: PairBatch, resource: tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]) -> np.ndarray:
+        vectorizer, passages, rows = resource
+        queries, inverse = np.unique(np.asarray(pairs.query, dtype=object), return_inverse=True)
+        q = vectorizer.transform(queries)[inverse]  # rows are L2-normalised: the dot product is the cosine
+        p = passages[rows.get_indexer(pairs.passage_id)]
         return np.asarray(q.multiply(p).sum(axis=1)).ravel()
 
     return score

@@ -77,6 +77,7 @@ class RankingLF:
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
         self.fn, self.name, self.batched, self.fit_fn, self.rule = fn, name, batched, fit, rule
         self.resource: Any = None
+        self._fitted_on: Dataset | None = None
         self.__doc__ = fn.__doc__
 
     def __repr__(self) -> str:
@@ -87,9 +88,10 @@ class RankingLF:
         return RankingLF(self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes))
 
     def fit(self, dataset: Dataset) -> RankingLF:
-        """Build the LF's resource (index, model) for ``dataset``; a no-op without ``fit``."""
-        if self.fit_fn is not None:
+        """Build the LF's resource (index, model) for ``dataset``, once; a no-op without ``fit``."""
+        if self.fit_fn is not None and self._fitted_on is not dataset:
             self.resource = self.fit_fn(dataset)
+            self._fitted_on = dataset
         return self
 
     def _call(self, *args: Any) -> Any:
