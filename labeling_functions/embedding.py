@@ -23,7 +23,7 @@ def make_embedding_cosine(
     @ranking_lf(name, batched=True, fit=load, **rule)
     def score(pairs: PairBatch, encoder) -> np.ndarray:
         def encode(texts: list[str]) -> np.ndarray:
-            return encoder.encode(texts, batch_size=batch_size, show_progress_bar=len(texts) > 5000)
+            return encoder.encode(texts, batch_size=batch_size, show_progress_bar=False)
 
         return pair_cosine(pairs.query, pairs.passage, encode)
 

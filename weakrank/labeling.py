@@ -47,7 +47,7 @@ def _query_chunks(query_ids: np.ndarray, chunk_size: int) -> list[tuple[int, int
     return bounds
 
 
-def score_lf(lf: RankingLF, pairs: pd.DataFrame, chunk_size: int = 20_000, bar: tqdm | None = None) -> np.ndarray:
+def score_lf(lf: RankingLF, pairs: pd.DataFrame, chunk_size: int = 5_000, bar: tqdm | None = None) -> np.ndarray:
     """Raw scores of ``lf`` on every row of ``pairs`` (from :meth:`Dataset.pairs`), chunk by chunk."""
     qid = pairs["query_id"].to_numpy()
     pid = pairs["passage_id"].to_numpy()
