@@ -71,6 +71,15 @@ def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "== quality ==" in out and "P@1" in out
 
+    # label noise on the pseudo-labels, then undone from its log
+    assert main(["corrupt", str(cfg), "--ratio", "0.2", "--seed", "3"]) == 0
+    noisy = pd.read_parquet(paths.root / "labels_noise0.2_seed3.parquet")
+    log = paths.root / "labels_noise0.2_seed3_log.parquet"
+    assert 0 < (noisy["label"] != labels["label"]).sum() == 2 * pd.read_parquet(log)["query_id"].nunique()
+    assert main(["corrupt", str(cfg), "--labels", str(paths.root / "labels_noise0.2_seed3.parquet"), "--undo", str(log)]) == 0
+    restored = pd.read_parquet(paths.root / "labels_noise0.2_seed3_restored.parquet")
+    pd.testing.assert_frame_equal(restored, labels)
+
 
 def test_stages_from_python_and_bm25_beats_chance(tmp_path):
     cfg = load_config(write_config(tmp_path))
