@@ -33,6 +33,10 @@ def _subject_body(node: ET.Element, prefix: str, file: Path, owner: str) -> str:
     return f"{_text(node, prefix + 'Subject', file, owner)} {_text(node, prefix + 'Body', file, owner)}".strip()
 
 
+def _row(qid: str, query: str, pid: str, passage: str, split: str, relevant: bool) -> dict:
+    return {"query_id": qid, "query": query, "passage_id": pid, "passage": passage, "split": split, "gold": int(relevant)}
+
+
 def _rows_a(root: ET.Element, file: Path, split: str) -> list[dict]:
     rows = []
     for thread in root.iter("Thread"):
@@ -42,16 +46,8 @@ def _rows_a(root: ET.Element, file: Path, split: str) -> list[dict]:
         qid = relq.get("RELQ_ID")
         query = _subject_body(relq, "RelQ", file, qid)
         for c in thread.iter("RelComment"):
-            rows.append(
-                {
-                    "query_id": qid,
-                    "query": query,
-                    "passage_id": c.get("RELC_ID"),
-                    "passage": _text(c, "RelCText", file, c.get("RELC_ID")),
-                    "split": split,
-                    "gold": int(c.get("RELC_RELEVANCE2RELQ") == "Good"),
-                }
-            )
+            cid = c.get("RELC_ID")
+            rows.append(_row(qid, query, cid, _text(c, "RelCText", file, cid), split, c.get("RELC_RELEVANCE2RELQ") == "Good"))
     return rows
 
 
@@ -61,16 +57,9 @@ def _rows_b(root: ET.Element, file: Path, split: str) -> list[dict]:
         qid = orgq.get("ORGQ_ID")
         query = _subject_body(orgq, "OrgQ", file, qid)
         for relq in orgq.iter("RelQuestion"):
-            rows.append(
-                {
-                    "query_id": qid,
-                    "query": query,
-                    "passage_id": relq.get("RELQ_ID"),
-                    "passage": _subject_body(relq, "RelQ", file, relq.get("RELQ_ID")),
-                    "split": split,
-                    "gold": int(relq.get("RELQ_RELEVANCE2ORGQ") in ("PerfectMatch", "Relevant")),
-                }
-            )
+            rid = relq.get("RELQ_ID")
+            relevant = relq.get("RELQ_RELEVANCE2ORGQ") in ("PerfectMatch", "Relevant")
+            rows.append(_row(qid, query, rid, _subject_body(relq, "RelQ", file, rid), split, relevant))
     return rows
 
 
