@@ -1,0 +1,7 @@
+"""AC-IR (seed paper 001): an actor-critic agent that picks the negative sampler during training."""
+
+from weakrank.policy.agent import ActorCriticAgent
+from weakrank.policy.rewards import REWARDS, reward
+from weakrank.policy.state import TermWeightedEncoder, TrainingState
+
+__all__ = ["ActorCriticAgent", "REWARDS", "TermWeightedEncoder", "TrainingState", "reward"]
