@@ -1,0 +1,88 @@
+"""Training options: the ``[train]`` section of a pipeline config, overridable from the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from weakrank.errors import ConfigError
+
+MODES = ("pairwise", "pointwise")
+LOSSES = ("hinge", "ce")
+TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "lr")
+SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on (see README, "Training")."""
+
+    encoder: str = "minilm"
+    mode: str = "pairwise"
+    loss: str = "hinge"
+    target: str = "plain"
+    noise_aware: bool = False
+    epsilon: float = 0.1
+    alpha: float = 0.1
+    two_stage_fraction: float = 0.5
+    margin: float = 1.0
+    sampler: str = "bm25"
+    bm25_top_k: int = 5
+    mixed_probabilities: tuple[float, float] = (0.5, 0.5)
+    negatives: int = 1
+    batch_size: int = 16
+    lr: float = 2e-5
+    weight_decay: float = 0.01
+    warmup: float = 0.1
+    epochs: int = 1
+    max_steps: int = 0
+    max_length: int = 128
+    grad_clip: float = 1.0
+    seed: int = 0
+    precision: str = "auto"
+    checkpoint_every: int = 100
+    eval_every: int = 100
+    patience: int = 3
+    dev_queries: int = 100
+    train_split: str = "train"
+    dev_split: str = "dev"
+    supervised: bool = False
+    labels: str = ""
+    output: str = "model"
+    policy_every: int = 20
+    policy_reward: str = "diff"
+    policy_path: str = ""
+
+    def __post_init__(self) -> None:
+        for name, allowed in (
+            ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
+        ):
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
+        if self.loss == "hinge" and (self.mode != "pairwise" or self.target not in ("plain", "noise_aware")):
+            raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/LR")
+        if not 0 <= self.epsilon <= 1 or not 0 <= self.alpha < 1:
+            raise ConfigError("[train] epsilon must be in [0, 1] and alpha in [0, 1)")
+        if self.target == "noise_aware":
+            self.noise_aware = True
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
+        """Build from a TOML section (+ overrides); unknown keys are an error naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"unknown [train] key(s) {unknown}")
+        values = dict(values)
+        if "mixed_probabilities" in values:
+            values["mixed_probabilities"] = tuple(values["mixed_probabilities"])
+        return cls(**values)
+
+    def epsilon_at(self, step: int, total: int) -> float:
+        """Smoothing ε at ``step``: constant for LS/WSLS, ε then 0 for the two-stage T-LS/T-WSLS."""
+        if self.target in ("ls", "wsls"):
+            return self.epsilon
+        if self.target in ("tls", "twsls"):
+            return self.epsilon if step < self.two_stage_fraction * total else 0.0
+        return 0.0

@@ -1,0 +1,59 @@
+"""Losses and soft targets of the ranker, each a small function of scores, targets and weights.
+
+A pair's score s is the logit of P(relevant) = σ(s). A triplet's scores (s+, s−) give the 2-class
+distribution softmax(s+, s−) whose class 0 is "the positive ranks first".
+
+Targets (the probability given to "relevant" / "positive first"):
+* plain: 1 for positives (0 for pointwise negatives);
+* LS: smoothing ε spread uniformly over the 2 classes: 1 − ε/2 (and ε/2 for negatives);
+* WSLS (seed 000): a negative's smoothing mass follows its min-max-normalised negative-sampler score
+  ŝ ∈ [0, 1]: target ε·ŝ for a pointwise negative, 1 − ε·ŝ for a triplet; positives (and negatives
+  without a score) fall back to uniform LS.
+Label relaxation (seed 004) replaces the target by the credal set {p : p(y) ≥ 1 − α}: zero loss inside,
+KL(p_r ‖ p̂) to its boundary p_r(y) = 1 − α outside.
+Noise-aware weighting (seed 002 Eq. 4) multiplies each instance's loss by its label confidence.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def hinge(pos: torch.Tensor, neg: torch.Tensor, margin: float = 1.0) -> torch.Tensor:
+    """Per-triplet pairwise hinge: max(0, margin − s+ + s−)."""
+    return F.relu(margin - pos + neg)
+
+
+def smoothed_target(y: torch.Tensor, epsilon: float, ns_score: torch.Tensor | None = None) -> torch.Tensor:
+    """P(relevant) target of hard labels ``y`` (1/0) with LS, or WSLS when ``ns_score`` is given.
+
+    ``ns_score`` (NaN where unknown) only changes negatives: their target becomes ε·ŝ instead of ε/2.
+    """
+    target = y * (1 - epsilon) + epsilon / 2
+    if ns_score is not None:
+        weak = ((y == 0) & ~torch.isnan(ns_score)).to(target.dtype)
+        target = target + weak * (epsilon * torch.nan_to_num(ns_score) - epsilon / 2)
+    return target
+
+
+def soft_cross_entropy(logit: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Per-instance 2-class cross-entropy of σ(logit) against a soft P(class 1) target."""
+    return F.binary_cross_entropy_with_logits(logit, target, reduction="none")
+
+
+def relaxation(logit: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Per-instance label-relaxation loss: 0 when p̂(y) ≥ 1 − α, else KL((1 − α, α) ‖ (p̂(y), 1 − p̂(y)))."""
+    log_p1, log_p0 = F.logsigmoid(logit), F.logsigmoid(-logit)
+    log_py = torch.where(y == 1, log_p1, log_p0)
+    log_pother = torch.where(y == 1, log_p0, log_p1)
+    keep = 1.0 - alpha
+    kl = keep * (torch.log(torch.tensor(keep)) - log_py)
+    if alpha > 0:
+        kl = kl + alpha * (torch.log(torch.tensor(alpha)) - log_pother)
+    return torch.where(log_py.exp() >= keep, torch.zeros_like(kl), kl)
+
+
+def weighted_mean(losses: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
+    """Mean of per-instance losses, each multiplied by its confidence when ``weights`` is given."""
+    return losses.mean() if weights is None else (losses * weights).mean()

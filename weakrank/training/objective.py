@@ -1,0 +1,39 @@
+"""The loss of one batch, assembled from :mod:`weakrank.training.losses` as the config says."""
+
+from __future__ import annotations
+
+import torch
+
+from weakrank.training.config import TrainConfig
+from weakrank.training.data import Batch
+from weakrank.training.losses import hinge, relaxation, smoothed_target, soft_cross_entropy, weighted_mean
+from weakrank.training.model import BertPR
+
+
+def batch_loss(model: BertPR, batch: Batch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
+    """Mean (optionally confidence-weighted) loss of ``batch`` under ``cfg``'s mode, loss and target."""
+    k = len(batch.queries)
+    device = model.device
+    # one forward pass over positives and negatives together
+    scores = model.score(batch.queries + batch.queries, batch.positives + batch.negatives).float()
+    pos, neg = scores[:k], scores[k:]
+    ns = torch.as_tensor(batch.ns_score, device=device)
+    wsls = cfg.target in ("wsls", "twsls")
+    if cfg.mode == "pairwise":
+        weights = torch.as_tensor(batch.confidence, device=device) if cfg.noise_aware else None
+        if cfg.loss == "hinge":
+            return weighted_mean(hinge(pos, neg, cfg.margin), weights)
+        margin = pos - neg  # logit of "the positive ranks first"
+        ones = torch.ones(k, device=device)
+        if cfg.target == "lr":
+            return weighted_mean(relaxation(margin, ones, cfg.alpha), weights)
+        target = 1 - epsilon * ns if wsls else smoothed_target(ones, epsilon)
+        return weighted_mean(soft_cross_entropy(margin, target), weights)
+    y = torch.cat([torch.ones(k, device=device), torch.zeros(k, device=device)])
+    weights = None
+    if cfg.noise_aware:
+        weights = torch.as_tensor(batch.pos_confidence.tolist() + batch.neg_confidence.tolist(), device=device)
+    if cfg.target == "lr":
+        return weighted_mean(relaxation(scores, y, cfg.alpha), weights)
+    ns_all = torch.cat([torch.full((k,), float("nan"), device=device), ns]) if wsls else None
+    return weighted_mean(soft_cross_entropy(scores, smoothed_target(y, epsilon, ns_all)), weights)

@@ -1,0 +1,92 @@
+"""Train a ranker from a pipeline's run directory, and rerank candidates with it into a TREC run."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from weakrank.config import PipelineConfig
+from weakrank.dataset import Dataset
+from weakrank.errors import DataError
+from weakrank.io import atomic_path, read_parquet
+from weakrank.pipeline import RunPaths
+from weakrank.training.config import TrainConfig
+from weakrank.training.data import TrainingData
+from weakrank.training.model import BertPR
+from weakrank.training.trainer import Progress, StepCallback, Trainer
+
+
+def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
+    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored)."""
+    values = dict(cfg.sections.get("train", {}))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig.from_dict(values)
+
+
+def _label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
+    if tc.labels:
+        return read_parquet(tc.labels)
+    if tc.supervised:  # gold lives in every table; votes also carry BM25 scores for the sampler
+        source = paths.votes if paths.votes.exists() else paths.dataset / "candidates.parquet"
+        return read_parquet(source)
+    return read_parquet(paths.labels)
+
+
+def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCallback] | None = None) -> Trainer:
+    """A :class:`Trainer` over the run directory's dataset and labels."""
+    paths = RunPaths(cfg.run_dir)
+    dataset = Dataset.load(paths.dataset)
+    labels = _label_table(paths, tc)
+    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, supervised=tc.supervised)
+    dev = dev_data = None
+    if tc.dev_split in set(labels["split"]):
+        dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, supervised=tc.supervised)
+        rows = labels[labels["split"] == tc.dev_split]
+        rows = rows.assign(label=rows["gold"]) if tc.supervised else rows
+        keep = rows["query_id"].drop_duplicates().head(tc.dev_queries)
+        dev = rows[rows["query_id"].isin(keep)].dropna(subset=["label"]).astype({"label": int})
+    else:
+        warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
+    collection = dataset.passages["passage_id"].tolist()
+    return Trainer(tc, data, dev, dev_data, cfg.run_dir / tc.output, collection, callbacks)
+
+
+def train(
+    cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[StepCallback] | None = None, **overrides: Any
+) -> Progress:
+    """Train a BERT-PR ranker as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
+    return build_trainer(cfg, train_config(cfg, **overrides), callbacks).fit(resume=resume, show_progress=progress)
+
+
+def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
+    """The best checkpoint of a training run if early stopping kept one, else its final model."""
+    root = cfg.run_dir / output
+    for name in ("best", "final"):
+        if (root / name).exists():
+            return root / name
+    raise DataError(f"no trained model under {root} (run `weakrank train` first)", file=root)
+
+
+def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
+           batch_size: int = 64) -> Path:
+    """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``."""
+    paths = RunPaths(cfg.run_dir)
+    dataset = Dataset.load(paths.dataset).subset(splits=[split])
+    ranker = BertPR.load(model or model_dir(cfg))
+    pairs = dataset.pairs()
+    pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+    tag = name or Path(model or model_dir(cfg)).parent.name
+    return write_run(pairs, paths.root / "runs" / f"{tag}.trec", tag)
+
+
+def write_run(scored: pd.DataFrame, path: Path, tag: str) -> Path:
+    """Write ``query_id, passage_id, score`` rows as a TREC run (rank by score, ties by candidate order)."""
+    ordered = scored.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
+    ranks = ordered.groupby("query_id").cumcount() + 1
+    lines = [f"{q} Q0 {p} {r} {s:.6f} {tag}" for q, p, r, s in zip(ordered["query_id"], ordered["passage_id"], ranks, ordered["score"])]
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
+    return path

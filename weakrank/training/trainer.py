@@ -1,0 +1,238 @@
+"""The training loop: AdamW, linear warm-up/decay, clipping, AMP on GPU, checkpoints, resume,
+early stopping on dev queries scored against pseudo-labels (gold only in supervised mode)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.metrics import average_precision_score
+from tqdm.auto import tqdm
+from transformers import get_linear_schedule_with_warmup
+
+from weakrank.io import atomic_path, write_text
+from weakrank.training.config import TrainConfig
+from weakrank.training.data import Batch, TrainingData
+from weakrank.training.model import BertPR
+from weakrank.training.objective import batch_loss
+from weakrank.training.samplers import (
+    BM25Sampler,
+    MixedSampler,
+    NegativeSampler,
+    RandomSampler,
+    SwitchSampler,
+    UniformSampler,
+)
+
+CHECKPOINT = "checkpoint.pt"
+
+
+@dataclass
+class Progress:
+    """Where training stands; saved in checkpoints."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    best: float = -1.0
+    bad_evals: int = 0
+    history: list[dict] = field(default_factory=list)
+
+
+def make_sampler(cfg: TrainConfig, collection: list[str]) -> NegativeSampler:
+    """The configured negative sampler (``policy`` gives a switch the AC-IR callback drives)."""
+    bm25, random_ = BM25Sampler(cfg.bm25_top_k), RandomSampler(collection)
+    if cfg.sampler == "bm25":
+        return bm25
+    if cfg.sampler == "random":
+        return random_
+    if cfg.sampler == "uniform":
+        return UniformSampler()
+    if cfg.sampler == "mixed":
+        return MixedSampler([bm25, random_], cfg.mixed_probabilities)
+    return SwitchSampler({"bm25": bm25, "random": random_}, active="bm25")
+
+
+def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
+    """CUDA with bf16 (fp16 where bf16 is unsupported) autocast when present, else CPU in fp32."""
+    if not torch.cuda.is_available():
+        return torch.device("cpu"), None
+    if cfg.precision == "fp32":
+        return torch.device("cuda"), None
+    if cfg.precision == "fp16" or (cfg.precision == "auto" and not torch.cuda.is_bf16_supported()):
+        return torch.device("cuda"), torch.float16
+    return torch.device("cuda"), torch.bfloat16
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def ranking_map(model: BertPR, labels: pd.DataFrame, data: TrainingData, column: str, batch_size: int = 64) -> float:
+    """MAP of the model's ranking of each query's list against ``column`` (0/1), over queries with both."""
+    aps = []
+    for qid, g in labels.groupby("query_id", sort=False):
+        y = g[column].to_numpy()
+        if y.min() == y.max():
+            continue
+        pairs = [(data.query_text[qid], data.passage_text[p]) for p in g["passage_id"]]
+        aps.append(average_precision_score(y, model.predict(pairs, batch_size=batch_size)))
+    return float(np.mean(aps)) if aps else float("nan")
+
+
+StepCallback = Callable[["Trainer", Batch, float, float], None]
+
+
+class Trainer:
+    """Fine-tunes a :class:`BertPR` on labelled lists; see :func:`weakrank.training.train`."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        data: TrainingData,
+        dev: pd.DataFrame | None,
+        dev_data: TrainingData | None,
+        out_dir: Path,
+        collection: list[str],
+        callbacks: list[StepCallback] | None = None,
+    ) -> None:
+        seed_everything(cfg.seed)
+        self.cfg, self.data, self.dev, self.dev_data, self.out_dir = cfg, data, dev, dev_data, Path(out_dir)
+        self.device, self.amp_dtype = pick_device_and_precision(cfg)
+        self.model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(self.device)
+        self.sampler = make_sampler(cfg, collection)
+        self.callbacks = callbacks or []
+        no_decay = ("bias", "LayerNorm.weight", "norm.weight")
+        groups = [
+            {"params": [p for n, p in self.model.named_parameters() if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay},
+            {"params": [p for n, p in self.model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
+        ]
+        self.optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+        per_epoch = -(-len(data.anchors) // cfg.batch_size)
+        self.total_steps = min(cfg.max_steps, per_epoch * cfg.epochs) if cfg.max_steps else per_epoch * cfg.epochs
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
+        self.progress = Progress()
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def save_checkpoint(self) -> Path:
+        """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically."""
+        state = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict(),
+            "progress": asdict(self.progress),
+            "config": asdict(self.cfg),
+            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+        }
+        path = self.out_dir / CHECKPOINT
+        with atomic_path(path) as tmp:
+            torch.save(state, tmp)
+        return path
+
+    def load_checkpoint(self) -> None:
+        """Continue from ``checkpoint.pt``: same step, optimiser state and data order."""
+        state = torch.load(self.out_dir / CHECKPOINT, weights_only=False, map_location=self.device)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.scaler.load_state_dict(state["scaler"])
+        self.progress = Progress(**state["progress"])
+        torch.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+
+    def save_model(self, directory: Path) -> None:
+        """Write the model into ``directory`` via a temp directory and a rename."""
+        tmp = directory.with_name(f".{directory.name}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.model.save(tmp)
+        shutil.rmtree(directory, ignore_errors=True)
+        tmp.rename(directory)
+
+    # -- training ------------------------------------------------------------------------------
+    def step(self, batch: Batch) -> tuple[float, float]:
+        """One optimisation step; returns (loss, gradient norm of the head)."""
+        self.model.train()
+        epsilon = self.cfg.epsilon_at(self.progress.step, self.total_steps)
+        autocast = torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype else nullcontext()
+        with autocast:
+            loss = batch_loss(self.model, batch, self.cfg, epsilon)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
+        head_norm = float(torch.nn.utils.clip_grad_norm_(self.model.head.parameters(), float("inf")))
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.progress.step += 1
+        return float(loss.detach()), head_norm
+
+    def evaluate(self) -> float:
+        """Dev MAP against the dev labels (pseudo-labels in weak mode, gold in supervised mode)."""
+        if self.dev is None or self.dev_data is None:
+            return float("nan")
+        return ranking_map(self.model, self.dev, self.dev_data, "label")
+
+    def _after_eval(self, value: float) -> bool:
+        """Record a dev evaluation, keep the best model; True when early stopping triggers."""
+        self.progress.history.append({"step": self.progress.step, "dev_map": value})
+        if np.isnan(value):
+            return False
+        if value > self.progress.best:
+            self.progress.best, self.progress.bad_evals = value, 0
+            self.save_model(self.out_dir / "best")
+            return False
+        self.progress.bad_evals += 1
+        return self.progress.bad_evals >= self.cfg.patience
+
+    def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
+        """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``."""
+        cfg = self.cfg
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        if resume and (self.out_dir / CHECKPOINT).exists():
+            self.load_checkpoint()
+        write_text(pd.Series(asdict(cfg)).to_json(indent=1), self.out_dir / "train_config.json")
+        bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
+        stop, pairs, started = False, 0, time.perf_counter()
+        while not stop and self.progress.step < self.total_steps and self.progress.epoch < cfg.epochs:
+            order = self.data.epoch_order(cfg.seed, self.progress.epoch)
+            batches = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+            for b in range(self.progress.batch_in_epoch, len(batches)):
+                rng = np.random.default_rng([cfg.seed, self.progress.epoch, b])
+                batch = self.data.batch(batches[b], self.sampler, cfg.negatives, rng)
+                if not batch.queries:
+                    continue
+                loss, head_norm = self.step(batch)
+                self.progress.batch_in_epoch = b + 1
+                pairs += 2 * len(batch.queries)
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
+                for callback in self.callbacks:
+                    callback(self, batch, loss, head_norm)
+                if cfg.eval_every and self.progress.step % cfg.eval_every == 0:
+                    stop = self._after_eval(self.evaluate())
+                if cfg.checkpoint_every and self.progress.step % cfg.checkpoint_every == 0:
+                    self.save_checkpoint()
+                if stop or self.progress.step >= self.total_steps:
+                    break
+            else:
+                self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
+        bar.close()
+        if self.dev is not None and (not self.progress.history or self.progress.history[-1]["step"] != self.progress.step):
+            self._after_eval(self.evaluate())
+        self.save_model(self.out_dir / "final")
+        self.save_checkpoint()
+        return self.progress
