@@ -39,7 +39,7 @@ def main() -> None:
     print(f"{'batch':>6}{'pairs/s':>10}{'tokens/s':>11}{'MFU':>8}")
     for bs in args.batch_sizes:
         cfg = TrainConfig(batch_size=bs, max_length=args.max_length, eval_every=0, checkpoint_every=0, max_steps=args.steps + 1)
-        trainer = Trainer(cfg, data, None, None, Path("/tmp/weakrank-bench"), [])
+        trainer = Trainer(cfg, data, None, Path("/tmp/weakrank-bench"), [])
         params = sum(p.numel() for p in trainer.model.parameters())
         rng = np.random.default_rng(0)
         batches = [data.batch(data.anchors[i * bs : (i + 1) * bs], UniformSampler(), 1, rng) for i in range(args.steps + 1)]

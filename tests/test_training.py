@@ -86,7 +86,7 @@ def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path):
 def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny, tiny_data, tmp_path):
     collection = tiny.passages["passage_id"].tolist()
     cfg = small(max_steps=4, epochs=4, checkpoint_every=2)
-    full = Trainer(cfg, tiny_data, None, None, tmp_path / "full", collection)
+    full = Trainer(cfg, tiny_data, None, tmp_path / "full", collection)
     full.fit(show_progress=False)
 
     class Interrupt(Exception):
@@ -96,10 +96,10 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
         if trainer.progress.step == 3:
             raise Interrupt
 
-    broken = Trainer(cfg, tiny_data, None, None, tmp_path / "resumed", collection, callbacks=[stop_after_3])
+    broken = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection, callbacks=[stop_after_3])
     with pytest.raises(Interrupt):
         broken.fit(show_progress=False)
-    resumed = Trainer(cfg, tiny_data, None, None, tmp_path / "resumed", collection)
+    resumed = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection)
     resumed.load_checkpoint()
     assert resumed.progress.step == 2
     saved = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["optimizer"]["state"]

@@ -12,7 +12,7 @@ from weakrank.errors import DataError
 
 
 def read_run(file: Path) -> pd.DataFrame:
-    """query_id, passage_id rows of a TREC run (``qid Q0 pid rank score tag``), in rank order per query."""
+    """query_id, passage_id, score rows of a TREC run (``qid Q0 pid rank score tag``), best first per query."""
     run = read_tsv(file, ["query_id", "q0", "passage_id", "rank", "score", "tag"], header=False, sep=r"\s+")
     bad = pd.to_numeric(run["score"], errors="coerce").isna()
     if bad.any():
@@ -20,7 +20,7 @@ def read_run(file: Path) -> pd.DataFrame:
         raise DataError(f"score {run['score'].iloc[row]!r} is not a number", file=file, row=row + 1, field="score")
     run["score"] = run["score"].astype(float)
     run = run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    return run[["query_id", "passage_id"]].reset_index(drop=True)
+    return run[["query_id", "passage_id", "score"]].reset_index(drop=True)
 
 
 def read_qrels(file: Path) -> pd.DataFrame:

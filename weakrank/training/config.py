@@ -45,6 +45,7 @@ class TrainConfig:
     eval_every: int = 100
     patience: int = 3
     dev_queries: int = 100
+    track_train_queries: int = 0
     train_split: str = "train"
     dev_split: str = "dev"
     supervised: bool = False

@@ -41,17 +41,13 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCall
     dataset = Dataset.load(paths.dataset)
     labels = _label_table(paths, tc)
     data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, supervised=tc.supervised)
-    dev = dev_data = None
+    dev_data = None
     if tc.dev_split in set(labels["split"]):
         dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, supervised=tc.supervised)
-        rows = labels[labels["split"] == tc.dev_split]
-        rows = rows.assign(label=rows["gold"]) if tc.supervised else rows
-        keep = rows["query_id"].drop_duplicates().head(tc.dev_queries)
-        dev = rows[rows["query_id"].isin(keep)].dropna(subset=["label"]).astype({"label": int})
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
     collection = dataset.passages["passage_id"].tolist()
-    return Trainer(tc, data, dev, dev_data, cfg.run_dir / tc.output, collection, callbacks)
+    return Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, callbacks)
 
 
 def train(

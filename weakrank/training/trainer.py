@@ -3,6 +3,7 @@ early stopping on dev queries scored against pseudo-labels (gold only in supervi
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import time
@@ -12,7 +13,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 from sklearn.metrics import average_precision_score
 from tqdm.auto import tqdm
@@ -78,16 +78,18 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def ranking_map(model: BertPR, labels: pd.DataFrame, data: TrainingData, column: str, batch_size: int = 64) -> float:
-    """MAP of the model's ranking of each query's list against ``column`` (0/1), over queries with both."""
-    aps = []
-    for qid, g in labels.groupby("query_id", sort=False):
-        y = g[column].to_numpy()
-        if y.min() == y.max():
+def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
+    """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both)."""
+    aps, recalls = [], []
+    for qid in query_ids:
+        ql = data.lists[qid]
+        if ql.labels.min() == ql.labels.max():
             continue
-        pairs = [(data.query_text[qid], data.passage_text[p]) for p in g["passage_id"]]
-        aps.append(average_precision_score(y, model.predict(pairs, batch_size=batch_size)))
-    return float(np.mean(aps)) if aps else float("nan")
+        pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
+        scores = model.predict(pairs, batch_size=batch_size)
+        aps.append(average_precision_score(ql.labels, scores))
+        recalls.append(ql.labels[int(np.argmax(scores))] / ql.labels.sum())
+    return {"map": float(np.mean(aps)) if aps else float("nan"), "recall@1": float(np.mean(recalls)) if recalls else float("nan")}
 
 
 StepCallback = Callable[["Trainer", Batch, float, float], None]
@@ -100,14 +102,15 @@ class Trainer:
         self,
         cfg: TrainConfig,
         data: TrainingData,
-        dev: pd.DataFrame | None,
         dev_data: TrainingData | None,
         out_dir: Path,
         collection: list[str],
         callbacks: list[StepCallback] | None = None,
     ) -> None:
         seed_everything(cfg.seed)
-        self.cfg, self.data, self.dev, self.dev_data, self.out_dir = cfg, data, dev, dev_data, Path(out_dir)
+        self.cfg, self.data, self.dev_data, self.out_dir = cfg, data, dev_data, Path(out_dir)
+        self.dev_queries = list(dev_data.lists)[: cfg.dev_queries] if dev_data is not None else []
+        self.train_queries = list(data.lists)[: cfg.track_train_queries]
         self.device, self.amp_dtype = pick_device_and_precision(cfg)
         self.model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(self.device)
         self.sampler = make_sampler(cfg, collection)
@@ -180,15 +183,20 @@ class Trainer:
         self.progress.step += 1
         return float(loss.detach()), head_norm
 
-    def evaluate(self) -> float:
-        """Dev MAP against the dev labels (pseudo-labels in weak mode, gold in supervised mode)."""
-        if self.dev is None or self.dev_data is None:
-            return float("nan")
-        return ranking_map(self.model, self.dev, self.dev_data, "label")
+    def evaluate(self) -> dict[str, float]:
+        """Dev MAP and recall@1 against the dev labels (pseudo-labels in weak mode, gold in supervised
+        mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
+        out: dict[str, float] = {"step": self.progress.step}
+        if self.dev_data is not None:
+            out.update({f"dev_{k}": v for k, v in ranking_metrics(self.model, self.dev_data, self.dev_queries).items()})
+        if self.train_queries:
+            out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries).items()})
+        return out
 
-    def _after_eval(self, value: float) -> bool:
-        """Record a dev evaluation, keep the best model; True when early stopping triggers."""
-        self.progress.history.append({"step": self.progress.step, "dev_map": value})
+    def _after_eval(self, metrics: dict[str, float]) -> bool:
+        """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
+        self.progress.history.append(metrics)
+        value = metrics.get("dev_map", float("nan"))
         if np.isnan(value):
             return False
         if value > self.progress.best:
@@ -204,7 +212,7 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume and (self.out_dir / CHECKPOINT).exists():
             self.load_checkpoint()
-        write_text(pd.Series(asdict(cfg)).to_json(indent=1), self.out_dir / "train_config.json")
+        write_text(json.dumps(asdict(cfg), indent=1), self.out_dir / "train_config.json")
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps and self.progress.epoch < cfg.epochs:
@@ -231,7 +239,9 @@ class Trainer:
             else:
                 self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
         bar.close()
-        if self.dev is not None and (not self.progress.history or self.progress.history[-1]["step"] != self.progress.step):
+        if (self.dev_data is not None or self.train_queries) and (
+            not self.progress.history or self.progress.history[-1]["step"] != self.progress.step
+        ):
             self._after_eval(self.evaluate())
         self.save_model(self.out_dir / "final")
         self.save_checkpoint()

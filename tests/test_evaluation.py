@@ -1,0 +1,149 @@
+import math
+import textwrap
+
+import ir_measures
+import numpy as np
+import pandas as pd
+import pytest
+from ir_measures import Success
+from scipy.stats import ttest_rel
+
+from tests.conftest import shared
+from weakrank.bm25 import BM25Index
+from weakrank.cli import main
+from weakrank.datasets import load_dataset
+from weakrank.evaluation.calibration import ece, memorisation_gap
+from weakrank.evaluation.metrics import evaluate_run, r_n_at_k
+from weakrank.evaluation.significance import paired_tests
+from weakrank.evaluation.tables import format_table, results_table
+
+
+def test_metrics_by_hand():
+    qrels = pd.DataFrame({"query_id": ["a"] * 4 + ["b"] * 3, "passage_id": list("wxyz") + list("uvt"),
+                          "relevance": [1, 0, 1, 0, 0, 0, 1]})
+    run = pd.DataFrame({"query_id": ["a"] * 4 + ["b"] * 3, "passage_id": list("xwzy") + list("uvt"),
+                        "score": [4.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0]})
+    table = evaluate_run(run, qrels, rn=((3, 1),))
+    # a: ranking x(0) w(1) z(0) y(1): AP = (1/2 + 2/4)/2, RR = 1/2, P@1 = 0, P@5 = 2/5 (trec_eval divides by 5)
+    assert table.loc["a", "MAP"] == pytest.approx(0.5)
+    assert table.loc["a", "MRR"] == pytest.approx(0.5)
+    assert table.loc["a", "P@1"] == 0.0 and table.loc["a", "P@5"] == pytest.approx(0.4)
+    dcg = 1 / math.log2(3) + 1 / math.log2(5)
+    assert table.loc["a", "nDCG@10"] == pytest.approx(dcg / (1 + 1 / math.log2(3)))
+    # b: the relevant t is last of 3: AP = RR = 1/3
+    assert table.loc["b", "MAP"] == pytest.approx(1 / 3) and table.loc["b", "MRR"] == pytest.approx(1 / 3)
+    # R_3@1: a: w ranks below x → 0; y ranks below x and z → 0; b: t below u, v → 0
+    assert table["R_3@1"].tolist() == [0.0, 0.0]
+
+
+def test_r_n_at_1_over_full_lists_equals_success_at_1_on_real_data():
+    ds = load_dataset("wikiqa", shared("wikiqa"), splits=("test",))
+    pairs = ds.pairs()
+    index = BM25Index(ds.passages["text"].tolist())
+    rows = pd.Index(ds.passages["passage_id"]).get_indexer(pairs["passage_id"])
+    run = pairs.assign(score=index.score_pairs(pairs["query"].tolist(), rows))[["query_id", "passage_id", "score"]]
+    run["score"] += np.random.default_rng(0).random(len(run)) * 1e-3  # no ties (trec_eval compares scores in float32)
+    qrels = ds.qrels
+    n_rel = qrels.groupby("query_id")["relevance"].sum()
+    one = set(n_rel[n_rel == 1].index) & set(qrels.loc[qrels["relevance"] == 0, "query_id"])
+    run, qrels = run[run["query_id"].isin(one)], qrels[qrels["query_id"].isin(one)]
+    ours = r_n_at_k(run, qrels, n=1000, k=1)
+    theirs = {m.query_id: m.value for m in ir_measures.iter_calc(
+        [Success @ 1], qrels.rename(columns={"passage_id": "doc_id"}), run.rename(columns={"passage_id": "doc_id"}))}
+    assert len(ours) > 100
+    assert ours.to_dict() == pytest.approx({q: theirs[q] for q in ours.index})
+
+
+def test_paired_t_test_and_bonferroni():
+    base = pd.DataFrame({"MAP": [0.1, 0.2, 0.3, 0.4, 0.5]}, index=list("abcde"))
+    better = base + np.array([[0.10], [0.12], [0.09], [0.11], [0.10]])
+    same = base.copy()
+    tests = paired_tests({"bm25": base, "better": better, "same": same}, "bm25").set_index("system")
+    p = ttest_rel(better["MAP"], base["MAP"]).pvalue
+    assert tests.loc["better", "p"] == pytest.approx(p)
+    assert tests.loc["better", "p_bonferroni"] == pytest.approx(min(1, 2 * p))
+    assert bool(tests.loc["better", "significant"]) and not bool(tests.loc["same", "significant"])
+    table = results_table({"bm25": [base], "better": [better, better + 0.02]})
+    assert table.loc["better", "MAP"] == pytest.approx(base["MAP"].mean() + 0.104 + 0.01)
+    assert format_table(table).loc["better", "MAP"].startswith("0.414 ± 0.014")
+
+
+def test_ece_by_hand():
+    prob = np.array([0.1, 0.1, 0.9, 0.9, 0.6])
+    gold = np.array([0, 1, 1, 1, 0])
+    # bins: [0.1, 0.1] → acc 0.5 conf 0.1; [0.6] → acc 0 conf 0.6; [0.9, 0.9] → acc 1 conf 0.9
+    expected = (2 * 0.4 + 1 * 0.6 + 2 * 0.1) / 5
+    assert ece(prob, gold, bins=10) == pytest.approx(expected, abs=1e-6)
+
+
+def test_memorisation_gap_table():
+    history = [{"step": 10, "train_recall@1": 0.5, "dev_recall@1": 0.45}, {"step": 20, "train_recall@1": 0.9, "dev_recall@1": 0.5}]
+    gap = memorisation_gap(history)
+    assert gap["gap"].tolist() == pytest.approx([0.05, 0.4])
+
+
+def write_config(tmp_path):
+    cfg = tmp_path / "exp.toml"
+    cfg.write_text(textwrap.dedent(f"""
+        name = "trecqa-exp"
+        run_dir = "{tmp_path / 'run'}"
+        [dataset]
+        loader = "trecqa"
+        path = "{shared('trecqa')}"
+        max_queries = 20
+        [label]
+        lfs = ["bm25", "tfidf", "word_overlap"]
+        [experiment]
+        split = "test"
+        seeds = [0, 1]
+        label_models = ["majority", "generative"]
+        variants = ["hinge", "twsls"]
+        epsilons = [0.1, 0.3]
+        """))
+    return cfg
+
+
+def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
+    from weakrank.evaluation import grid
+
+    cfg_path = write_config(tmp_path)
+    assert main(["run", str(cfg_path), "--quiet", "--stages", "ingest,label,analyze"]) == 0
+    calls = []
+
+    def fake_runner(cfg, cell, workdir):
+        """Stands in for training: ranks by BM25 plus a seed- and ε-dependent perturbation."""
+        calls.append(cell.key)
+        if len(calls) == 3 and not getattr(fake_runner, "resumed", False):
+            raise KeyboardInterrupt  # interrupted in the middle of the grid
+        votes = pd.read_parquet(tmp_path / "run" / "votes.parquet")
+        rows = votes[votes["split"] == "test"]
+        noise = np.random.default_rng(cell.seed).random(len(rows)) * dict(cell.params).get("epsilon", 0.05)
+        return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"], "score": rows["score_bm25"] + noise})
+
+    monkeypatch.setattr(grid, "trained_run", fake_runner)
+    from weakrank.config import load_config
+
+    cfg = load_config(cfg_path)
+    with pytest.raises(KeyboardInterrupt):
+        grid.run_experiment(cfg, progress=False, runner=fake_runner)
+    done = len(list((tmp_path / "run" / "experiment" / "cells").glob("*.parquet")))
+    fake_runner.resumed = True
+    results = grid.run_experiment(cfg, progress=False, runner=fake_runner)
+    trained_cells = (1 + 2) * 2 + 2  # hinge + T-WSLS at 2 ε, 2 seeds each; supervised, 2 seeds
+    assert len(calls) == trained_cells + 1  # the interrupted cell ran twice, the two before it once
+    assert done == 5 + 2  # 3 LFs + 2 label models, then 2 trained cells before the interruption
+    calls.clear()
+    again = grid.run_experiment(cfg, progress=False, runner=fake_runner)
+    assert calls == [] and set(again) == set(results)
+    assert {"bm25", "tfidf", "word_overlap", "majority", "generative", "BERT-PR supervised"} <= set(results)
+    assert len(results["BERT-PR T-WSLS ε=0.3 (generative, NS bm25)"]) == 2  # two seeds
+
+    from weakrank.evaluation.report import build_report
+
+    report = build_report(cfg, results)
+    text = report.read_text()
+    assert "| BERT-PR T-WSLS ε=0.1 (generative, NS bm25)" in text and "± " in text
+    out = report.parent
+    for png in ("ns_scores.png", "sensitivity.png", "reliability.png", "lf_quality.png"):
+        assert (out / png).stat().st_size > 5000, png
+    assert "<img src='sensitivity.png'" in (out / "report.html").read_text()

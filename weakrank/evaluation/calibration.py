@@ -1,0 +1,73 @@
+"""Calibration of P(relevant) against gold (seed 004): ECE, reliability diagrams, and the
+train-vs-validation gap over training as a memorisation signal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import torch  # noqa: E402
+from sklearn.calibration import calibration_curve  # noqa: E402
+from torchmetrics.functional.classification import binary_calibration_error  # noqa: E402
+
+from weakrank.io import atomic_path  # noqa: E402
+
+
+def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error (equal-width bins, L1), by torchmetrics."""
+    return float(
+        binary_calibration_error(
+            torch.as_tensor(np.asarray(prob, dtype=np.float32)), torch.as_tensor(np.asarray(gold, dtype=np.int64)),
+            n_bins=bins, norm="l1",
+        )
+    )
+
+
+def reliability_diagram(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: str | Path, bins: int = 10,
+                        title: str = "Reliability diagram") -> Path:
+    """Observed relevance rate against mean predicted P(relevant) per bin, one line per system, with ECE."""
+    fig, ax = plt.subplots(figsize=(5.5, 5))
+    ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfectly calibrated")
+    for name, (prob, gold) in curves.items():
+        observed, predicted = calibration_curve(gold, prob, n_bins=bins, strategy="uniform")
+        ax.plot(predicted, observed, marker="o", label=f"{name} (ECE {ece(prob, gold, bins):.3f})")
+    ax.set(xlabel="predicted P(relevant)", ylabel="observed share relevant", xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+    return Path(path)
+
+
+def memorisation_gap(history: list[dict], metric: str = "recall@1") -> pd.DataFrame:
+    """Train and validation ``metric`` per evaluation step of a training run, and their gap."""
+    table = pd.DataFrame(history)
+    train, dev = f"train_{metric}", f"dev_{metric}"
+    if not {train, dev} <= set(table.columns):
+        raise ValueError(f"training history lacks {train}/{dev}: train with track_train_queries > 0")
+    table = table[["step", train, dev]].dropna()
+    return table.assign(gap=table[train] - table[dev])
+
+
+def plot_gap(gap: pd.DataFrame, path: str | Path, metric: str = "recall@1") -> Path:
+    """Train and validation curves over steps, the shaded area being the gap."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(gap["step"], gap[f"train_{metric}"], marker="o", label=f"train {metric}")
+    ax.plot(gap["step"], gap[f"dev_{metric}"], marker="o", label=f"validation {metric}")
+    ax.fill_between(gap["step"], gap[f"dev_{metric}"], gap[f"train_{metric}"], alpha=0.2, label="gap (memorisation)")
+    ax.set(xlabel="training step", ylabel=metric, title="Train vs validation during training")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+    return Path(path)

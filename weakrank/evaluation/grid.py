@@ -1,0 +1,153 @@
+"""``weakrank experiment``: the grid of seed-paper tables, one cached cell at a time.
+
+Cells: BM25 and every single LF, every label model used as a ranker, and trained BERT-PR rankers
+(label model × variant × ε/α × negative sampler × noise ratio × seed) plus the supervised ranker.
+Each cell's per-query metrics are cached in ``<run_dir>/experiment/cells/<key>.parquet`` (key: a hash
+of the cell's parameters), written atomically, so an interrupted grid resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from weakrank.config import PipelineConfig
+from weakrank.dataset import Dataset
+from weakrank.errors import ConfigError
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
+from weakrank.io import read_parquet, write_parquet
+from weakrank.labeling import lf_names
+from weakrank.label_models import labels_from_proba
+from weakrank.pipeline import RunPaths
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "hinge": {"loss": "hinge", "target": "plain"},
+    "noise_aware": {"loss": "hinge", "target": "noise_aware"},
+    "ls": {"loss": "ce", "target": "ls"},
+    "tls": {"loss": "ce", "target": "tls"},
+    "wsls": {"loss": "ce", "target": "wsls"},
+    "twsls": {"loss": "ce", "target": "twsls"},
+    "lr": {"loss": "ce", "target": "lr"},
+}
+LABELS = {"hinge": "hinge", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
+          "lr": "LR"}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One system of the grid: a row name, its kind and the parameters its result depends on."""
+
+    row: str
+    kind: str  # "unsupervised" | "weak" | "supervised"
+    params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    seed: int = 0
+
+    @property
+    def key(self) -> str:
+        blob = json.dumps({"row": self.row, "kind": self.kind, "params": self.params, "seed": self.seed}, sort_keys=True)
+        return hashlib.sha1(blob.encode()).hexdigest()[:16]
+
+
+def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
+    """Every cell of the ``[experiment]`` section, in table order."""
+    exp = cfg.sections.get("experiment", {})
+    label_models = exp.get("label_models", ["majority", "generative"])
+    cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
+    cells += [Cell(model, "unsupervised") for model in label_models]
+    seeds = exp.get("seeds", [0])
+    for model in exp.get("train_label_models", label_models[-1:]):
+        for variant in exp.get("variants", list(VARIANTS)):
+            if variant not in VARIANTS:
+                raise ConfigError(f"[experiment] unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
+            knob = "alpha" if variant == "lr" else "epsilon" if variant in ("ls", "tls", "wsls", "twsls") else None
+            values = exp.get("alphas" if knob == "alpha" else "epsilons", [0.1]) if knob else [None]
+            for value in values:
+                for sampler in exp.get("samplers", ["bm25"]):
+                    for noise in exp.get("noise_ratios", [0.0]):
+                        params = {**VARIANTS[variant], "sampler": sampler, "label_model": model, "noise": noise}
+                        row = f"BERT-PR {LABELS[variant]}"
+                        if knob:
+                            params[knob] = value
+                            row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
+                        row += f" ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
+                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed) for seed in seeds]
+    if exp.get("supervised", True):
+        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed) for seed in seeds]
+    return cells
+
+
+CellRunner = Callable[[PipelineConfig, Cell, Path], pd.DataFrame]
+
+
+def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
+    """Train the cell's ranker (on label-model labels, corrupted when asked) and score the eval split."""
+    from weakrank.noise import corrupt_labels, sentence_encoder
+    from weakrank.training import BertPR, model_dir, train
+
+    exp = cfg.sections.get("experiment", {})
+    paths = RunPaths(cfg.run_dir)
+    params = dict(cell.params)
+    overrides = {**exp.get("train", {}), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
+    overrides.update({k: params[k] for k in ("loss", "target", "epsilon", "alpha", "sampler") if k in params})
+    if cell.kind == "supervised":
+        overrides.update({"supervised": True, "target": "plain"})
+    else:
+        name = f"{params['label_model']}_noise{params['noise']:g}_seed{cell.seed}.parquet"
+        labels_path = paths.root / "experiment" / "labels" / name
+        if not labels_path.exists():
+            votes = read_parquet(paths.votes)
+            p = label_model_scores(votes, params["label_model"])
+            labels = votes.assign(p_relevant=p.to_numpy())
+            labels["label"], labels["confidence"] = labels_from_proba(p.to_numpy())
+            if params["noise"]:
+                passages = Dataset.load(paths.dataset).passages
+                labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)
+            write_parquet(labels, labels_path)
+        overrides["labels"] = str(labels_path)
+    train(cfg, progress=False, **overrides)
+    dataset = Dataset.load(paths.dataset).subset(splits=[exp.get("split", "test")])
+    pairs = dataset.pairs()
+    ranker = BertPR.load(model_dir(cfg, overrides["output"]))
+    pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])))
+    shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
+    return pairs[["query_id", "passage_id", "score"]]
+
+
+def run_experiment(
+    cfg: PipelineConfig, progress: bool = True, runner: CellRunner = trained_run
+) -> dict[str, list[pd.DataFrame]]:
+    """Run (or load from cache) every cell; returns ``row → [per-query metrics of each seed]`` and
+    writes each cell's per-query metrics and scores under ``<run_dir>/experiment/``."""
+    exp = cfg.sections.get("experiment", {})
+    split = exp.get("split", "test")
+    paths = RunPaths(cfg.run_dir)
+    root = paths.root / "experiment"
+    votes = read_parquet(paths.votes)
+    qrels = read_parquet(paths.dataset / "qrels.parquet")
+    cells = grid_cells(cfg, votes)
+    unsupervised: dict[str, pd.DataFrame] | None = None
+    results: dict[str, list[pd.DataFrame]] = {}
+    for cell in tqdm(cells, desc="experiment", unit="cell", disable=not progress):
+        cached = root / "cells" / f"{cell.key}.parquet"
+        if not cached.exists():
+            if cell.kind == "unsupervised":
+                if unsupervised is None:
+                    models = [c.row for c in cells if c.kind == "unsupervised" and c.row not in lf_names(votes)]
+                    unsupervised = unsupervised_runs(votes, split, models)
+                run = unsupervised[cell.row]
+            else:
+                run = runner(cfg, cell, root / "models" / cell.key)
+            write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
+            metrics = evaluate_run(run, qrels, rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
+            write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
+        results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
+    return results

@@ -1,0 +1,29 @@
+"""Systems to compare, each turned into a run (query_id, passage_id, score) over one split."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from weakrank.label_models import make_label_model
+from weakrank.labeling import SCORE, lf_names, vote_matrix
+
+
+def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
+    """A run ranking ``split``'s candidates by ``table[column]`` (an LF score, P(relevant), …)."""
+    rows = table[table["split"] == split]
+    return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"], "score": rows[column].astype(float)})
+
+
+def label_model_scores(votes: pd.DataFrame, model: str) -> pd.Series:
+    """P(relevant) of every pair from a label model fitted on all votes (no gold)."""
+    matrix = vote_matrix(votes)
+    return pd.Series(make_label_model(model).fit(matrix).predict_proba(matrix), index=votes.index)
+
+
+def unsupervised_runs(votes: pd.DataFrame, split: str, label_models: list[str]) -> dict[str, pd.DataFrame]:
+    """Runs of each single LF (its raw score; ``bm25`` is the BM25 baseline) and of each label model."""
+    runs = {name: column_run(votes, SCORE + name, split) for name in lf_names(votes)}
+    for model in label_models:
+        scored = votes.assign(p=label_model_scores(votes, model))
+        runs[model] = column_run(scored, "p", split)
+    return runs

@@ -1,0 +1,39 @@
+"""The comparison table of the seed papers: rows = systems, columns = metrics, mean ± std over seeds,
+significance against the BM25 baseline (paired t-test over queries, Bonferroni-corrected)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from weakrank.evaluation.significance import average_over_seeds, mean_std, paired_tests
+
+
+def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25", alpha: float = 0.05) -> pd.DataFrame:
+    """Numeric table: ``<metric>`` means, ``<metric> std`` over seeds, ``<metric> sig`` (+/−/blank vs baseline)."""
+    per_query = {row: average_over_seeds(tables) for row, tables in results.items()}
+    tests = paired_tests(per_query, baseline, alpha) if baseline in per_query else pd.DataFrame()
+    metrics = list(next(iter(results.values()))[0].columns)
+    rows = []
+    for row, tables in results.items():
+        mean, std = mean_std(tables)
+        entry = {"system": row, "seeds": len(tables), "queries": len(per_query[row])}
+        for m in metrics:
+            entry[m], entry[f"{m} std"] = mean[m], std[m]
+            sig = tests[(tests["system"] == row) & (tests["metric"] == m)] if len(tests) else tests
+            entry[f"{m} sig"] = "" if sig.empty or not sig["significant"].iloc[0] else ("+" if sig["delta"].iloc[0] > 0 else "−")
+        rows.append(entry)
+    return pd.DataFrame(rows).set_index("system")
+
+
+def format_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Printable cells: "0.712 ± 0.010" (± only with several seeds), † when significantly better than
+    the baseline, ‡ when significantly worse."""
+    metrics = [c for c in table.columns if f"{c} std" in table.columns]
+    out = pd.DataFrame(index=table.index)
+    for m in metrics:
+        cells = []
+        for _, r in table.iterrows():
+            text = f"{r[m]:.3f}" + (f" ± {r[f'{m} std']:.3f}" if r["seeds"] > 1 else "")
+            cells.append(text + {"+": "†", "−": "‡"}.get(r[f"{m} sig"], ""))
+        out[m] = cells
+    return out
