@@ -54,3 +54,32 @@ def test_state_vector_from_the_real_tokenizer():
     assert state.shape == (encoder.state_dim,) == (20,)
     assert np.isfinite(state).all()
     assert not np.allclose(encoder.encode(["cat"]), encoder.encode(["stock markets"]))
+
+
+def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
+    from tests.conftest import shared
+    from weakrank.datasets import load_dataset
+    from weakrank.training import TrainConfig
+    from weakrank.training.data import TrainingData
+    from weakrank.training.run import policy_callback
+    from weakrank.training.trainer import Trainer
+
+    ds = load_dataset("trecqa", shared("trecqa"), splits=("train", "dev")).subset(max_queries=8)
+    labels = ds.candidates.assign(label=ds.candidates["gold"].astype(int), confidence=0.9,
+                                  score_bm25=-ds.candidates["rank"].astype(float))
+    data = TrainingData(labels, ds.queries, ds.passages, "train")
+    dev = TrainingData(labels, ds.queries, ds.passages, "dev")
+    cfg = TrainConfig(sampler="policy", batch_size=2, max_length=32, max_steps=4, policy_every=2, policy_val_queries=2,
+                      eval_every=0, checkpoint_every=0, dev_queries=4, lr=1e-4)
+    trainer = Trainer(cfg, data, dev, tmp_path / "episode", ds.passages["passage_id"].tolist())
+    callback = policy_callback(cfg, trainer, ds)
+    trainer.callbacks.append(callback)
+    before = [p.clone() for p in list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())]
+    trainer.fit(show_progress=False)
+    after = list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())
+    assert all(not torch.equal(b, a) for b, a in zip(before, after))
+    # decisions at steps 1, 2 and 4: updates at 2 and 4, then the terminal one at the episode's end
+    assert len(callback.td_errors) == 3 and np.isfinite(callback.td_errors).all()
+    actions = (tmp_path / "episode" / "policy_actions.csv").read_text().splitlines()
+    assert len(actions) == 1 + 4 and all(a.split(",")[1] in {"bm25", "random"} for a in actions[1:])
+    assert (tmp_path / "episode" / "policy_actions.png").stat().st_size > 1000

@@ -26,3 +26,16 @@ def bar_table(table: pd.DataFrame, path: str | Path, title: str) -> Path:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
     return Path(path)
+
+
+def line_plot(table: pd.DataFrame, path: str | Path, title: str, xlabel: str, ylabel: str) -> Path:
+    """One line per column of ``table`` against its index; saved as PNG."""
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    table.plot(ax=ax)
+    ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+    return Path(path)

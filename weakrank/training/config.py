@@ -10,7 +10,7 @@ from weakrank.errors import ConfigError
 MODES = ("pairwise", "pointwise")
 LOSSES = ("hinge", "ce")
 TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "lr")
-SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy")
+SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 
 
@@ -54,6 +54,7 @@ class TrainConfig:
     policy_every: int = 20
     policy_reward: str = "diff"
     policy_path: str = ""
+    policy_val_queries: int = 20
 
     def __post_init__(self) -> None:
         for name, allowed in (

@@ -13,6 +13,8 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.io import atomic_path, read_parquet
 from weakrank.pipeline import RunPaths
+from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
+from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.model import BertPR
@@ -47,14 +49,37 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCall
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
     collection = dataset.passages["passage_id"].tolist()
-    return Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, callbacks)
+    trainer = Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, list(callbacks or []))
+    if tc.sampler in ("policy", "random_policy"):
+        trainer.callbacks.append(policy_callback(tc, trainer, dataset))
+    return trainer
+
+
+def policy_callback(tc: TrainConfig, trainer: Trainer, dataset: Dataset) -> PolicyCallback:
+    """AC-IR over the BM25 and random samplers (a saved policy at ``policy_path`` is reused and updated)."""
+    encoder = TermWeightedEncoder(
+        trainer.model.tokenizer, trainer.model.encoder.get_input_embeddings().weight, dataset.passages["text"].tolist()
+    )
+    actions = list(trainer.sampler.samplers)
+    if tc.policy_path and Path(tc.policy_path).exists():
+        agent = ActorCriticAgent.load(tc.policy_path, seed=tc.seed)
+    else:
+        agent = ActorCriticAgent(actions, encoder.state_dim, seed=tc.seed)
+    return PolicyCallback(agent, encoder, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
+                          uniform=tc.sampler == "random_policy", seed=tc.seed)
 
 
 def train(
     cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[StepCallback] | None = None, **overrides: Any
 ) -> Progress:
     """Train a BERT-PR ranker as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
-    return build_trainer(cfg, train_config(cfg, **overrides), callbacks).fit(resume=resume, show_progress=progress)
+    tc = train_config(cfg, **overrides)
+    trainer = build_trainer(cfg, tc, callbacks)
+    result = trainer.fit(resume=resume, show_progress=progress)
+    for callback in trainer.callbacks:
+        if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
+            callback.save(tc.policy_path)
+    return result
 
 
 def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:

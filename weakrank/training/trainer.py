@@ -48,7 +48,7 @@ class Progress:
 
 
 def make_sampler(cfg: TrainConfig, collection: list[str]) -> NegativeSampler:
-    """The configured negative sampler (``policy`` gives a switch the AC-IR callback drives)."""
+    """The configured negative sampler (``policy``/``random_policy``: a switch a policy callback drives)."""
     bm25, random_ = BM25Sampler(cfg.bm25_top_k), RandomSampler(collection)
     if cfg.sampler == "bm25":
         return bm25
@@ -239,6 +239,9 @@ class Trainer:
             else:
                 self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
         bar.close()
+        for callback in self.callbacks:
+            if hasattr(callback, "on_end"):
+                callback.on_end(self)
         if (self.dev_data is not None or self.train_queries) and (
             not self.progress.history or self.progress.history[-1]["step"] != self.progress.step
         ):
