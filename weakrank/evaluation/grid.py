@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError
-from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
 from weakrank.io import read_parquet, write_parquet
 from weakrank.labeling import lf_names
@@ -116,6 +116,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     train(cfg, progress=False, **overrides)
     dataset = Dataset.load(paths.dataset).subset(splits=[exp.get("split", "test")])
     pairs = dataset.pairs()
+    pairs = pairs[pairs["query_id"].isin(judged_queries(dataset.qrels, exp.get("require", "both")))]
     ranker = BertPR.load(model_dir(cfg, overrides["output"]))
     pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])))
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
@@ -147,7 +148,7 @@ def run_experiment(
             else:
                 run = runner(cfg, cell, root / "models" / cell.key)
             write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
-            metrics = evaluate_run(run, qrels, rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
+            metrics = evaluate_run(run, qrels, require=exp.get("require", "both"), rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
             write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
         results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
     return results

@@ -33,6 +33,7 @@ class TrainConfig:
     negatives: int = 1
     batch_size: int = 16
     lr: float = 2e-5
+    head_lr: float = 0.0
     weight_decay: float = 0.01
     warmup: float = 0.1
     epochs: int = 1
