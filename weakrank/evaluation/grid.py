@@ -24,7 +24,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
-from weakrank.io import read_parquet, write_parquet
+from weakrank.io import read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names
 from weakrank.label_models import labels_from_proba
 from weakrank.pipeline import RunPaths
@@ -119,6 +119,9 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     pairs = pairs[pairs["query_id"].isin(judged_queries(dataset.qrels, exp.get("require", "both")))]
     ranker = BertPR.load(model_dir(cfg, overrides["output"]))
     pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])))
+    actions = workdir / "policy_actions.csv"
+    if actions.exists():  # AC-IR's choices, for the report's action-frequency plot
+        write_text(actions.read_text(), workdir.parent.parent / "actions" / f"{workdir.name}.csv")
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
     return pairs[["query_id", "passage_id", "score"]]
 

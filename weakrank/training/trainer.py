@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.metrics import average_precision_score
 from tqdm.auto import tqdm
@@ -204,6 +205,7 @@ class Trainer:
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
+        write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
         if np.isnan(value):
             return False
