@@ -50,10 +50,12 @@ class Cell:
     kind: str  # "unsupervised" | "weak" | "supervised"
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     seed: int = 0
+    train: tuple[tuple[str, Any], ...] = field(default_factory=tuple)  # [experiment.train] overrides
 
     @property
     def key(self) -> str:
-        blob = json.dumps({"row": self.row, "kind": self.kind, "params": self.params, "seed": self.seed}, sort_keys=True)
+        blob = {"row": self.row, "kind": self.kind, "params": self.params, "seed": self.seed}
+        blob = json.dumps({**blob, "train": self.train} if self.train else blob, sort_keys=True)
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
@@ -64,6 +66,7 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
     cells += [Cell(model, "unsupervised") for model in label_models]
     seeds = exp.get("seeds", [0])
+    train = tuple(sorted(exp.get("train", {}).items()))
     for model in exp.get("train_label_models", label_models[-1:]):
         for variant in exp.get("variants", list(VARIANTS)):
             if variant not in VARIANTS:
@@ -79,9 +82,9 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                             params[knob] = value
                             row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
                         row += f" ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
-                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed) for seed in seeds]
+                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed, train) for seed in seeds]
     if exp.get("supervised", True):
-        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed) for seed in seeds]
+        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells
 
 
@@ -96,7 +99,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     exp = cfg.sections.get("experiment", {})
     paths = RunPaths(cfg.run_dir)
     params = dict(cell.params)
-    overrides = {**exp.get("train", {}), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
+    overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
     overrides.update({k: params[k] for k in ("loss", "target", "epsilon", "alpha", "sampler") if k in params})
     if cell.kind == "supervised":
         overrides.update({"supervised": True, "target": "plain"})
