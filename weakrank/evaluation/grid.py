@@ -50,7 +50,7 @@ class Cell:
     kind: str  # "unsupervised" | "weak" | "supervised"
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     seed: int = 0
-    train: tuple[tuple[str, Any], ...] = field(default_factory=tuple)  # [experiment.train] overrides
+    train: tuple[tuple[str, Any], ...] = field(default_factory=tuple)  # [train] with [experiment.train] on top
 
     @property
     def key(self) -> str:
@@ -66,7 +66,7 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
     cells += [Cell(model, "unsupervised") for model in label_models]
     seeds = exp.get("seeds", [0])
-    train = tuple(sorted(exp.get("train", {}).items()))
+    train = tuple(sorted({**cfg.sections.get("train", {}), **exp.get("train", {})}.items()))
     for model in exp.get("train_label_models", label_models[-1:]):
         for variant in exp.get("variants", list(VARIANTS)):
             if variant not in VARIANTS:
