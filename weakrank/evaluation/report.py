@@ -19,6 +19,7 @@ from scipy.special import expit  # noqa: E402
 
 from weakrank.config import PipelineConfig  # noqa: E402
 from weakrank.evaluation.calibration import ece, reliability_diagram  # noqa: E402
+from weakrank.evaluation.grid import grid_cells  # noqa: E402
 from weakrank.evaluation.systems import column_run, label_model_scores  # noqa: E402
 from weakrank.evaluation.tables import format_table, results_table  # noqa: E402
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_text  # noqa: E402
@@ -123,7 +124,7 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     figures: list[tuple[str, Path]] = []
     figures.append(("Negative-sampler score distribution (seed 000, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
     cells = cached_cells(paths.root / "experiment")
-    cells = cells[cells["row"].isin(results)] if len(cells) else cells
+    cells = cells[cells["key"].isin({c.key for c in grid_cells(cfg, votes)})] if len(cells) else cells
     actions = action_figure(cells, paths.root / "experiment" / "actions", out / "policy_actions.png")
     if actions:
         figures.append(("Negative sampler chosen over training, all seeds (seed 001)", actions))
