@@ -95,7 +95,7 @@ def test_embedding_model_loads_once_per_dask_worker(wikiqa, dask_client, tmp_pat
     small = wikiqa.subset(max_queries=5)
     lfs = [make_embedding_cosine(batch_size=16), word_overlap]
     reference = apply_lfs(small, lfs, progress=False, chunk_size=8)  # the same LF batches as the partitions
-    engine = EngineConfig("dask", {"client": dask_client}, part_rows=16, chunk_size=8)
+    engine = EngineConfig("dask", {"client": dask_client}, part_rows=8, chunk_size=8)
     votes = label_dataset(small, lfs, engine, tmp_path, progress=False)
     assert len(part_ids(tmp_path / "pairs")) > 2  # more partitions than workers
     pd.testing.assert_frame_equal(votes, reference)
@@ -108,3 +108,33 @@ def test_engine_options_are_checked():
         EngineConfig("ray")
     with pytest.raises(ConfigError, match="master"):
         EngineConfig("dask", {"master": "local[*]"})
+
+
+def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask_client):
+    from tests.test_pipeline import write_config
+    from weakrank.config import load_config
+    from weakrank.pipeline import RunPaths, ingest, label
+
+    cfg = load_config(write_config(tmp_path, extra='[label.dask]\npart_rows = 30\nchunk_size = 30'))
+    ingest(cfg)
+    local = label(cfg, progress=False, engine="local")
+    distributed = label(cfg, progress=False, engine="dask", client=dask_client)
+    pd.testing.assert_frame_equal(distributed, local)
+    assert len(part_ids(RunPaths(cfg.run_dir).partitioned / "pairs")) > 2
+    pd.testing.assert_frame_equal(pd.read_parquet(RunPaths(cfg.run_dir).votes), local)
+
+
+def test_engine_config_keys_and_cli_flags(tmp_path):
+    from tests.test_pipeline import write_config
+    from weakrank.cli import build_parser
+    from weakrank.config import load_config
+
+    path = write_config(tmp_path, extra='[label.spark]\nmaster = "spark://head:7077"')
+    path.write_text(path.read_text().replace("[label]\n", '[label]\nengine = "spark"\n'))
+    cfg = load_config(path)
+    assert (cfg.label.engine, cfg.label.engine_options) == ("spark", {"spark": {"master": "spark://head:7077"}})
+    args = build_parser().parse_args(["label", "x.toml", "--engine", "dask", "--address", "tcp://head:8786"])
+    from weakrank.engines import engine_overrides
+
+    assert (args.engine, engine_overrides(args)) == ("dask", {"address": "tcp://head:8786"})
+    assert build_parser().parse_args(["run", "x.toml", "--engine", "spark", "--master", "local[2]"]).master == "local[2]"

@@ -9,6 +9,7 @@ so memory stays bounded by a partition; :func:`label_dataset` returns the votes 
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,26 @@ class EngineConfig:
         unknown = sorted(set(self.options) - allowed[self.name])
         if unknown:
             raise ConfigError(f"unknown [label.{self.name}] option(s) {unknown}; allowed: {sorted(allowed[self.name])}")
+
+
+def engine_config(name: str, options: dict[str, Any] | None = None) -> EngineConfig:
+    """An :class:`EngineConfig` from a ``[label.<engine>]`` table (``part_rows``/``chunk_size`` included)."""
+    options = dict(options or {})
+    sizes = {k: int(options.pop(k)) for k in ("part_rows", "chunk_size") if k in options}
+    return EngineConfig(name, options, **sizes)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
+    parser.add_argument("--engine", choices=ENGINES, help="where the LFs run (default: [label] engine, else local)")
+    parser.add_argument("--address", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
+    parser.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: local[*])")
+
+
+def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine options given on the command line (none when absent)."""
+    given = {"address": getattr(args, "address", None), "master": getattr(args, "master", None)}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def run_engine(engine: EngineConfig, pairs_dir: Path, out_dir: Path, lfs: Sequence[RankingLF], dataset: Dataset,
@@ -83,4 +104,13 @@ def label_dataset(dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConf
     return read_votes(label_to_parquet(dataset, lfs, engine, work_dir, progress))
 
 
-__all__ = ["ENGINES", "EngineConfig", "label_dataset", "label_to_parquet", "run_engine"]
+__all__ = [
+    "ENGINES",
+    "EngineConfig",
+    "add_engine_arguments",
+    "engine_config",
+    "engine_overrides",
+    "label_dataset",
+    "label_to_parquet",
+    "run_engine",
+]

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import cloudpickle
 import pandas as pd
 
 from weakrank.dataset import Dataset
@@ -40,6 +39,8 @@ class LFBundle:
 
 def resource_key(lf: RankingLF) -> str:
     """A key naming a per-process resource: the hash of the LF's (pickled) fit function and options."""
+    import cloudpickle
+
     return hashlib.sha1(cloudpickle.dumps(lf.fit_fn)).hexdigest()
 
 
