@@ -138,3 +138,24 @@ def test_engine_config_keys_and_cli_flags(tmp_path):
 
     assert (args.engine, engine_overrides(args)) == ("dask", {"address": "tcp://head:8786"})
     assert build_parser().parse_args(["run", "x.toml", "--engine", "spark", "--master", "local[2]"]).master == "local[2]"
+
+
+def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_path):
+    from weakrank.engines.labels import fit_on_votes, write_labels
+    from weakrank.label_models import GenerativeModel
+    from weakrank.label_models.streaming import pattern_counts
+    from weakrank.labeling import vote_matrix
+
+    matrix = vote_matrix(reference)
+    in_memory = GenerativeModel().fit(matrix)
+    chunks = [matrix[i : i + 37] for i in range(0, len(matrix), 37)]
+    streamed = GenerativeModel().fit_counts(*pattern_counts(chunks))
+    assert streamed.params() == in_memory.params()
+    assert in_memory.params()["iterations"] > 1
+    # from a partitioned votes dataset, reading only its vote_* columns in chunks
+    votes_dir = label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False)
+    from_disk = fit_on_votes(votes_dir, "generative", batch_rows=50)
+    assert from_disk.params() == in_memory.params()
+    labels = pd.concat(pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir()))
+    labels = labels.sort_values("_row")
+    np.testing.assert_allclose(labels["p_relevant"].to_numpy(), in_memory.predict_proba(matrix), rtol=0, atol=1e-12)
