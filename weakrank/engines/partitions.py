@@ -84,21 +84,21 @@ def write_pairs(
     q_text = dataset.queries.set_index("query_id")["text"]
     p_text = dataset.passages.set_index("passage_id")["text"]
 
-    def batch(k: int, a: int, b: int) -> pa.RecordBatch:
+    def table(k: int, a: int, b: int) -> pa.Table:
         part = candidates.iloc[a:b]
         frame = part.assign(
             _row=np.arange(a, b, dtype=np.int64),
             query=q_text.loc[part["query_id"]].to_numpy(),
             passage=p_text.loc[part["passage_id"]].to_numpy(),
         )[PAIR_COLUMNS].assign(part=np.int32(k))
-        return pa.RecordBatch.from_pandas(frame, preserve_index=False)
+        return pa.Table.from_pandas(frame, preserve_index=False)
 
     bounds = partition_bounds(qid, part_rows, chunk_size)
     if not bounds:
         raise DataError("no candidate pairs to write", file=dataset.sources.get("candidates", "<candidates table>"))
-    head = batch(0, *bounds[0])
-    rest = (batch(k, a, b).cast(head.schema) for k, (a, b) in enumerate(bounds[1:], start=1))
-    return write_batches([head], rest, head.schema, directory)
+    head = table(0, *bounds[0])
+    rest = (b for k, (a, e) in enumerate(bounds[1:], start=1) for b in table(k, a, e).cast(head.schema).to_batches())
+    return write_batches(head.to_batches(), rest, head.schema, directory)
 
 
 def write_batches(
