@@ -130,8 +130,12 @@ def main() -> None:
                     with PeakRSS() as memory:
                         t0 = time.perf_counter()
                         votes_dir = run_engine(
-                            EngineConfig(name, options, part_rows=args.part_rows), pairs_dir, Path(tmp) / f"votes_{name}",
-                            lfs, lite, progress=False,
+                            EngineConfig(name, options, part_rows=args.part_rows),
+                            pairs_dir,
+                            Path(tmp) / f"votes_{name}",
+                            lfs,
+                            lite,
+                            progress=False,
                         )
                         seconds = time.perf_counter() - t0
                 finally:
@@ -139,17 +143,31 @@ def main() -> None:
                 counts = vote_counts(votes_dir)
                 reference = reference or counts
                 same = counts[0] == reference[0] and bool((counts[1] == reference[1]).all())
-                rows.append({"pairs": n, "engine": name, "start-up s": startup, "label s": seconds,
-                             "pairs/s": n / seconds, "peak MB": memory.peak, "same votes": same})
-                print(f"  {name:<6} {seconds:8.1f}s  {n / seconds:>10,.0f} pairs/s  peak {memory.peak:,.0f} MB  "
-                      f"(start-up {startup:.1f}s, votes as local: {same})", flush=True)
+                rows.append(
+                    {
+                        "pairs": n,
+                        "engine": name,
+                        "start-up s": startup,
+                        "label s": seconds,
+                        "pairs/s": n / seconds,
+                        "peak MB": memory.peak,
+                        "same votes": same,
+                    }
+                )
+                print(
+                    f"  {name:<6} {seconds:8.1f}s  {n / seconds:>10,.0f} pairs/s  peak {memory.peak:,.0f} MB  "
+                    f"(start-up {startup:.1f}s, votes as local: {same})",
+                    flush=True,
+                )
     table = pd.DataFrame(rows)
     local = table[table["engine"] == "local"].set_index("pairs")
     if not local.empty:
         table["speed vs local"] = table["pairs/s"] / table["pairs"].map(local["pairs/s"])
         table["memory vs local"] = table["peak MB"] / table["pairs"].map(local["peak MB"])
-    print(f"\nlabel engines, cheap LFs (bm25, tfidf, word_overlap), {args.workers} workers, "
-          f"{args.part_rows:,} pairs per partition, {psutil.cpu_count()} CPU cores\n")
+    print(
+        f"\nlabel engines, cheap LFs (bm25, tfidf, word_overlap), {args.workers} workers, "
+        f"{args.part_rows:,} pairs per partition, {psutil.cpu_count()} CPU cores\n"
+    )
     print(table.to_markdown(index=False, floatfmt=",.2f"))
     RESULTS.mkdir(parents=True, exist_ok=True)
     table.to_csv(RESULTS / "engines.csv", index=False)

@@ -24,8 +24,12 @@ def tiny_encoder(tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny_bert")
     torch.manual_seed(0)
     config = BertConfig(
-        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
     BertModel(config).save_pretrained(path)
     AutoTokenizer.from_pretrained(resolve_model("minilm")).save_pretrained(path)
@@ -37,8 +41,20 @@ def data_of(dataset) -> TrainingData:
 
 
 def config(encoder: str, **changes) -> TrainConfig:
-    base = dict(encoder=encoder, batch_size=4, negatives=2, sampler="uniform", max_length=32, lr=1e-3, warmup=0.0,
-                eval_every=0, checkpoint_every=0, max_steps=3, epochs=3, seed=0)
+    base = dict(
+        encoder=encoder,
+        batch_size=4,
+        negatives=2,
+        sampler="uniform",
+        max_length=32,
+        lr=1e-3,
+        warmup=0.0,
+        eval_every=0,
+        checkpoint_every=0,
+        max_steps=3,
+        epochs=3,
+        seed=0,
+    )
     return TrainConfig(**{**base, **changes})
 
 
@@ -49,7 +65,9 @@ def _free_port() -> int:
 
 
 def _rank_main(rank: int, world: int, port: int, encoder: str, dataset, out: str) -> None:
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+    )
     torch.set_num_threads(1)
     from weakrank.training.distributed import teardown
 

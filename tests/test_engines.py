@@ -7,9 +7,8 @@ import pytest
 from labeling_functions import make_bm25, make_embedding_cosine, make_tfidf, word_overlap
 from tests.conftest import shared
 from weakrank.datasets import load_dataset
-from weakrank.engines import EngineConfig, label_dataset, label_to_parquet
-from weakrank.engines import shipping
-from weakrank.engines.partitions import iter_votes, partition_bounds, part_ids, read_part, vote_columns
+from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, shipping
+from weakrank.engines.partitions import iter_votes, part_ids, partition_bounds, read_part, vote_columns
 from weakrank.errors import ConfigError
 from weakrank.labeling import apply_lfs
 
@@ -64,7 +63,9 @@ def test_partitions_keep_query_lists_whole_and_align_to_lf_chunks():
 
 
 def test_parquet_round_trip_in_partitions(wikiqa, reference, tmp_path):
-    votes_dir = label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False)
+    votes_dir = label_to_parquet(
+        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
+    )
     parts = part_ids(tmp_path / "pairs")
     assert len(parts) > 2
     seen = pd.concat([read_part(tmp_path / "pairs", p) for p in parts])
@@ -115,7 +116,7 @@ def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask
     from weakrank.config import load_config
     from weakrank.pipeline import RunPaths, ingest, label
 
-    cfg = load_config(write_config(tmp_path, extra='[label.dask]\npart_rows = 30\nchunk_size = 30'))
+    cfg = load_config(write_config(tmp_path, extra="[label.dask]\npart_rows = 30\nchunk_size = 30"))
     ingest(cfg)
     local = label(cfg, progress=False, engine="local")
     distributed = label(cfg, progress=False, engine="dask", client=dask_client)
@@ -137,7 +138,9 @@ def test_engine_config_keys_and_cli_flags(tmp_path):
     from weakrank.engines import engine_overrides
 
     assert (args.engine, engine_overrides(args)) == ("dask", {"address": "tcp://head:8786"})
-    assert build_parser().parse_args(["run", "x.toml", "--engine", "spark", "--master", "local[2]"]).master == "local[2]"
+    assert (
+        build_parser().parse_args(["run", "x.toml", "--engine", "spark", "--master", "local[2]"]).master == "local[2]"
+    )
 
 
 def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_path):
@@ -153,9 +156,13 @@ def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_p
     assert streamed.params() == in_memory.params()
     assert in_memory.params()["iterations"] > 1
     # from a partitioned votes dataset, reading only its vote_* columns in chunks
-    votes_dir = label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False)
+    votes_dir = label_to_parquet(
+        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
+    )
     from_disk = fit_on_votes(votes_dir, "generative", batch_rows=50)
     assert from_disk.params() == in_memory.params()
-    labels = pd.concat(pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir()))
+    labels = pd.concat(
+        pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir())
+    )
     labels = labels.sort_values("_row")
     np.testing.assert_allclose(labels["p_relevant"].to_numpy(), in_memory.predict_proba(matrix), rtol=0, atol=1e-12)

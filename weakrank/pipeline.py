@@ -82,7 +82,8 @@ def label(
     runner = engine_config(name, options)
     if runner.name != "local":
         votes = label_dataset(dataset, lfs, runner, paths.partitioned, progress=progress)
-        write_parquet(votes, paths.votes, metadata={"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs]})
+        meta = {"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs], "engine": runner.name}
+        write_parquet(votes, paths.votes, metadata=meta)
         return votes
     votes = apply_lfs(
         dataset,

@@ -67,8 +67,14 @@ def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def run_engine(engine: EngineConfig, pairs_dir: Path, out_dir: Path, lfs: Sequence[RankingLF], dataset: Dataset,
-               progress: bool = True) -> Path:
+def run_engine(
+    engine: EngineConfig,
+    pairs_dir: Path,
+    out_dir: Path,
+    lfs: Sequence[RankingLF],
+    dataset: Dataset,
+    progress: bool = True,
+) -> Path:
     """Label the pairs dataset ``pairs_dir`` with ``engine`` into the votes dataset ``out_dir`` (atomically)."""
     bundle = ship(lfs, dataset, engine.chunk_size)
     with atomic_dir(out_dir) as tmp:
@@ -87,8 +93,9 @@ def run_engine(engine: EngineConfig, pairs_dir: Path, out_dir: Path, lfs: Sequen
     return Path(out_dir)
 
 
-def label_to_parquet(dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path,
-                     progress: bool = True) -> Path:
+def label_to_parquet(
+    dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path, progress: bool = True
+) -> Path:
     """Write ``<work_dir>/pairs`` and label it into ``<work_dir>/votes`` (partitioned Parquet); returns the latter."""
     work_dir = Path(work_dir)
     names = [lf.name for lf in lfs]
@@ -98,8 +105,9 @@ def label_to_parquet(dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineC
     return run_engine(engine, pairs_dir, work_dir / "votes", lfs, dataset, progress)
 
 
-def label_dataset(dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path,
-                  progress: bool = True) -> pd.DataFrame:
+def label_dataset(
+    dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path, progress: bool = True
+) -> pd.DataFrame:
     """The votes table of ``dataset`` computed by ``engine`` (same columns and order as ``apply_lfs``)."""
     return read_votes(label_to_parquet(dataset, lfs, engine, work_dir, progress))
 

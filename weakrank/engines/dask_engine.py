@@ -43,7 +43,9 @@ def run(
         if address:
             client = own_client = Client(address)
         else:
-            own_cluster = LocalCluster(n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None)
+            own_cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=None
+            )
             client = own_client = Client(own_cluster)
     try:
         shipped = client.scatter(bundle, broadcast=True)

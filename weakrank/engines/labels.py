@@ -16,7 +16,9 @@ from weakrank.label_models.base import LabelModelBase
 from weakrank.label_models.streaming import fit_streaming
 
 
-def fit_on_votes(votes_dir: str | Path, model: str = "generative", batch_rows: int = 256 * 1024, **options) -> LabelModelBase:
+def fit_on_votes(
+    votes_dir: str | Path, model: str = "generative", batch_rows: int = 256 * 1024, **options
+) -> LabelModelBase:
     """A label model fitted on the vote columns of a partitioned votes dataset, read in chunks."""
     columns = vote_columns(votes_dir)
     if not columns:
@@ -25,7 +27,9 @@ def fit_on_votes(votes_dir: str | Path, model: str = "generative", batch_rows: i
     return fit_streaming(make_label_model(model, **options), chunks)
 
 
-def write_labels(votes_dir: str | Path, labels_dir: str | Path, label_model: LabelModelBase, batch_rows: int = 256 * 1024) -> Path:
+def write_labels(
+    votes_dir: str | Path, labels_dir: str | Path, label_model: LabelModelBase, batch_rows: int = 256 * 1024
+) -> Path:
     """The votes dataset plus p_relevant, label, confidence, written chunk by chunk (atomically)."""
     columns = vote_columns(votes_dir)
     with atomic_dir(labels_dir) as tmp:

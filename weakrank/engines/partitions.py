@@ -71,7 +71,9 @@ def _check_contiguous(query_ids: np.ndarray, source: str) -> None:
     repeated = runs.duplicated()
     if repeated.any():
         row = int(starts[int(repeated.to_numpy().argmax())])
-        raise DataError(f"query {query_ids[row]!r} has a candidate list split in two", file=source, row=row, field="query_id")
+        raise DataError(
+            f"query {query_ids[row]!r} has a candidate list split in two", file=source, row=row, field="query_id"
+        )
 
 
 def write_pairs(
@@ -107,8 +109,13 @@ def write_batches(
     """Stream record batches (with a ``part`` column) into a hive-partitioned dataset, atomically."""
     with atomic_dir(directory) as tmp:
         ds.write_dataset(
-            _chain(head, rest), tmp, schema=schema, format="parquet", partitioning=HIVE,
-            existing_data_behavior="overwrite_or_ignore", max_rows_per_group=64 * 1024,
+            _chain(head, rest),
+            tmp,
+            schema=schema,
+            format="parquet",
+            partitioning=HIVE,
+            existing_data_behavior="overwrite_or_ignore",
+            max_rows_per_group=64 * 1024,
         )
     return Path(directory)
 
@@ -145,7 +152,9 @@ def write_votes_part(votes: pd.DataFrame, directory: str | Path, part: int) -> P
     return path
 
 
-def iter_votes(directory: str | Path, columns: list[str] | None = None, batch_rows: int = 256 * 1024) -> Iterator[pd.DataFrame]:
+def iter_votes(
+    directory: str | Path, columns: list[str] | None = None, batch_rows: int = 256 * 1024
+) -> Iterator[pd.DataFrame]:
     """Chunks of a votes dataset (only ``columns``; e.g. the ``vote_*`` ones) — memory stays bounded."""
     dataset = ds.dataset(Path(directory), format="parquet")
     if columns is not None:
@@ -167,5 +176,13 @@ def read_votes(directory: str | Path) -> pd.DataFrame:
     frame = frame.sort_values(ROW, kind="stable").reset_index(drop=True)
     names = [c[len(VOTE) :] for c in frame.columns if c.startswith(VOTE)]
     columns = KEY_COLUMNS + [c for n in names for c in (SCORE + n, VOTE + n)]
-    types = {"query_id": str, "passage_id": str, "split": str, "rank": "int32", "gold": "Int8", **{SCORE + n: "float64" for n in names}, **{VOTE + n: "int8" for n in names}}
+    types = {
+        "query_id": str,
+        "passage_id": str,
+        "split": str,
+        "rank": "int32",
+        "gold": "Int8",
+        **{SCORE + n: "float64" for n in names},
+        **{VOTE + n: "int8" for n in names},
+    }
     return frame[columns].astype(types)

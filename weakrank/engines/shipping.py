@@ -73,11 +73,6 @@ def loaded_resources() -> int:
     return len(_RESOURCES)
 
 
-def output_columns(names: Sequence[str]) -> list[str]:
-    """Columns of a labelled partition, in order."""
-    return [ROW, PART, *KEY_COLUMNS] + [c for n in names for c in (SCORE + n, VOTE + n)]
-
-
 def spark_schema(names: Sequence[str]) -> str:
     """The Spark DDL schema of a labelled partition."""
     keys = f"{ROW} long, {PART} int, query_id string, passage_id string, split string, rank int, gold tinyint"

@@ -61,7 +61,9 @@ def run(
         spark.conf.set("spark.sql.shuffle.partitions", str(n_parts))
         broadcast = spark.sparkContext.broadcast(cloudpickle.dumps(bundle))
         pairs = spark.read.parquet(str(pairs_dir))
-        votes = pairs.groupBy("part").applyInPandas(_labeller(broadcast, uuid.uuid4().hex), schema=spark_schema([lf.name for lf in bundle.lfs]))
+        votes = pairs.groupBy("part").applyInPandas(
+            _labeller(broadcast, uuid.uuid4().hex), schema=spark_schema([lf.name for lf in bundle.lfs])
+        )
         votes.write.mode("overwrite").parquet(str(out_dir))
         broadcast.unpersist()
     finally:
