@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
+import multiprocessing
 import tempfile
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -37,16 +38,20 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class PeakRSS:
-    """Peak RSS (MB) of this process and all its descendants, sampled in a thread."""
+    """Peak RSS (MB) of process ``pid`` and all its descendants, sampled in a thread."""
 
-    def __init__(self, every: float = 0.1) -> None:
-        self.every, self.peak, self._stop = every, 0.0, threading.Event()
+    def __init__(self, pid: int, every: float = 0.1) -> None:
+        self.pid, self.every, self.peak, self._stop = pid, every, 0.0, threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _sample(self) -> float:
-        me = psutil.Process(os.getpid())
+        try:
+            root = psutil.Process(self.pid)
+            tree = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return 0.0
         total = 0
-        for proc in [me, *me.children(recursive=True)]:
+        for proc in tree:
             try:
                 total += proc.memory_info().rss
             except psutil.Error:
@@ -68,13 +73,15 @@ class PeakRSS:
         self._thread.join()
 
 
-def scifact_pairs(n_pairs: int) -> Dataset:
-    """SciFact (train + test queries) with BM25 top-N candidates, N chosen to give about ``n_pairs`` pairs."""
+def write_scifact_pairs(n_pairs: int, pairs_dir: Path, part_rows: int) -> int:
+    """Write SciFact (train + test queries) × BM25 top-N (N for about ``n_pairs`` pairs) as a pairs dataset."""
     probe = load_dataset("beir", SHARED / "scifact", k=1)
     k = math.ceil(n_pairs / len(probe.queries))
     if k > len(probe.passages):
         raise SystemExit(f"{n_pairs} pairs need more than the {len(probe.passages)} SciFact passages per query")
-    return load_dataset("beir", SHARED / "scifact", k=k)
+    dataset = load_dataset("beir", SHARED / "scifact", k=k)
+    write_pairs(dataset, pairs_dir, part_rows)
+    return len(dataset.candidates)
 
 
 def engine_options(name: str, workers: int) -> tuple[dict, object]:
@@ -102,6 +109,25 @@ def vote_counts(votes_dir: Path) -> tuple[int, np.ndarray]:
     return rows, counts
 
 
+def measure(name: str, pairs_dir: Path, out_dir: Path, workers: int, part_rows: int, started, done, result) -> None:
+    """In a fresh process: start the engine, label ``pairs_dir`` between ``started``/``done``, report the times."""
+    probe = load_dataset("beir", SHARED / "scifact", k=1)
+    lite = Dataset(probe.name, probe.queries, probe.passages, probe.candidates.iloc[:0])  # what the LFs fit on
+    t0 = time.perf_counter()
+    options, close = engine_options(name, workers)
+    startup = time.perf_counter() - t0
+    try:
+        started.set()
+        t0 = time.perf_counter()
+        engine = EngineConfig(name, options, part_rows=part_rows)
+        run_engine(engine, pairs_dir, out_dir, [make_bm25(), make_tfidf(), word_overlap], lite, progress=False)
+        seconds = time.perf_counter() - t0
+        done.set()
+    finally:
+        close()
+    result.put((startup, seconds))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, action="append", help="pairs to label (repeatable; default 1,000,000)")
@@ -110,36 +136,30 @@ def main() -> None:
     parser.add_argument("--part-rows", type=int, default=100_000, help="pairs per partition")
     args = parser.parse_args()
     engines = args.engines.split(",")
+    spawn = multiprocessing.get_context("spawn")
     rows = []
     for n_pairs in args.pairs or [1_000_000]:
         started = time.perf_counter()
-        dataset = scifact_pairs(n_pairs)
-        lite = Dataset(dataset.name, dataset.queries, dataset.passages, dataset.candidates.iloc[:0])  # what LFs fit on
         with tempfile.TemporaryDirectory(prefix="bench_engines.") as tmp:
-            pairs_dir = write_pairs(dataset, Path(tmp) / "pairs", args.part_rows)
-            n = len(dataset.candidates)
-            del dataset
+            pairs_dir = Path(tmp) / "pairs"
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                n = pool.submit(write_scifact_pairs, n_pairs, pairs_dir, args.part_rows).result()
             print(f"{n:,} SciFact pairs written as partitioned Parquet in {time.perf_counter() - started:.1f}s")
             reference = None
             for name in engines:
-                t0 = time.perf_counter()
-                options, close = engine_options(name, args.workers)
-                startup = time.perf_counter() - t0
-                lfs = [make_bm25(), make_tfidf(), word_overlap]
-                try:
-                    with PeakRSS() as memory:
-                        t0 = time.perf_counter()
-                        votes_dir = run_engine(
-                            EngineConfig(name, options, part_rows=args.part_rows),
-                            pairs_dir,
-                            Path(tmp) / f"votes_{name}",
-                            lfs,
-                            lite,
-                            progress=False,
-                        )
-                        seconds = time.perf_counter() - t0
-                finally:
-                    close()
+                # each engine in a fresh process: its memory is the RSS of that process tree while labeling
+                on, off, result = spawn.Event(), spawn.Event(), spawn.Queue()
+                votes_dir = Path(tmp) / f"votes_{name}"
+                proc = spawn.Process(
+                    target=measure, args=(name, pairs_dir, votes_dir, args.workers, args.part_rows, on, off, result)
+                )
+                proc.start()
+                on.wait()
+                with PeakRSS(proc.pid) as memory:
+                    while not off.wait(0.2) and proc.is_alive():
+                        pass
+                startup, seconds = result.get()
+                proc.join()
                 counts = vote_counts(votes_dir)
                 reference = reference or counts
                 same = counts[0] == reference[0] and bool((counts[1] == reference[1]).all())
