@@ -197,7 +197,7 @@ def main() -> None:
 
 def plot(table: pd.DataFrame, path: Path) -> None:
     """Throughput and peak memory per engine and size, side by side."""
-    labels = table["engine"] + " @ " + (table["pairs"] / 1e6).round(1).astype(str) + "M"
+    labels = [f"{e} @ {p:,} pairs" for e, p in zip(table["engine"], table["pairs"])]
     fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(table) + 1.5))
     for ax, column in zip(axes, ("pairs/s", "peak MB")):
         ax.barh(labels, table[column], color="tab:blue")
