@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import fields
 
 from weakrank.commands import AddCommand, pipeline_config
@@ -21,7 +22,8 @@ def cmd_train(args: argparse.Namespace) -> None:
     finally:
         teardown()  # leaves the torchrun process group, if any
     out = cfg.run_dir / (args.output or cfg.sections.get("train", {}).get("output", "model"))
-    print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f}) → {out}")
+    if int(os.environ.get("RANK", "0")) == 0:  # once under torchrun
+        print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f}) → {out}")
 
 
 def cmd_rerank(args: argparse.Namespace) -> None:
