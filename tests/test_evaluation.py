@@ -147,3 +147,15 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
     for png in ("ns_scores.png", "sensitivity.png", "reliability.png", "lf_quality.png"):
         assert (out / png).stat().st_size > 5000, png
     assert "<img src='sensitivity.png'" in (out / "report.html").read_text()
+
+
+def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
+    from weakrank.evaluation.report import action_figure
+
+    cells = pd.DataFrame({"key": ["a", "b", "c"], "row": ["AC-IR", "AC-IR", "fixed"], "sampler": ["policy", "policy", "bm25"]})
+    for key, first in (("a", "bm25"), ("b", "random")):
+        steps = pd.DataFrame({"step": range(1, 41), "sampler": [first] * 20 + ["bm25"] * 20})
+        steps.to_csv(tmp_path / f"{key}.csv", index=False)
+    path = action_figure(cells, tmp_path, tmp_path / "actions.png")
+    assert path is not None and path.stat().st_size > 5000
+    assert action_figure(cells[cells["sampler"] == "bm25"], tmp_path, tmp_path / "none.png") is None

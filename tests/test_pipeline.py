@@ -52,7 +52,8 @@ def write_config(tmp_path, lfs='["bm25", "tfidf", "my_lfs.py:length_ratio"]', ex
 
 
 def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
-    cfg = write_config(tmp_path)
+    train = "[train]\nbatch_size = 2\nmax_length = 32\nmax_steps = 2\neval_every = 0\ncheckpoint_every = 0\noutput = 'weak'"
+    cfg = write_config(tmp_path, extra=train)
     assert main(["run", str(cfg), "--quiet"]) == 0
     paths = RunPaths(tmp_path / "run")
     queries = pd.read_parquet(paths.dataset / "queries.parquet")
@@ -68,6 +69,12 @@ def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
     quality = pd.read_csv(paths.analysis / "quality.csv", index_col=0)
     assert {"bm25", "tfidf", "length_ratio", "majority", "generative", "snorkel"} <= set(quality.index)
     assert (paths.analysis / "quality.png").stat().st_size > 1000
+    # with a [train] section, `run` also trains, reranks the test split and compares with BM25
+    assert (paths.root / "weak" / "final" / "head.safetensors").exists()
+    run = (paths.root / "runs" / "weak.trec").read_text().splitlines()
+    assert len(run) == (votes["split"] == "test").sum()
+    evaluation = pd.read_csv(paths.root / "runs" / "evaluation.csv", index_col=0)
+    assert list(evaluation.index) == ["bm25", "weak"] and evaluation["MAP"].between(0, 1).all()
     out = capsys.readouterr().out
     assert "== quality ==" in out and "P@1" in out
 

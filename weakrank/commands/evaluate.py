@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.datasets.trec import read_run
+from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import run_experiment
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.report import build_report
@@ -27,6 +29,11 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
+    if args.grid:
+        section = f"experiment_{args.grid}"
+        if section not in cfg.sections:
+            raise ConfigError(f"{args.config} has no [{section}] section")
+        cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", sections={**cfg.sections, "experiment": cfg.sections[section]})
     results = run_experiment(cfg, progress=not args.quiet)
     print(format_table(results_table(results)).to_string())
     print(f"\nreport: {build_report(cfg, results)}")
@@ -38,4 +45,5 @@ def register(add: AddCommand) -> None:
     p.add_argument("run", nargs="+", help="TREC run files; the first is the baseline")
     p.add_argument("--require", default="both", choices=["both", "relevant", "all"],
                    help="evaluate queries with a relevant and a non-relevant candidate (both), a relevant one, or all")
-    add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
+    p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
+    p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

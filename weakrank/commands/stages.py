@@ -6,9 +6,12 @@ import argparse
 
 import pandas as pd
 
-from weakrank import pipeline
-from weakrank.commands import AddCommand, pipeline_config
+from weakrank import pipeline, training
+from weakrank.commands import AddCommand, evaluate, pipeline_config
 from weakrank.engines import add_engine_arguments, engine_overrides
+from weakrank.evaluation.systems import column_run
+from weakrank.io import read_parquet
+from weakrank.labeling import SCORE
 from weakrank.errors import WeakrankError
 from weakrank.label_models import MODELS
 
@@ -49,17 +52,41 @@ def cmd_analyze(args: argparse.Namespace) -> None:
     print(f"\nwritten to {pipeline.RunPaths(cfg.run_dir).analysis}")
 
 
+def cmd_train(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    progress = training.train(cfg, resume=args.resume, progress=not args.quiet)
+    print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f})")
+
+
+def cmd_rerank(args: argparse.Namespace) -> None:
+    print(f"wrote {training.rerank(pipeline_config(args))}")
+
+
+def cmd_compare(args: argparse.Namespace) -> None:
+    cfg = pipeline_config(args)
+    paths = pipeline.RunPaths(cfg.run_dir)
+    baseline = paths.root / "runs" / "bm25.trec"
+    training.write_run(column_run(read_parquet(paths.votes), SCORE + "bm25", "test"), baseline, "bm25")
+    trained = paths.root / "runs" / f"{cfg.sections['train'].get('output', 'model')}.trec"
+    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=[str(baseline), str(trained)], require="both"))
+
+
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
+TRAIN_STAGES = {"train": cmd_train, "rerank": cmd_rerank, "evaluate": cmd_compare}
 
 
 def cmd_run(args: argparse.Namespace) -> None:
-    stages = tuple(args.stages.split(",")) if args.stages else tuple(STAGE_COMMANDS)
-    unknown = [s for s in stages if s not in STAGE_COMMANDS]
+    cfg = pipeline_config(args)
+    available = {**STAGE_COMMANDS, **(TRAIN_STAGES if "train" in cfg.sections else {})}
+    stages = tuple(args.stages.split(",")) if args.stages else tuple(available)
+    if "train" not in cfg.sections and set(stages) & set(TRAIN_STAGES):
+        raise WeakrankError(f"{args.config} has no [train] section: stages {list(TRAIN_STAGES)} need one")
+    unknown = [s for s in stages if s not in available]
     if unknown:
-        raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(STAGE_COMMANDS)}")
+        raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(available)}")
     for stage in stages:
         print(f"--- {stage}", flush=True)
-        STAGE_COMMANDS[stage](args)
+        available[stage](args)
 
 
 def register(add: AddCommand) -> None:
@@ -73,7 +100,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
     p.add_argument("--split", action="append", help="restrict to a split (repeatable)")
-    p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze)")
+    p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze; then train, rerank, "
+            "evaluate against BM25 when the config has [train])")
+    p.add_argument("--resume", action="store_true", help="continue training from its checkpoint")
     p.add_argument("--stages", help="comma-separated subset of stages")
     p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")

@@ -22,9 +22,9 @@ from tqdm.auto import tqdm
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError
-from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
-from weakrank.io import read_parquet, write_parquet
+from weakrank.io import read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names
 from weakrank.label_models import labels_from_proba
 from weakrank.pipeline import RunPaths
@@ -50,10 +50,12 @@ class Cell:
     kind: str  # "unsupervised" | "weak" | "supervised"
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     seed: int = 0
+    train: tuple[tuple[str, Any], ...] = field(default_factory=tuple)  # [train] with [experiment.train] on top
 
     @property
     def key(self) -> str:
-        blob = json.dumps({"row": self.row, "kind": self.kind, "params": self.params, "seed": self.seed}, sort_keys=True)
+        blob = {"row": self.row, "kind": self.kind, "params": self.params, "seed": self.seed}
+        blob = json.dumps({**blob, "train": self.train} if self.train else blob, sort_keys=True)
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
@@ -64,6 +66,7 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
     cells += [Cell(model, "unsupervised") for model in label_models]
     seeds = exp.get("seeds", [0])
+    train = tuple(sorted({**cfg.sections.get("train", {}), **exp.get("train", {})}.items()))
     for model in exp.get("train_label_models", label_models[-1:]):
         for variant in exp.get("variants", list(VARIANTS)):
             if variant not in VARIANTS:
@@ -79,9 +82,9 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                             params[knob] = value
                             row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
                         row += f" ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
-                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed) for seed in seeds]
+                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed, train) for seed in seeds]
     if exp.get("supervised", True):
-        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed) for seed in seeds]
+        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells
 
 
@@ -96,7 +99,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     exp = cfg.sections.get("experiment", {})
     paths = RunPaths(cfg.run_dir)
     params = dict(cell.params)
-    overrides = {**exp.get("train", {}), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
+    overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
     overrides.update({k: params[k] for k in ("loss", "target", "epsilon", "alpha", "sampler") if k in params})
     if cell.kind == "supervised":
         overrides.update({"supervised": True, "target": "plain"})
@@ -116,8 +119,12 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     train(cfg, progress=False, **overrides)
     dataset = Dataset.load(paths.dataset).subset(splits=[exp.get("split", "test")])
     pairs = dataset.pairs()
+    pairs = pairs[pairs["query_id"].isin(judged_queries(dataset.qrels, exp.get("require", "both")))]
     ranker = BertPR.load(model_dir(cfg, overrides["output"]))
     pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])))
+    actions = workdir / "policy_actions.csv"
+    if actions.exists():  # AC-IR's choices, for the report's action-frequency plot
+        write_text(actions.read_text(), workdir.parent.parent / "actions" / f"{workdir.name}.csv")
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
     return pairs[["query_id", "passage_id", "score"]]
 
@@ -147,7 +154,7 @@ def run_experiment(
             else:
                 run = runner(cfg, cell, root / "models" / cell.key)
             write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
-            metrics = evaluate_run(run, qrels, rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
+            metrics = evaluate_run(run, qrels, require=exp.get("require", "both"), rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
             write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
         results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
     return results

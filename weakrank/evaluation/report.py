@@ -19,11 +19,12 @@ from scipy.special import expit  # noqa: E402
 
 from weakrank.config import PipelineConfig  # noqa: E402
 from weakrank.evaluation.calibration import ece, reliability_diagram  # noqa: E402
+from weakrank.evaluation.grid import grid_cells  # noqa: E402
 from weakrank.evaluation.systems import column_run, label_model_scores  # noqa: E402
 from weakrank.evaluation.tables import format_table, results_table  # noqa: E402
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_text  # noqa: E402
 from weakrank.pipeline import RunPaths  # noqa: E402
-from weakrank.plots import bar_table  # noqa: E402
+from weakrank.plots import bar_table, line_plot  # noqa: E402
 from weakrank.training.data import minmax_within  # noqa: E402
 
 
@@ -85,6 +86,26 @@ def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame
     return _save(fig, path)
 
 
+def action_figure(cells: pd.DataFrame, actions_dir: Path, path: Path) -> Path | None:
+    """Share of training steps on each negative sampler, per policy row, pooled over seeds."""
+    if "sampler" not in cells.columns:
+        return None
+    logs = {}
+    for _, cell in cells[cells["sampler"].isin(["policy", "random_policy"])].iterrows():
+        file = actions_dir / f"{cell['key']}.csv"
+        if file.exists():
+            logs.setdefault(cell["row"], []).append(pd.read_csv(file))
+    if not logs:
+        return None
+    shares = {}
+    for row, frames in logs.items():
+        steps = pd.concat(frames)
+        for sampler, share in pd.crosstab(steps["step"], steps["sampler"], normalize="index").items():
+            shares[f"{row}: {sampler}"] = share.rolling(10, min_periods=1).mean()
+    return line_plot(pd.DataFrame(shares), path, title="Negative sampler chosen by the policy (all seeds)",
+                     xlabel="training step", ylabel="share of runs (10-step window)")
+
+
 def machine() -> str:
     """A one-line description of where the report was made."""
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
@@ -96,13 +117,17 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     exp = cfg.sections.get("experiment", {})
     split = exp.get("split", "test")
     paths = RunPaths(cfg.run_dir)
-    out = paths.root / "report"
+    out = paths.root / "report" / cfg.name
     votes = read_parquet(paths.votes)
     table = results_table(results)
     shown = format_table(table)
     figures: list[tuple[str, Path]] = []
     figures.append(("Negative-sampler score distribution (seed 000, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
     cells = cached_cells(paths.root / "experiment")
+    cells = cells[cells["key"].isin({c.key for c in grid_cells(cfg, votes)})] if len(cells) else cells
+    actions = action_figure(cells, paths.root / "experiment" / "actions", out / "policy_actions.png")
+    if actions:
+        figures.append(("Negative sampler chosen over training, all seeds (seed 001)", actions))
     sens = sensitivity_figure(cells, results, metric, out / "sensitivity.png")
     if sens:
         figures.append((f"{metric} sensitivity to ε / α (seed 000, Fig. 2)", sens))

@@ -34,6 +34,7 @@ class TrainConfig:
     batch_size: int = 16  # the effective batch (triplets' anchors per optimiser step), whatever the processes
     grad_accum: int = 1  # micro-batches per step on each process (torchrun: the batch is also split over processes)
     lr: float = 2e-5
+    head_lr: float = 0.0
     weight_decay: float = 0.01
     warmup: float = 0.1
     epochs: int = 1

@@ -96,10 +96,11 @@ def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "t
     """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``."""
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset).subset(splits=[split])
-    ranker = BertPR.load(model or model_dir(cfg))
+    model = model or model_dir(cfg, cfg.sections.get("train", {}).get("output", "model"))
+    ranker = BertPR.load(model)
     pairs = dataset.pairs()
     pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
-    tag = name or Path(model or model_dir(cfg)).parent.name
+    tag = name or Path(model).parent.name
     return write_run(pairs, paths.root / "runs" / f"{tag}.trec", tag)
 
 

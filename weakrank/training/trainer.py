@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.metrics import average_precision_score
 from tqdm.auto import tqdm
@@ -96,6 +97,19 @@ def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], bat
 StepCallback = Callable[["Trainer", Batch, float, float], None]
 
 
+def parameter_groups(model: BertPR, cfg: TrainConfig) -> list[dict]:
+    """AdamW groups: no weight decay on biases and norms; the fresh MLP head at ``head_lr`` when set."""
+    no_decay = ("bias", "LayerNorm.weight", "norm.weight")
+    groups = []
+    for part, lr in ((model.encoder, cfg.lr), (model.head, cfg.head_lr or cfg.lr)):
+        named = list(part.named_parameters())
+        groups += [
+            {"params": [p for n, p in named if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay, "lr": lr},
+            {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0, "lr": lr},
+        ]
+    return groups
+
+
 class Trainer:
     """Fine-tunes a :class:`BertPR` on labelled lists; see :func:`weakrank.training.train`."""
 
@@ -120,12 +134,7 @@ class Trainer:
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         self.sampler = make_sampler(cfg, collection)
         self.callbacks = callbacks or []
-        no_decay = ("bias", "LayerNorm.weight", "norm.weight")
-        groups = [
-            {"params": [p for n, p in self.model.named_parameters() if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay},
-            {"params": [p for n, p in self.model.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0},
-        ]
-        self.optimizer = torch.optim.AdamW(groups, lr=cfg.lr)
+        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, cfg), lr=cfg.lr)
         per_epoch = -(-len(data.anchors) // cfg.batch_size)
         self.total_steps = min(cfg.max_steps, per_epoch * cfg.epochs) if cfg.max_steps else per_epoch * cfg.epochs
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
@@ -216,6 +225,7 @@ class Trainer:
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
+        write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
         if np.isnan(value):
             return False
