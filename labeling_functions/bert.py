@@ -51,7 +51,7 @@ def make_bert_cosine(
             out[idx] = pooled.float().cpu().numpy()
         return out
 
-    @ranking_lf(name, batched=True, fit=load, **rule)
+    @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
     def score(pairs: PairBatch, resource) -> np.ndarray:
         tokenizer, encoder = resource
         return pair_cosine(pairs.query, pairs.passage, lambda texts: embed(texts, tokenizer, encoder))

@@ -20,7 +20,7 @@ def make_embedding_cosine(
 
         return SentenceTransformer(resolve_model(model), device=None)
 
-    @ranking_lf(name, batched=True, fit=load, **rule)
+    @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
     def score(pairs: PairBatch, encoder) -> np.ndarray:
         def encode(texts: list[str]) -> np.ndarray:
             return encoder.encode(texts, batch_size=batch_size, show_progress_bar=False)

@@ -29,10 +29,14 @@ class DatasetConfig:
 
 @dataclass
 class LabelConfig:
-    """Which LFs vote, with per-LF options (factory arguments and ``top_k``/``bottom_fraction``)."""
+    """Which LFs vote, with per-LF options (factory arguments and ``top_k``/``bottom_fraction``),
+    and where they run: ``engine`` (local, dask, spark); ``engine_options`` holds the ``[label.dask]`` and
+    ``[label.spark]`` tables by engine name."""
 
     lfs: list[str]
     lf_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    engine: str = "local"
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def fingerprint(self, name: str) -> str:
         """A short hash of an LF's options: cached scores are reused only when it matches."""
@@ -107,7 +111,12 @@ def load_config(path: str | Path) -> PipelineConfig:
             options=ds.get("options", {}),
             max_queries=max_queries,
         ),
-        label=LabelConfig(lfs=list(lfs), lf_options=lab.get("options", {})),
+        label=LabelConfig(
+            lfs=list(lfs),
+            lf_options=lab.get("options", {}),
+            engine=lab.get("engine", "local"),
+            engine_options={k: lab[k] for k in ("local", "dask", "spark") if isinstance(lab.get(k), dict)},
+        ),
         aggregate=AggregateConfig(model=agg.get("model", "generative"), options=agg.get("options", {})),
         analyze_splits=ana.get("splits"),
         sections={k: v for k, v in raw.items() if k not in known},

@@ -22,6 +22,7 @@ from weakrank.voting import rank_votes
 
 SCORE, VOTE = "score_", "vote_"
 KEY_COLUMNS = ["query_id", "passage_id", "split", "rank", "gold"]
+CHUNK_SIZE = 5_000  # pairs per LF call; engines align their partitions to these chunks
 
 
 def lf_names(votes: pd.DataFrame) -> list[str]:
@@ -47,7 +48,7 @@ def _query_chunks(query_ids: np.ndarray, chunk_size: int) -> list[tuple[int, int
     return bounds
 
 
-def score_lf(lf: RankingLF, pairs: pd.DataFrame, chunk_size: int = 5_000, bar: tqdm | None = None) -> np.ndarray:
+def score_lf(lf: RankingLF, pairs: pd.DataFrame, chunk_size: int = CHUNK_SIZE, bar: tqdm | None = None) -> np.ndarray:
     """Raw scores of ``lf`` on every row of ``pairs`` (from :meth:`Dataset.pairs`), chunk by chunk."""
     qid = pairs["query_id"].to_numpy()
     pid = pairs["passage_id"].to_numpy()
@@ -68,8 +69,9 @@ def apply_lfs(
     cache_dir: str | Path | None = None,
     fingerprints: Mapping[str, str] | None = None,
     progress: bool = True,
+    chunk_size: int = CHUNK_SIZE,
 ) -> pd.DataFrame:
-    """Score every candidate with every LF and vote per query.
+    """Score every candidate with every LF (``chunk_size`` pairs per call, whole queries) and vote per query.
 
     With ``cache_dir``, each LF's scores are stored there as ``<name>.parquet`` and reused by a later
     call on the same pairs with the same fingerprint (a hash of the LF's options), so an interrupted
@@ -87,7 +89,7 @@ def apply_lfs(
         fingerprint = fingerprints.get(lf.name, "")
         scores = _cached_scores(cache_dir, lf.name, fingerprint, pairs)
         if scores is None:
-            scores = score_lf(lf.fit(dataset), pairs, bar=bar)
+            scores = score_lf(lf.fit(dataset), pairs, chunk_size, bar=bar)
             if cache_dir is not None:
                 write_parquet(
                     pd.DataFrame({"query_id": pairs["query_id"], "passage_id": pairs["passage_id"], "score": scores}),

@@ -72,10 +72,12 @@ class RankingLF:
         batched: bool = False,
         fit: Callable[[Dataset], Any] | None = None,
         rule: VoteRule = VoteRule(),
+        per_process: bool = False,
     ) -> None:
         if not _NAME.match(name):
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
         self.fn, self.name, self.batched, self.fit_fn, self.rule = fn, name, batched, fit, rule
+        self.per_process = per_process
         self.resource: Any = None
         self._fitted_on: Dataset | None = None
         self.__doc__ = fn.__doc__
@@ -85,7 +87,18 @@ class RankingLF:
 
     def with_rule(self, **changes: Any) -> RankingLF:
         """A copy of this LF with some :class:`VoteRule` fields changed."""
-        return RankingLF(self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes))
+        return RankingLF(
+            self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes),
+            per_process=self.per_process,
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Shipped to workers (pickled) without the dataset it was fitted on, and without a per-process
+        # resource (a model), which each worker loads once itself (see weakrank.engines.shipping).
+        state = dict(self.__dict__, _fitted_on=None)
+        if self.per_process:
+            state["resource"] = None
+        return state
 
     def fit(self, dataset: Dataset) -> RankingLF:
         """Build the LF's resource (index, model) for ``dataset``, once; a no-op without ``fit``."""
@@ -130,12 +143,22 @@ def ranking_lf(
     fit: Callable[[Dataset], Any] | None = None,
     top_k: int = 1,
     bottom_fraction: float = 0.5,
+    per_process: bool = False,
 ) -> Callable[[Callable[..., Any]], RankingLF]:
-    """Decorate a scoring function into a :class:`RankingLF` (named after the function by default)."""
+    """Decorate a scoring function into a :class:`RankingLF` (named after the function by default).
+
+    ``per_process=True`` says the ``fit`` resource depends only on the LF's options (a model), not on
+    the dataset: distributed engines then load it once per worker process instead of shipping it.
+    """
 
     def decorate(fn: Callable[..., Any]) -> RankingLF:
         return RankingLF(
-            fn, name or fn.__name__, batched=batched, fit=fit, rule=VoteRule(top_k=top_k, bottom_fraction=bottom_fraction)
+            fn,
+            name or fn.__name__,
+            batched=batched,
+            fit=fit,
+            rule=VoteRule(top_k=top_k, bottom_fraction=bottom_fraction),
+            per_process=per_process,
         )
 
     return decorate

@@ -3,6 +3,7 @@
 ``<run_dir>/dataset/*.parquet``  ingest: the canonical dataset (see :mod:`weakrank.dataset`)
 ``<run_dir>/lf_scores/*.parquet`` label: per-LF raw score cache (re-runs reuse it)
 ``<run_dir>/votes.parquet``       label: see :mod:`weakrank.labeling`
+``<run_dir>/partitioned/``        label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
 ``<run_dir>/labels.parquet``      aggregate: the votes table plus p_relevant, label, confidence
 ``<run_dir>/analysis/``           analyze: lf_summary.csv, quality.csv/.md/.png
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -18,6 +20,7 @@ from weakrank.analysis import lf_scorers, lf_summary, quality_table
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
+from weakrank.engines import engine_config, label_dataset
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, labels_from_proba, make_label_model
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names, vote_matrix
@@ -37,6 +40,10 @@ class RunPaths:
     @property
     def lf_scores(self) -> Path:
         return self.root / "lf_scores"
+
+    @property
+    def partitioned(self) -> Path:
+        return self.root / "partitioned"
 
     @property
     def votes(self) -> Path:
@@ -60,11 +67,24 @@ def ingest(cfg: PipelineConfig) -> Dataset:
     return dataset
 
 
-def label(cfg: PipelineConfig, progress: bool = True, force: bool = False) -> pd.DataFrame:
-    """Apply the configured LFs to the ingested dataset and write ``votes.parquet``."""
+def label(
+    cfg: PipelineConfig, progress: bool = True, force: bool = False, engine: str | None = None, **engine_options: Any
+) -> pd.DataFrame:
+    """Apply the configured LFs to the ingested dataset and write ``votes.parquet``.
+
+    ``engine`` (default: ``[label] engine``) picks where they run; ``engine_options`` override ``[label.<engine>]``.
+    """
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset, name=cfg.name)
     lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    name = engine or cfg.label.engine
+    options = {**cfg.label.engine_options.get(name, {}), **engine_options}
+    runner = engine_config(name, options)
+    if runner.name != "local":
+        votes = label_dataset(dataset, lfs, runner, paths.partitioned, progress=progress)
+        meta = {"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs], "engine": runner.name}
+        write_parquet(votes, paths.votes, metadata=meta)
+        return votes
     votes = apply_lfs(
         dataset,
         lfs,

@@ -8,6 +8,7 @@ import pandas as pd
 
 from weakrank import pipeline, training
 from weakrank.commands import AddCommand, evaluate, pipeline_config
+from weakrank.engines import add_engine_arguments, engine_overrides
 from weakrank.evaluation.systems import column_run
 from weakrank.io import read_parquet
 from weakrank.labeling import SCORE
@@ -33,7 +34,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
 
 def cmd_label(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
-    votes = pipeline.label(cfg, progress=not args.quiet, force=args.force)
+    votes = pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine, **engine_overrides(args))
     print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {pipeline.RunPaths(cfg.run_dir).votes}")
 
 
@@ -94,6 +95,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
     p = add("label", cmd_label, "apply the labeling functions and write votes.parquet")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
+    add_engine_arguments(p)
     p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
     p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
@@ -106,3 +108,4 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
+    add_engine_arguments(p)

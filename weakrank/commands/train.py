@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import fields
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.training import TrainConfig, rerank, train
+from weakrank.training.distributed import teardown
 
 
 def _overrides(args: argparse.Namespace) -> dict:
@@ -15,9 +17,13 @@ def _overrides(args: argparse.Namespace) -> dict:
 
 def cmd_train(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
-    progress = train(cfg, resume=args.resume, progress=not args.quiet, **_overrides(args))
+    try:
+        progress = train(cfg, resume=args.resume, progress=not args.quiet, **_overrides(args))
+    finally:
+        teardown()  # leaves the torchrun process group, if any
     out = cfg.run_dir / (args.output or cfg.sections.get("train", {}).get("output", "model"))
-    print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f}) → {out}")
+    if int(os.environ.get("RANK", "0")) == 0:  # once under torchrun
+        print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f}) → {out}")
 
 
 def cmd_rerank(args: argparse.Namespace) -> None:

@@ -62,7 +62,13 @@ class GenerativeModel(LabelModelBase):
     def fit(self, votes: np.ndarray) -> GenerativeModel:
         # EM runs on the distinct vote patterns (at most 3^m) weighted by their counts.
         patterns, counts, _ = distinct_rows(check_votes(votes, self.min_lfs))
-        patterns = patterns.astype(np.float64)
+        return self.fit_counts(patterns, counts)
+
+    def fit_counts(self, patterns: np.ndarray, counts: np.ndarray) -> GenerativeModel:
+        """Fit on distinct vote patterns and how often each occurs (e.g. accumulated chunk by chunk
+        with :func:`weakrank.label_models.streaming.pattern_counts`); the same result as :meth:`fit`."""
+        patterns = check_votes(patterns, self.min_lfs).astype(np.float64)
+        counts = np.asarray(counts, dtype=np.float64)
         voted = patterns != 0
         n_voted = counts @ voted
         if (n_voted == 0).any():

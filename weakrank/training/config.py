@@ -31,7 +31,8 @@ class TrainConfig:
     bm25_top_k: int = 5
     mixed_probabilities: tuple[float, float] = (0.5, 0.5)
     negatives: int = 1
-    batch_size: int = 16
+    batch_size: int = 16  # the effective batch (triplets' anchors per optimiser step), whatever the processes
+    grad_accum: int = 1  # micro-batches per step on each process (torchrun: the batch is also split over processes)
     lr: float = 2e-5
     head_lr: float = 0.0
     weight_decay: float = 0.01
@@ -65,6 +66,8 @@ class TrainConfig:
                 raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
         if self.loss == "hinge" and (self.mode != "pairwise" or self.target not in ("plain", "noise_aware")):
             raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/LR")
+        if self.grad_accum < 1 or self.batch_size < 1:
+            raise ConfigError("[train] batch_size and grad_accum must be >= 1")
         if not 0 <= self.epsilon <= 1 or not 0 <= self.alpha < 1:
             raise ConfigError("[train] epsilon must be in [0, 1] and alpha in [0, 1)")
         if self.target == "noise_aware":

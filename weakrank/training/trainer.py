@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
 from weakrank.io import atomic_path, write_text
+from weakrank.training import distributed
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, TrainingData
 from weakrank.training.model import BertPR
@@ -125,8 +126,12 @@ class Trainer:
         self.cfg, self.data, self.dev_data, self.out_dir = cfg, data, dev_data, Path(out_dir)
         self.dev_queries = list(dev_data.lists)[: cfg.dev_queries] if dev_data is not None else []
         self.train_queries = list(data.lists)[: cfg.track_train_queries]
+        self.dist = distributed.setup()
         self.device, self.amp_dtype = pick_device_and_precision(cfg)
+        if self.device.type == "cuda":
+            self.device = torch.device("cuda", self.dist.local_rank)
         self.model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(self.device)
+        self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         self.sampler = make_sampler(cfg, collection)
         self.callbacks = callbacks or []
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, cfg), lr=cfg.lr)
@@ -138,7 +143,10 @@ class Trainer:
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> Path:
-        """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically."""
+        """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically (rank 0 only)."""
+        path = self.out_dir / CHECKPOINT
+        if not self.dist.is_main:
+            return path
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
@@ -148,7 +156,6 @@ class Trainer:
             "config": asdict(self.cfg),
             "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
         }
-        path = self.out_dir / CHECKPOINT
         with atomic_path(path) as tmp:
             torch.save(state, tmp)
         return path
@@ -166,7 +173,9 @@ class Trainer:
         random.setstate(state["rng"]["python"])
 
     def save_model(self, directory: Path) -> None:
-        """Write the model into ``directory`` via a temp directory and a rename."""
+        """Write the model into ``directory`` via a temp directory and a rename (rank 0 only)."""
+        if not self.dist.is_main:
+            return
         tmp = directory.with_name(f".{directory.name}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         self.model.save(tmp)
@@ -174,15 +183,26 @@ class Trainer:
         tmp.rename(directory)
 
     # -- training ------------------------------------------------------------------------------
-    def step(self, batch: Batch) -> tuple[float, float]:
-        """One optimisation step; returns (loss, gradient norm of the head)."""
+    def backward(self, batch: Batch) -> float:
+        """Gradients of the batch loss: this process's micro-batches (see :mod:`.distributed`); returns the loss."""
         self.model.train()
         epsilon = self.cfg.epsilon_at(self.progress.step, self.total_steps)
-        autocast = torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype else nullcontext()
-        with autocast:
-            loss = batch_loss(self.model, batch, self.cfg, epsilon)
         self.optimizer.zero_grad(set_to_none=True)
-        self.scaler.scale(loss).backward()
+        parts = distributed.micro_batches(batch, self.dist, self.cfg.grad_accum)
+        total = 0.0
+        for i, (part, weight) in enumerate(parts):
+            autocast = torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype else nullcontext()
+            sync = self.ranker.no_sync(i < len(parts) - 1) if self.ranker else nullcontext()
+            with sync:
+                with autocast:
+                    loss = batch_loss(self.ranker or self.model, part, self.cfg, epsilon) * weight
+                self.scaler.scale(loss).backward()
+            total += float(loss.detach())
+        return distributed.mean_over_ranks(total, self.dist)
+
+    def step(self, batch: Batch) -> tuple[float, float]:
+        """One optimisation step; returns (loss, gradient norm of the head)."""
+        loss = self.backward(batch)
         self.scaler.unscale_(self.optimizer)
         head_norm = float(torch.nn.utils.clip_grad_norm_(self.model.head.parameters(), float("inf")))
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
@@ -190,7 +210,7 @@ class Trainer:
         self.scaler.update()
         self.scheduler.step()
         self.progress.step += 1
-        return float(loss.detach()), head_norm
+        return loss, head_norm
 
     def evaluate(self) -> dict[str, float]:
         """Dev MAP and recall@1 against the dev labels (pseudo-labels in weak mode, gold in supervised
@@ -222,7 +242,9 @@ class Trainer:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume and (self.out_dir / CHECKPOINT).exists():
             self.load_checkpoint()
-        write_text(json.dumps(asdict(cfg), indent=1), self.out_dir / "train_config.json")
+        if self.dist.is_main:
+            write_text(json.dumps(asdict(cfg), indent=1), self.out_dir / "train_config.json")
+        show_progress = show_progress and self.dist.is_main
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps and self.progress.epoch < cfg.epochs:

@@ -1,0 +1,168 @@
+"""Dask and Spark engines give the same scores and votes as the in-process path, on real data."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labeling_functions import make_bm25, make_embedding_cosine, make_tfidf, word_overlap
+from tests.conftest import shared
+from weakrank.datasets import load_dataset
+from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, shipping
+from weakrank.engines.partitions import iter_votes, part_ids, partition_bounds, read_part, vote_columns
+from weakrank.errors import ConfigError
+from weakrank.labeling import apply_lfs
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def wikiqa():
+    """25 WikiQA test queries (about 200 pairs), small partitions so there are several of them."""
+    return load_dataset("wikiqa", shared("wikiqa"), splits=("test",)).subset(max_queries=25)
+
+
+def cheap_lfs():
+    return [make_bm25(), make_tfidf(), word_overlap]
+
+
+@pytest.fixture(scope="module")
+def reference(wikiqa):
+    return apply_lfs(wikiqa, cheap_lfs(), progress=False)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            yield client
+
+
+@pytest.fixture(scope="module")
+def spark():
+    import shutil
+
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs a Java runtime (java not on PATH)")
+    from weakrank.engines.spark_engine import session
+
+    spark = session("local[2]", progress=False)
+    yield spark
+    spark.stop()
+
+
+def test_partitions_keep_query_lists_whole_and_align_to_lf_chunks():
+    qid = np.repeat(np.arange(6), [3, 4, 2, 5, 1, 3])
+    bounds = partition_bounds(qid, part_rows=6, chunk_size=4)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(qid)
+    for (_, end), (start, _) in zip(bounds[:-1], bounds[1:]):
+        assert end == start and qid[end - 1] != qid[end]  # a cut never falls inside a query's list
+
+
+def test_parquet_round_trip_in_partitions(wikiqa, reference, tmp_path):
+    votes_dir = label_to_parquet(
+        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
+    )
+    parts = part_ids(tmp_path / "pairs")
+    assert len(parts) > 2
+    seen = pd.concat([read_part(tmp_path / "pairs", p) for p in parts])
+    assert sorted(seen["_row"]) == list(range(len(wikiqa.candidates)))
+    assert seen.groupby("query_id")["part"].nunique().max() == 1
+    assert vote_columns(votes_dir) == ["vote_bm25", "vote_tfidf", "vote_word_overlap"]
+    chunks = list(iter_votes(votes_dir, columns=vote_columns(votes_dir), batch_rows=50))
+    assert len(chunks) > 1 and list(chunks[0].columns) == vote_columns(votes_dir)
+    assert sum(map(len, chunks)) == len(reference)
+    # a second run replaces the dataset atomically: no temp directories are left behind
+    label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs", "votes"]
+
+
+def test_dask_engine_matches_local(wikiqa, reference, dask_client, tmp_path):
+    engine = EngineConfig("dask", {"client": dask_client}, part_rows=40, chunk_size=20)
+    votes = label_dataset(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
+    pd.testing.assert_frame_equal(votes, reference)
+
+
+def test_spark_engine_matches_local(wikiqa, reference, spark, tmp_path):
+    engine = EngineConfig("spark", {"spark": spark}, part_rows=40, chunk_size=20)
+    votes = label_dataset(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
+    pd.testing.assert_frame_equal(votes, reference)
+
+
+def test_embedding_model_loads_once_per_dask_worker(wikiqa, dask_client, tmp_path):
+    small = wikiqa.subset(max_queries=5)
+    lfs = [make_embedding_cosine(batch_size=16), word_overlap]
+    reference = apply_lfs(small, lfs, progress=False, chunk_size=8)  # the same LF batches as the partitions
+    engine = EngineConfig("dask", {"client": dask_client}, part_rows=8, chunk_size=8)
+    votes = label_dataset(small, lfs, engine, tmp_path, progress=False)
+    assert len(part_ids(tmp_path / "pairs")) > 2  # more partitions than workers
+    pd.testing.assert_frame_equal(votes, reference)
+    loads = dask_client.run(shipping.loaded_resources)
+    assert len(loads) == 2 and max(loads.values()) == 1  # at most one load per worker process, however many parts
+
+
+def test_engine_options_are_checked():
+    with pytest.raises(ConfigError, match="unknown label engine"):
+        EngineConfig("ray")
+    with pytest.raises(ConfigError, match="master"):
+        EngineConfig("dask", {"master": "local[*]"})
+
+
+def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask_client):
+    from tests.test_pipeline import write_config
+    from weakrank.config import load_config
+    from weakrank.pipeline import RunPaths, ingest, label
+
+    cfg = load_config(write_config(tmp_path, extra="[label.dask]\npart_rows = 30\nchunk_size = 30"))
+    ingest(cfg)
+    local = label(cfg, progress=False, engine="local")
+    distributed = label(cfg, progress=False, engine="dask", client=dask_client)
+    pd.testing.assert_frame_equal(distributed, local)
+    assert len(part_ids(RunPaths(cfg.run_dir).partitioned / "pairs")) > 2
+    pd.testing.assert_frame_equal(pd.read_parquet(RunPaths(cfg.run_dir).votes), local)
+
+
+def test_engine_config_keys_and_cli_flags(tmp_path):
+    from tests.test_pipeline import write_config
+    from weakrank.cli import build_parser
+    from weakrank.config import load_config
+
+    path = write_config(tmp_path, extra='[label.spark]\nmaster = "spark://head:7077"')
+    path.write_text(path.read_text().replace("[label]\n", '[label]\nengine = "spark"\n'))
+    cfg = load_config(path)
+    assert (cfg.label.engine, cfg.label.engine_options) == ("spark", {"spark": {"master": "spark://head:7077"}})
+    args = build_parser().parse_args(["label", "x.toml", "--engine", "dask", "--address", "tcp://head:8786"])
+    from weakrank.engines import engine_overrides
+
+    assert (args.engine, engine_overrides(args)) == ("dask", {"address": "tcp://head:8786"})
+    assert (
+        build_parser().parse_args(["run", "x.toml", "--engine", "spark", "--master", "local[2]"]).master == "local[2]"
+    )
+
+
+def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_path):
+    from weakrank.engines.labels import fit_on_votes, write_labels
+    from weakrank.label_models import GenerativeModel
+    from weakrank.label_models.streaming import pattern_counts
+    from weakrank.labeling import vote_matrix
+
+    matrix = vote_matrix(reference)
+    in_memory = GenerativeModel().fit(matrix)
+    chunks = [matrix[i : i + 37] for i in range(0, len(matrix), 37)]
+    streamed = GenerativeModel().fit_counts(*pattern_counts(chunks))
+    assert streamed.params() == in_memory.params()
+    assert in_memory.params()["iterations"] > 1
+    # from a partitioned votes dataset, reading only its vote_* columns in chunks
+    votes_dir = label_to_parquet(
+        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
+    )
+    from_disk = fit_on_votes(votes_dir, "generative", batch_rows=50)
+    assert from_disk.params() == in_memory.params()
+    labels = pd.concat(
+        pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir())
+    )
+    labels = labels.sort_values("_row")
+    np.testing.assert_allclose(labels["p_relevant"].to_numpy(), in_memory.predict_proba(matrix), rtol=0, atol=1e-12)
