@@ -225,7 +225,8 @@ class Trainer:
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
-        write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
+        if self.dist.is_main:
+            write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
         if np.isnan(value):
             return False
