@@ -16,7 +16,7 @@ import torch  # noqa: E402
 from sklearn.calibration import calibration_curve  # noqa: E402
 from torchmetrics.functional.classification import binary_calibration_error  # noqa: E402
 
-from weakrank.io import atomic_path  # noqa: E402
+from weakrank.plots import save_figure  # noqa: E402
 
 
 def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
@@ -40,11 +40,7 @@ def reliability_diagram(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], pat
     ax.set(xlabel="predicted P(relevant)", ylabel="observed share relevant", xlim=(0, 1), ylim=(0, 1), title=title)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)
 
 
 def memorisation_gap(history: list[dict], metric: str = "recall@1") -> pd.DataFrame:
@@ -66,8 +62,4 @@ def plot_gap(gap: pd.DataFrame, path: str | Path, metric: str = "recall@1") -> P
     ax.set(xlabel="training step", ylabel=metric, title="Train vs validation during training")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-    return Path(path)
+    return save_figure(fig, path)

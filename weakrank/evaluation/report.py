@@ -22,18 +22,10 @@ from weakrank.evaluation.calibration import ece, reliability_diagram  # noqa: E4
 from weakrank.evaluation.grid import grid_cells  # noqa: E402
 from weakrank.evaluation.systems import column_run, label_model_scores  # noqa: E402
 from weakrank.evaluation.tables import format_table, results_table  # noqa: E402
-from weakrank.io import atomic_path, read_metadata, read_parquet, write_text  # noqa: E402
+from weakrank.io import read_metadata, read_parquet, write_text  # noqa: E402
 from weakrank.pipeline import RunPaths  # noqa: E402
-from weakrank.plots import bar_table, line_plot  # noqa: E402
+from weakrank.plots import bar_table, line_plot, save_figure  # noqa: E402
 from weakrank.training.data import minmax_within  # noqa: E402
-
-
-def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
-    return path
 
 
 def cached_cells(root: Path) -> pd.DataFrame:
@@ -56,7 +48,7 @@ def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
     ax.set(xlabel="BM25 score, min-max normalised within the query's list", ylabel="density",
            title="Negative-sampler scores by gold label")
     ax.legend()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame]], metric: str, path: Path) -> Path | None:
@@ -83,7 +75,7 @@ def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame
     ax.set(xlabel="ε or α", ylabel=metric, title=f"{metric} sensitivity (mean ± std over seeds)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def action_figure(cells: pd.DataFrame, actions_dir: Path, path: Path) -> Path | None:
