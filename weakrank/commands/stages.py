@@ -66,7 +66,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     paths = pipeline.RunPaths(cfg.run_dir)
     baseline = paths.root / "runs" / "bm25.trec"
-    training.write_run(column_run(read_parquet(paths.votes), SCORE + "bm25", "test"), baseline, "bm25")
+    votes = read_parquet(paths.votes)
+    if SCORE + "bm25" not in votes.columns:
+        raise WeakrankError(f"{paths.votes} has no bm25 scores: the evaluate stage compares with the bm25 LF")
+    training.write_run(column_run(votes, SCORE + "bm25", "test"), baseline, "bm25")
     trained = paths.root / "runs" / f"{cfg.sections['train'].get('output', 'model')}.trec"
     evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=[str(baseline), str(trained)], require="both"))
 
