@@ -94,7 +94,8 @@ CellRunner = Callable[[PipelineConfig, Cell, Path], pd.DataFrame]
 def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     """Train the cell's ranker (on label-model labels, corrupted when asked) and score the eval split."""
     from weakrank.noise import corrupt_labels, sentence_encoder
-    from weakrank.training import BertPR, model_dir, train
+    from weakrank.training import model_dir, train
+    from weakrank.training.run import score_split
 
     exp = cfg.sections.get("experiment", {})
     paths = RunPaths(cfg.run_dir)
@@ -117,16 +118,13 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
             write_parquet(labels, labels_path)
         overrides["labels"] = str(labels_path)
     train(cfg, progress=False, **overrides)
-    dataset = Dataset.load(paths.dataset).subset(splits=[exp.get("split", "test")])
-    pairs = dataset.pairs()
-    pairs = pairs[pairs["query_id"].isin(judged_queries(dataset.qrels, exp.get("require", "both")))]
-    ranker = BertPR.load(model_dir(cfg, overrides["output"]))
-    pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])))
+    judged = judged_queries(read_parquet(paths.dataset / "qrels.parquet"), exp.get("require", "both"))
+    run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.get("split", "test"), judged)
     actions = workdir / "policy_actions.csv"
     if actions.exists():  # AC-IR's choices, for the report's action-frequency plot
         write_text(actions.read_text(), workdir.parent.parent / "actions" / f"{workdir.name}.csv")
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
-    return pairs[["query_id", "passage_id", "score"]]
+    return run
 
 
 def run_experiment(

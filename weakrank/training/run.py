@@ -94,14 +94,20 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
            batch_size: int = 64) -> Path:
     """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``."""
-    paths = RunPaths(cfg.run_dir)
-    dataset = Dataset.load(paths.dataset).subset(splits=[split])
     model = model or model_dir(cfg, cfg.sections.get("train", {}).get("output", "model"))
-    ranker = BertPR.load(model)
-    pairs = dataset.pairs()
-    pairs["score"] = ranker.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
     tag = name or Path(model).parent.name
-    return write_run(pairs, paths.root / "runs" / f"{tag}.trec", tag)
+    scored = score_split(cfg, model, split, batch_size=batch_size)
+    return write_run(scored, RunPaths(cfg.run_dir).root / "runs" / f"{tag}.trec", tag)
+
+
+def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
+                batch_size: int = 64) -> pd.DataFrame:
+    """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model."""
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
+    if query_ids is not None:
+        pairs = pairs[pairs["query_id"].isin(query_ids)]
+    pairs["score"] = BertPR.load(model).predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+    return pairs[["query_id", "passage_id", "score"]]
 
 
 def write_run(scored: pd.DataFrame, path: Path, tag: str) -> Path:
