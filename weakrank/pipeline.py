@@ -22,7 +22,7 @@ from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import MODELS, labels_from_proba, make_label_model
+from weakrank.label_models import MODELS, make_label_model, with_labels
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names, vote_matrix
 from weakrank.plots import bar_table
 from weakrank.registry import resolve_lf
@@ -105,10 +105,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
     options = cfg.aggregate.options if name == cfg.aggregate.model else {}
     label_model = make_label_model(name, **options)
     matrix = vote_matrix(votes)
-    p = label_model.fit(matrix).predict_proba(matrix)
-    labels = votes.copy()
-    labels["p_relevant"] = p
-    labels["label"], labels["confidence"] = labels_from_proba(p)
+    labels = with_labels(votes, label_model.fit(matrix).predict_proba(matrix))
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params()})
     return labels
 

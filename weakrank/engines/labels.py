@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from weakrank.engines.partitions import atomic_dir, iter_votes, vote_columns
 from weakrank.errors import DataError
-from weakrank.label_models import labels_from_proba, make_label_model
+from weakrank.label_models import make_label_model, with_labels
 from weakrank.label_models.base import LabelModelBase
 from weakrank.label_models.streaming import fit_streaming
 
@@ -35,8 +35,6 @@ def write_labels(
     with atomic_dir(labels_dir) as tmp:
         for i, batch in enumerate(ds.dataset(Path(votes_dir), format="parquet").to_batches(batch_size=batch_rows)):
             frame = batch.to_pandas()
-            p = label_model.predict_proba(frame[columns].to_numpy(dtype="int8"))
-            frame["p_relevant"] = p
-            frame["label"], frame["confidence"] = labels_from_proba(p)
+            frame = with_labels(frame, label_model.predict_proba(frame[columns].to_numpy(dtype="int8")))
             pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp / f"part-{i:06d}.parquet")
     return Path(labels_dir)

@@ -26,7 +26,7 @@ from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
 from weakrank.io import read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names
-from weakrank.label_models import labels_from_proba
+from weakrank.label_models import with_labels
 from weakrank.pipeline import RunPaths
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -109,9 +109,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         labels_path = paths.root / "experiment" / "labels" / name
         if not labels_path.exists():
             votes = read_parquet(paths.votes)
-            p = label_model_scores(votes, params["label_model"])
-            labels = votes.assign(p_relevant=p.to_numpy())
-            labels["label"], labels["confidence"] = labels_from_proba(p.to_numpy())
+            labels = with_labels(votes, label_model_scores(votes, params["label_model"]).to_numpy())
             if params["noise"]:
                 passages = Dataset.load(paths.dataset).passages
                 labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from weakrank.errors import ConfigError
-from weakrank.label_models.base import LabelModelBase, check_votes, labels_from_proba
+from weakrank.label_models.base import LabelModelBase, check_votes, labels_from_proba, with_labels
 from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
@@ -35,5 +35,6 @@ __all__ = [
     "SnorkelLabelModel",
     "check_votes",
     "labels_from_proba",
+    "with_labels",
     "make_label_model",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 
 import numpy as np
+import pandas as pd
 
 from weakrank.errors import WeakrankError
 
@@ -25,6 +26,12 @@ def labels_from_proba(p_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Hard labels (1 if P(relevant) > 0.5, ties → 0) and their confidence max(p, 1 − p)."""
     p = np.asarray(p_relevant, dtype=np.float64)
     return (p > 0.5).astype(np.int8), np.maximum(p, 1.0 - p)
+
+
+def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray) -> pd.DataFrame:
+    """``votes`` plus the labels-table columns ``p_relevant``, ``label`` and ``confidence``."""
+    label, confidence = labels_from_proba(p_relevant)
+    return votes.assign(p_relevant=np.asarray(p_relevant, dtype=np.float64), label=label, confidence=confidence)
 
 
 class LabelModelBase(ABC):
