@@ -23,7 +23,7 @@ def test_metrics_by_hand():
                           "relevance": [1, 0, 1, 0, 0, 0, 1]})
     run = pd.DataFrame({"query_id": ["a"] * 4 + ["b"] * 3, "passage_id": list("xwzy") + list("uvt"),
                         "score": [4.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0]})
-    table = evaluate_run(run, qrels, rn=((3, 1),))
+    table = evaluate_run(run, qrels, rn=((3, 1),), negatives=run)
     # a: ranking x(0) w(1) z(0) y(1): AP = (1/2 + 2/4)/2, RR = 1/2, P@1 = 0, P@5 = 2/5 (trec_eval divides by 5)
     assert table.loc["a", "MAP"] == pytest.approx(0.5)
     assert table.loc["a", "MRR"] == pytest.approx(0.5)
@@ -47,11 +47,43 @@ def test_r_n_at_1_over_full_lists_equals_success_at_1_on_real_data():
     n_rel = qrels.groupby("query_id")["relevance"].sum()
     one = set(n_rel[n_rel == 1].index) & set(qrels.loc[qrels["relevance"] == 0, "query_id"])
     run, qrels = run[run["query_id"].isin(one)], qrels[qrels["query_id"].isin(one)]
-    ours = r_n_at_k(run, qrels, n=1000, k=1)
+    ours = r_n_at_k(run, qrels, negatives=run, n=1000, k=1)
     theirs = {m.query_id: m.value for m in ir_measures.iter_calc(
         [Success @ 1], qrels.rename(columns={"passage_id": "doc_id"}), run.rename(columns={"passage_id": "doc_id"}))}
     assert len(ours) > 100
     assert ours.to_dict() == pytest.approx({q: theirs[q] for q in ours.index})
+
+
+def test_ties_are_broken_at_random_not_by_document_id():
+    # 200 queries, each a relevant "q-0" tied with a non-relevant "q-1": trec_eval's order by document id
+    # puts one of them first on every query; the expected value over tie orders is MAP = (1 + 1/2)/2.
+    qids = [f"q{i}" for i in range(200)]
+    qrels = pd.DataFrame({"query_id": np.repeat(qids, 2), "passage_id": [f"{q}-{j}" for q in qids for j in (0, 1)],
+                          "relevance": [1, 0] * 200})
+    run = qrels[["query_id", "passage_id"]].assign(score=1.0)
+    by_docid = {m.value for m in ir_measures.iter_calc(
+        [ir_measures.AP], qrels.rename(columns={"passage_id": "doc_id"}), run.rename(columns={"passage_id": "doc_id"}))}
+    assert by_docid in ({0.5}, {1.0})  # every query scored the same way: the docid order decides
+    table = evaluate_run(run, qrels, rn=())
+    assert table["MAP"].mean() == pytest.approx(0.75, abs=0.02)
+    assert table["P@1"].mean() == pytest.approx(0.5, abs=0.03)
+    assert evaluate_run(run, qrels, rn=(), seed=3).equals(evaluate_run(run, qrels, rn=(), seed=3))  # seeded
+    # a run without ties keeps its order exactly
+    distinct = run.assign(score=np.tile([2.0, 1.0], 200))
+    assert evaluate_run(distinct, qrels, rn=())["MAP"].eq(1.0).all()
+
+
+def test_r_n_at_k_takes_the_bm25_hardest_negatives():
+    qrels = pd.DataFrame({"query_id": ["q"] * 4, "passage_id": list("rabc"), "relevance": [1, 0, 0, 0]})
+    run = pd.DataFrame({"query_id": ["q"] * 4, "passage_id": list("rabc"), "score": [2.0, 3.0, 1.0, 0.0]})
+    bm25 = run.assign(score=[5.0, 9.0, 4.0, 1.0])  # a is the hardest negative, then b
+    # R_2@1: r against a alone (ranked above it) → 0; R_3@1: against a, b → 0; R_3@2 → 1
+    assert r_n_at_k(run, qrels, bm25, n=2, k=1)["q"] == 0.0
+    assert r_n_at_k(run, qrels, bm25, n=3, k=1)["q"] == 0.0 and r_n_at_k(run, qrels, bm25, n=3, k=2)["q"] == 1.0
+    # with c as the hardest negative instead, r wins at n = 2
+    assert r_n_at_k(run, qrels, bm25.assign(score=[5.0, 1.0, 4.0, 9.0]), n=2, k=1)["q"] == 1.0
+    with pytest.raises(Exception, match="negative-sampler score"):
+        r_n_at_k(run, qrels, bm25.iloc[:3], n=2, k=1)
 
 
 def test_paired_t_test_and_bonferroni():

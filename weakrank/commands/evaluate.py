@@ -9,7 +9,7 @@ from pathlib import Path
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.datasets.trec import read_run
 from weakrank.errors import ConfigError
-from weakrank.evaluation.grid import run_experiment
+from weakrank.evaluation.grid import bm25_negatives, run_experiment
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.report import build_report
 from weakrank.evaluation.tables import format_table, results_table
@@ -21,7 +21,9 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     paths = RunPaths(cfg.run_dir)
     qrels = read_parquet(paths.dataset / "qrels.parquet")
-    results = {Path(run).stem: [evaluate_run(read_run(Path(run)), qrels, require=args.require)] for run in args.run}
+    negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
+    results = {Path(run).stem: [evaluate_run(read_run(Path(run)), qrels, require=args.require, negatives=negatives)]
+               for run in args.run}
     table = results_table(results, baseline=Path(args.run[0]).stem)
     write_text(table.to_csv(), paths.root / "runs" / "evaluation.csv")
     print(format_table(table).to_string())

@@ -125,6 +125,13 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     return run
 
 
+def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
+    """The BM25 scores that pick R_n@k's negatives (seed 000), None without the bm25 LF."""
+    if "score_bm25" not in votes.columns:
+        return None
+    return votes[["query_id", "passage_id"]].assign(score=votes["score_bm25"])
+
+
 def run_experiment(
     cfg: PipelineConfig, progress: bool = True, runner: CellRunner = trained_run
 ) -> dict[str, list[pd.DataFrame]]:
@@ -150,7 +157,8 @@ def run_experiment(
             else:
                 run = runner(cfg, cell, root / "models" / cell.key)
             write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
-            metrics = evaluate_run(run, qrels, require=exp.get("require", "both"), rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])))
+            metrics = evaluate_run(run, qrels, require=exp.get("require", "both"),
+                                   rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])), negatives=bm25_negatives(votes))
             write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
         results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
     return results

@@ -1,9 +1,11 @@
 """IR metrics of a run against qrels, per query and averaged, through ir-measures.
 
 ir-measures is the metric library (it runs trec_eval's own C code through pytrec_eval where that is
-installed, and its own implementations otherwise), so figures match the ones papers report. As in
-trec_eval, ties in score are broken by passage id. R_n@k (seed paper 000) is not a trec_eval measure
-and is computed here; its test checks it against ir-measures' Success@1.
+installed, and its own implementations otherwise), so figures match the ones papers report. Unlike
+trec_eval, which orders tied scores by document id (an order that can correlate with relevance: in
+WikiQA the first sentence of an article is relevant far more often than the others), ties are broken at
+random with a seed, averaged over several draws. R_n@k (seed paper 000) is not a trec_eval measure and
+is computed here; its test checks it against ir-measures' Success@1.
 """
 
 from __future__ import annotations
@@ -33,46 +35,46 @@ def judged_queries(qrels: pd.DataFrame, require: str = "both") -> set[str]:
     raise ValueError(f"require must be 'both', 'relevant' or 'all', got {require!r}")
 
 
-def r_n_at_k(run: pd.DataFrame, qrels: pd.DataFrame, n: int = 10, k: int = 1, seed: int = 0) -> pd.Series:
-    """R_n@k per query: for each relevant passage, rank it among ``n − 1`` non-relevant candidates of the
-    same query drawn at random (all of them when fewer); 1 if it lands in the top ``k``. Averaged over
-    the query's relevant passages. Ties count against the relevant passage."""
+def break_ties(run: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """``run`` with each query's scores replaced by distinct ones in the same order, tied scores ordered
+    at random (seeded). trec_eval would order ties by document id, which can correlate with relevance."""
+    key = np.random.default_rng(seed).random(len(run))
+    order = np.lexsort((key, -run["score"].to_numpy(dtype=np.float64), run["query_id"].to_numpy()))
+    ranked = run.iloc[order]
+    position = ranked.groupby("query_id", sort=False).cumcount().to_numpy()
+    return ranked.assign(score=-position.astype(np.float64)).loc[run.index]
+
+
+def has_ties(run: pd.DataFrame) -> bool:
+    """True when two candidates of one query share a score."""
+    return bool(run.duplicated(subset=["query_id", "score"]).any())
+
+
+def r_n_at_k(run: pd.DataFrame, qrels: pd.DataFrame, negatives: pd.DataFrame, n: int = 10, k: int = 1) -> pd.Series:
+    """R_n@k per query (seed paper 000): each relevant passage is ranked by the run among the ``n − 1``
+    non-relevant candidates of its query with the highest ``negatives`` score (BM25: the hardest ones;
+    all of them when fewer); 1 if it lands in the top ``k``. Averaged over the query's relevant passages.
+    Ties in the run's scores count against the relevant passage (break them first: :func:`break_ties`)."""
     judged = qrels.set_index(["query_id", "passage_id"])["relevance"]
+    hardness = negatives.set_index(["query_id", "passage_id"])["score"]
     out = {}
-    rng = np.random.default_rng(seed)
     for qid, g in run.groupby("query_id", sort=True):
-        rel = judged.reindex(list(zip(g["query_id"], g["passage_id"]))).fillna(0).to_numpy() > 0
+        keys = list(zip(g["query_id"], g["passage_id"]))
+        rel = judged.reindex(keys).fillna(0).to_numpy() > 0
+        hard = hardness.reindex(keys).to_numpy(dtype=np.float64)
+        if np.isnan(hard).any():
+            missing = keys[int(np.isnan(hard).argmax())]
+            raise DataError(f"no negative-sampler score for candidate {missing[1]!r} of query {qid!r}", field="score")
         scores = g["score"].to_numpy()
-        pos, neg = scores[rel], scores[~rel]
-        if not len(pos) or not len(neg):
+        if not rel.any() or rel.all():
             continue
-        hits = []
-        for s in pos:
-            drawn = neg if len(neg) <= n - 1 else rng.choice(neg, size=n - 1, replace=False)
-            hits.append(float((drawn >= s).sum() < k))
-        out[qid] = float(np.mean(hits))
+        neg = np.flatnonzero(~rel)
+        drawn = scores[neg[np.argsort(-hard[neg], kind="stable")[: n - 1]]]
+        out[qid] = float(np.mean([(drawn >= s).sum() < k for s in scores[rel]]))
     return pd.Series(out, name=f"R_{n}@{k}", dtype=float)
 
 
-def evaluate_run(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    require: str = "both",
-    rn: Sequence[tuple[int, int]] = ((10, 1),),
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Per-query metrics (rows: query_id; columns: MAP, MRR, P@1, P@5, nDCG@10, R_n@k…).
-
-    ``run``: query_id, passage_id, score. ``qrels``: query_id, passage_id, relevance.
-    """
-    for col in ("query_id", "passage_id", "score"):
-        if col not in run.columns:
-            raise DataError("run lacks a column", field=col)
-    keep = judged_queries(qrels, require) & set(run["query_id"])
-    if not keep:
-        raise DataError("no query of the run has judgements to evaluate against", field="query_id")
-    run = run[run["query_id"].isin(keep)]
-    qrels = qrels[qrels["query_id"].isin(keep)]
+def _measure(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
     measures = {str(m): name for name, m in MEASURES.items()}
     rows = [
         (m.query_id, measures[str(m.measure)], m.value)
@@ -83,8 +85,38 @@ def evaluate_run(
         )
     ]
     table = pd.DataFrame(rows, columns=["query_id", "measure", "value"]).pivot(index="query_id", columns="measure", values="value")
-    table = table[list(MEASURES)]
-    for n, k in rn:
-        table[f"R_{n}@{k}"] = r_n_at_k(run, qrels, n, k, seed).reindex(table.index)
-    return table.sort_index()
+    return table[list(MEASURES)]
 
+
+def evaluate_run(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    require: str = "both",
+    rn: Sequence[tuple[int, int]] = ((10, 1),),
+    negatives: pd.DataFrame | None = None,
+    seed: int = 0,
+    tie_draws: int = 10,
+) -> pd.DataFrame:
+    """Per-query metrics (rows: query_id; columns: MAP, MRR, P@1, P@5, nDCG@10, R_n@k…).
+
+    ``run``: query_id, passage_id, score. ``qrels``: query_id, passage_id, relevance. Tied scores are
+    ordered at random, and a run with ties is scored as the mean over ``tie_draws`` seeded orders (an
+    estimate of the expected value over ties). R_n@k needs ``negatives`` (query_id, passage_id, score:
+    BM25 for seed 000's definition); without it those columns are left out.
+    """
+    for col in ("query_id", "passage_id", "score"):
+        if col not in run.columns:
+            raise DataError("run lacks a column", field=col)
+    keep = judged_queries(qrels, require) & set(run["query_id"])
+    if not keep:
+        raise DataError("no query of the run has judgements to evaluate against", field="query_id")
+    run = run[run["query_id"].isin(keep)]
+    qrels = qrels[qrels["query_id"].isin(keep)]
+    draws = [break_ties(run, seed + i) for i in range(tie_draws if has_ties(run) else 1)]
+    tables = []
+    for drawn in draws:
+        table = _measure(drawn, qrels)
+        for n, k in rn if negatives is not None else ():
+            table[f"R_{n}@{k}"] = r_n_at_k(drawn, qrels, negatives, n, k).reindex(table.index)
+        tables.append(table)
+    return (sum(tables) / len(tables)).sort_index()
