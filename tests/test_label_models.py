@@ -2,7 +2,15 @@ import numpy as np
 import pytest
 
 from weakrank.errors import WeakrankError
-from weakrank.label_models import GenerativeModel, MajorityVote, SnorkelLabelModel, labels_from_proba, make_label_model
+from weakrank.label_models import (
+    DawidSkeneModel,
+    GenerativeModel,
+    MajorityVote,
+    ScoreFusionModel,
+    SnorkelLabelModel,
+    labels_from_proba,
+    make_label_model,
+)
 
 
 def simulate(n: int, alpha, beta, gamma: float, seed: int = 0):
@@ -72,3 +80,82 @@ def test_make_label_model_by_name():
     assert isinstance(make_label_model("generative", prior=0.1), GenerativeModel)
     with pytest.raises(WeakrankError, match="unknown label model"):
         make_label_model("oracle")
+
+
+def test_dawid_skene_recovers_class_conditional_vote_rates():
+    # per LF, P(vote | relevant) and P(vote | not relevant) over (+1, −1, 0): asymmetric like top-1/bottom-half LFs
+    theta = np.array([
+        [[0.60, 0.05, 0.35], [0.05, 0.60, 0.35]],
+        [[0.40, 0.10, 0.50], [0.10, 0.55, 0.35]],
+        [[0.70, 0.10, 0.20], [0.15, 0.45, 0.40]],
+        [[0.30, 0.20, 0.50], [0.05, 0.50, 0.45]],
+    ])
+    rng = np.random.default_rng(4)
+    n, gamma = 100_000, 0.25
+    y = rng.random(n) < gamma
+    votes = np.zeros((n, 4), dtype=np.int8)
+    for i in range(4):
+        for cls, mask in ((0, y), (1, ~y)):
+            votes[mask, i] = rng.choice([1, -1, 0], size=mask.sum(), p=theta[i, cls])
+    model = DawidSkeneModel().fit(votes)
+    assert np.abs(model.theta_ - theta).max() < 0.03
+    assert abs(model.gamma_ - gamma) < 0.02
+    ds_acc = ((model.predict_proba(votes) > 0.5) == y).mean()
+    gm_acc = ((GenerativeModel().fit(votes).predict_proba(votes) > 0.5) == y).mean()
+    assert ds_acc >= gm_acc  # one accuracy per LF cannot express the asymmetry
+
+
+def simulate_scores(n_queries: int, size: int, strengths, seed: int = 0):
+    """Per-query lists with one relevant pair; LF i's score = strength_i · relevance + unit noise."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_queries), size)
+    y = np.zeros(n_queries * size)
+    y[np.arange(n_queries) * size + rng.integers(size, size=n_queries)] = 1
+    scores = np.column_stack([s * y + rng.normal(size=len(y)) for s in strengths])
+    return scores, groups, y
+
+
+def mean_auc(score, y, groups):
+    from sklearn.metrics import roc_auc_score
+
+    return np.mean([roc_auc_score(y[groups == g], score[groups == g]) for g in np.unique(groups)[:300]])
+
+
+def test_score_fusion_weights_the_strong_lf_and_beats_the_best_single_one():
+    scores, groups, y = simulate_scores(2000, 8, [2.5, 1.0, 0.8, 0.6])
+    model = ScoreFusionModel().fit(scores, groups)
+    assert np.argmax(model.weights_) == 0 and model.weights_[0] > 2 * model.weights_[1:].max()
+    fused = model.fused(scores, groups)
+    assert mean_auc(fused, y, groups) > max(mean_auc(scores[:, i], y, groups) for i in range(4))
+    p = model.predict_proba(scores, groups)
+    assert ((p[y == 1] > 0.5).mean() > 0.5) and ((p[y == 0] < 0.5).mean() > 0.9)
+    order = np.argsort(fused)
+    assert (np.diff(p[order]) >= 0).all()  # P(relevant) never decreases with the fused score
+
+
+def test_score_fusion_gives_a_copied_lf_no_extra_weight():
+    scores, groups, y = simulate_scores(1500, 8, [2.0, 1.0, 1.0, 0.8], seed=1)
+    copied = np.column_stack([scores, scores[:, 3], scores[:, 3]])  # the weakest LF twice more
+    once = ScoreFusionModel().fit(scores, groups)
+    thrice = ScoreFusionModel().fit(copied, groups)
+    assert thrice.clusters_ == [[0], [1], [2], [3, 4, 5]]
+    assert np.allclose(thrice.fused(copied, groups), once.fused(scores, groups))
+    # the vote models instead count the copies: majority vote follows the copied LF
+    votes = np.where(copied > 1.0, 1, -1).astype(np.int8)
+    assert (MajorityVote().predict_proba(votes) > 0.5).mean() != (MajorityVote().predict_proba(votes[:, :4]) > 0.5).mean()
+
+
+def test_fit_predict_on_a_votes_table_runs_vote_and_score_models():
+    import pandas as pd
+
+    from weakrank.label_models import fit_predict
+
+    scores, groups, y = simulate_scores(200, 6, [2.0, 1.0, 0.5], seed=2)
+    votes = pd.DataFrame({"query_id": groups.astype(str), "passage_id": np.arange(len(y)).astype(str)})
+    for i in range(3):
+        votes[f"score_lf{i}"] = scores[:, i]
+        votes[f"vote_lf{i}"] = np.where(scores[:, i] > 1.0, 1, -1).astype(np.int8)
+    for name in ("majority", "generative", "dawid_skene", "fusion"):
+        p = fit_predict(votes, make_label_model(name))
+        assert p.shape == (len(votes),) and ((0 <= p) & (p <= 1)).all()
+        assert mean_auc(p, y, groups) > 0.7

@@ -5,10 +5,11 @@ import torch
 
 from tests.conftest import shared
 from weakrank.datasets import load_dataset
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, DataError
 from weakrank.training import BertPR, TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.objective import batch_loss
+from weakrank.training.losses import listwise_kl
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
 from weakrank.training.trainer import Trainer
 
@@ -118,3 +119,62 @@ def test_two_stage_smoothing_schedule_and_bad_configs():
         TrainConfig(loss="hinge", target="ls")
     with pytest.raises(ConfigError, match="unknown \\[train\\] key"):
         TrainConfig.from_dict({"learning_rate": 1.0})
+
+
+def test_pairs_every_lf_abstained_on_are_never_negatives(tiny):
+    labels = labelled(tiny).assign(split="train", vote_a=[0, 1, -1, 0, 0, 1], vote_b=[0, 1, 0, -1, 0, 1])
+    labels = labels.assign(label=[0, 1, 0, 0, 0, 1], confidence=[0.9, 0.8, 0.7, 0.95, 0.99, 0.8])
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    by_pid = {p: r for ql in data.lists.values() for p, r in zip(ql.passage_ids, ql.labels)}
+    assert by_pid == {"p2": -1, "p1": 1, "p3": 0, "p5": 0, "p6": -1, "p4": 1}  # p2, p6: all abstain → unlabelled
+    rng = np.random.default_rng(0)
+    for sampler in (UniformSampler(), BM25Sampler(5), RandomSampler(tiny.passages["passage_id"].tolist())):
+        for ql in data.lists.values():
+            drawn = {n.passage_id for n in sampler.sample(ql, 20, rng)}
+            assert drawn and not drawn & set(ql.passage_ids[ql.labels != 0])  # never a positive or unlabelled pair
+    confident = TrainingData(labels, tiny.queries, tiny.passages, "train", min_confidence=0.9)
+    assert {p for ql in confident.lists.values() for p in ql.passage_ids[ql.negatives()]} == {"p5"}
+
+
+def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):
+    labels = labelled(tiny).assign(split="train", score_bm25=[3.0, 9.0, 1.0, 2.0, 6.0, 7.0])
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    q1 = data.lists["q1"]  # negatives p2 (3.0) and p3 (1.0); the positive p1 (9.0) is left out of the scaling
+    assert dict(zip(q1.passage_ids[q1.negatives()], q1.bm25[q1.negatives()])) == {"p2": 1.0, "p3": 0.0}
+    batch = data.batch([("q1", 1)], BM25Sampler(1), 1, np.random.default_rng(0))
+    assert batch.ns_score.tolist() == [1.0]  # the hardest negative gets the full ε: target 1 − ε
+    with pytest.raises(DataError, match="score_bm25.*missing.*ns_lf"):
+        TrainingData(labels.drop(columns="score_bm25"), tiny.queries, tiny.passages, "train")
+    TrainingData(labels.drop(columns="score_bm25"), tiny.queries, tiny.passages, "train", ns_lf=None)  # uniform: fine
+
+
+def test_training_runs_to_max_steps_over_as_many_epochs_as_it_takes(tiny, tiny_data, tmp_path):
+    cfg = small(max_steps=5, epochs=1)  # 2 anchors, batch 2: one step an epoch
+    trainer = Trainer(cfg, tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
+    progress = trainer.fit(show_progress=False)
+    assert progress.step == 5 and progress.epoch >= 4
+
+
+def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):
+    student, teacher = torch.tensor([0.0, 0.0]), torch.tensor([1.0, 0.0])
+    p = torch.softmax(teacher, 0)  # (e/(e+1), 1/(e+1))
+    expected = float((p * (p.log() - torch.log(torch.tensor([0.5, 0.5])))).sum())
+    assert listwise_kl(student, teacher).item() == pytest.approx(expected)
+    assert listwise_kl(teacher.clone(), teacher).item() == pytest.approx(0.0, abs=1e-7)
+    cfg = small(mode="listwise", loss="kl", max_steps=2, group_size=3)
+    trainer = Trainer(cfg, tiny_data, None, tmp_path / "l", tiny.passages["passage_id"].tolist())
+    batch = tiny_data.list_batch(["q1", "q2"], 3, np.random.default_rng(0))
+    assert [len(g) for g in batch.passages] == [3, 3]
+    assert all(t[0] == t.max() for t in batch.teacher)  # the teacher's top candidate is always in the group
+    assert trainer.fit(show_progress=False).step == 2
+    with pytest.raises(ConfigError, match="listwise"):
+        TrainConfig(mode="listwise", loss="ce")
+
+
+def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_data, tmp_path):
+    cfg = small(loss="ce", target="tls", epsilon=0.2, max_steps=4, eval_every=1)
+    trainer = Trainer(cfg, tiny_data, tiny_data, tmp_path / "t", tiny.passages["passage_id"].tolist())
+    saved = []
+    trainer.save_model = lambda directory: saved.append((trainer.progress.step, directory.name))
+    trainer.fit(show_progress=False)
+    assert [s for s, name in saved if name == "best"] and all(s > 2 for s, name in saved if name == "best")

@@ -17,13 +17,14 @@ from typing import Any
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
+from weakrank.fusion import fusion_runs
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import MODELS, make_label_model, with_labels
-from weakrank.labeling import apply_lfs, check_votes_table, lf_names, vote_matrix
+from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
+from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.plots import bar_table
 from weakrank.registry import resolve_lf
 
@@ -103,9 +104,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
     options = cfg.aggregate.options if name == cfg.aggregate.model else {}
-    label_model = make_label_model(name, **options)
-    matrix = vote_matrix(votes)
-    labels = with_labels(votes, label_model.fit(matrix).predict_proba(matrix))
+    labels, label_model = fit_labels(votes, name, **options)
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params()})
     return labels
 
@@ -116,13 +115,16 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     splits = splits or cfg.analyze_splits
-    matrix = vote_matrix(votes)
     scored = votes.copy()
     scorers = lf_scorers(votes)
-    for name, cls in MODELS.items():
-        if matrix.shape[1] >= cls.min_lfs:
-            scored[f"p_{name}"] = cls().fit(matrix).predict_proba(matrix)
+    for name in MODELS:
+        if usable(name, len(lf_names(votes))):
+            options = cfg.aggregate.options if name == cfg.aggregate.model else {}
+            scored[f"p_{name}"] = fit_predict(votes, make_label_model(name, **options))
             scorers[name] = f"p_{name}"
+    for name, run in fusion_runs(votes).items():
+        scored[f"p_{name}"] = run["score"].to_numpy()
+        scorers[name] = f"p_{name}"
     if paths.labels.exists():
         scored["p_labels"] = read_parquet(paths.labels, columns=["p_relevant"])["p_relevant"].to_numpy()
         scorers[f"labels.parquet ({read_metadata(paths.labels).get('model')})"] = "p_labels"

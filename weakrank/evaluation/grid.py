@@ -12,7 +12,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,12 @@ from tqdm.auto import tqdm
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
-from weakrank.evaluation.systems import label_model_scores, unsupervised_runs
-from weakrank.io import read_parquet, write_parquet, write_text
+from weakrank.evaluation.systems import unsupervised_runs
+from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names
-from weakrank.label_models import with_labels
+from weakrank.label_models import fit_labels
 from weakrank.pipeline import RunPaths
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -82,10 +82,37 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                             params[knob] = value
                             row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
                         row += f" ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
-                        cells += [Cell(row, "weak", tuple(sorted(params.items())), seed, train) for seed in seeds]
+                        cells += [Cell(row, "weak", tuple(sorted({**params, **episode(sampler, seeds, seed)}.items())), seed, train)
+                                  for seed in seeds]
     if exp.get("supervised", True):
         cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells
+
+
+def episode(sampler: str, seeds: list[int], seed: int) -> dict[str, Any]:
+    """AC-IR's seeds are successive episodes of one policy: a ``policy`` cell depends on the seeds before it."""
+    return {"policy_after": tuple(seeds[: seeds.index(seed)])} if sampler == "policy" else {}
+
+
+def policy_file(root: Path, cell: Cell) -> Path:
+    """Where the AC-IR policy a cell's training ended with is kept."""
+    return root / "policies" / f"{cell.key}.pt"
+
+
+def carried_policy(root: Path, cell: Cell, workdir: Path) -> Path:
+    """The ``policy_path`` of a ``policy`` cell: a copy of the policy its previous seed's cell ended with
+    (none for the first seed), which the cell's training loads, continues and saves."""
+    path = workdir / "policy.pt"
+    params = dict(cell.params)
+    after = params["policy_after"]
+    if after:
+        previous = replace(cell, seed=after[-1], params=tuple(sorted({**params, "policy_after": after[:-1]}.items())))
+        if not policy_file(root, previous).exists():
+            raise DataError(f"no policy of seed {after[-1]}: delete its cached cell {previous.key} to rerun it",
+                            file=policy_file(root, previous))
+        workdir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(policy_file(root, previous), path)
+    return path
 
 
 CellRunner = Callable[[PipelineConfig, Cell, Path], pd.DataFrame]
@@ -99,6 +126,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
 
     exp = cfg.sections.get("experiment", {})
     paths = RunPaths(cfg.run_dir)
+    root = paths.root / "experiment"
     params = dict(cell.params)
     overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
     overrides.update({k: params[k] for k in ("loss", "target", "epsilon", "alpha", "sampler") if k in params})
@@ -109,18 +137,23 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         labels_path = paths.root / "experiment" / "labels" / name
         if not labels_path.exists():
             votes = read_parquet(paths.votes)
-            labels = with_labels(votes, label_model_scores(votes, params["label_model"]).to_numpy())
+            labels, _ = fit_labels(votes, params["label_model"])
             if params["noise"]:
                 passages = Dataset.load(paths.dataset).passages
                 labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)
             write_parquet(labels, labels_path)
         overrides["labels"] = str(labels_path)
+    if params.get("sampler") == "policy":
+        overrides["policy_path"] = str(carried_policy(root, cell, workdir))
     train(cfg, progress=False, **overrides)
     judged = judged_queries(read_parquet(paths.dataset / "qrels.parquet"), exp.get("require", "both"))
     run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.get("split", "test"), judged)
-    actions = workdir / "policy_actions.csv"
-    if actions.exists():  # AC-IR's choices, for the report's action-frequency plot
-        write_text(actions.read_text(), workdir.parent.parent / "actions" / f"{workdir.name}.csv")
+    for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots
+        if (workdir / log).exists():
+            write_text((workdir / log).read_text(), root / folder / f"{cell.key}.csv")
+    if (workdir / "policy.pt").exists():  # the next seed's episode starts from it
+        with atomic_path(policy_file(root, cell)) as tmp:
+            shutil.copyfile(workdir / "policy.pt", tmp)
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
     return run
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from weakrank.label_models import make_label_model
-from weakrank.labeling import SCORE, lf_names, vote_matrix
+from weakrank.fusion import fusion_runs
+from weakrank.label_models import fit_predict, make_label_model
+from weakrank.labeling import SCORE, lf_names
 
 
 def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
@@ -14,15 +15,16 @@ def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
     return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"], "score": rows[column].astype(float)})
 
 
-def label_model_scores(votes: pd.DataFrame, model: str) -> pd.Series:
+def label_model_scores(votes: pd.DataFrame, model: str, **options) -> pd.Series:
     """P(relevant) of every pair from a label model fitted on all votes (no gold)."""
-    matrix = vote_matrix(votes)
-    return pd.Series(make_label_model(model).fit(matrix).predict_proba(matrix), index=votes.index)
+    return pd.Series(fit_predict(votes, make_label_model(model, **options)), index=votes.index)
 
 
 def unsupervised_runs(votes: pd.DataFrame, split: str, label_models: list[str]) -> dict[str, pd.DataFrame]:
-    """Runs of each single LF (its raw score; ``bm25`` is the BM25 baseline) and of each label model."""
+    """Runs of each single LF (its raw score; ``bm25`` is the BM25 baseline), of the unsupervised fusions
+    of the LFs (``fusion:rrf``, ``fusion:combsum``) and of each label model."""
     runs = {name: column_run(votes, SCORE + name, split) for name in lf_names(votes)}
+    runs.update({name: column_run(run, "score", split) for name, run in fusion_runs(votes).items()})
     for model in label_models:
         scored = votes.assign(p=label_model_scores(votes, model))
         runs[model] = column_run(scored, "p", split)

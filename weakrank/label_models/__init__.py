@@ -1,38 +1,89 @@
-"""Label models: aggregate an n × m vote matrix (+1/−1/0) into P(relevant) per pair.
+"""Label models: aggregate LF outputs into P(relevant) per pair.
 
-Every model follows the scikit-learn shape: ``fit(V) -> self``, ``predict_proba(V) -> (n,)``.
+Vote models take the n × m vote matrix (+1/−1/0) in the scikit-learn shape: ``fit(V) -> self``,
+``predict_proba(V) -> (n,)``. The score model (``fusion``) takes the LFs' raw scores and each pair's
+query: ``fit(S, groups)``, ``predict_proba(S, groups)``. :func:`fit_predict` runs either on a votes table.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from weakrank.errors import ConfigError
 from weakrank.label_models.base import LabelModelBase, check_votes, labels_from_proba, with_labels
+from weakrank.label_models.dawid_skene import DawidSkeneModel
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
+from weakrank.labeling import SCORE, lf_names, vote_matrix
 
-MODELS: dict[str, type[LabelModelBase]] = {
+MODELS: dict[str, type[LabelModelBase] | type[ScoreFusionModel]] = {
     "majority": MajorityVote,
     "snorkel": SnorkelLabelModel,
     "generative": GenerativeModel,
+    "dawid_skene": DawidSkeneModel,
+    "fusion": ScoreFusionModel,
 }
 
 
-def make_label_model(name: str, **options: Any) -> LabelModelBase:
-    """The label model called ``name`` (majority, snorkel, generative) with ``options``."""
+def make_label_model(name: str, **options: Any) -> LabelModelBase | ScoreFusionModel:
+    """The label model called ``name`` (majority, snorkel, generative, dawid_skene, fusion) with ``options``."""
     if name not in MODELS:
         raise ConfigError(f"unknown label model {name!r}; choose one of {sorted(MODELS)}")
-    return MODELS[name](**options)
+    try:
+        return MODELS[name](**options)
+    except TypeError as err:
+        raise ConfigError(f"[aggregate] options of label model {name!r}: {err}") from None
+
+
+def usable(name: str, n_lfs: int) -> bool:
+    """Whether label model ``name`` can run on ``n_lfs`` LFs."""
+    return n_lfs >= getattr(MODELS[name], "min_lfs", 1)
+
+
+def fit_predict(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel) -> np.ndarray:
+    """Fit ``model`` on a votes table (no gold is read) and return P(relevant) of every row."""
+    if isinstance(model, ScoreFusionModel):
+        scores = votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64)
+        groups = votes["query_id"].to_numpy()
+        return model.fit(scores, groups).predict_proba(scores, groups)
+    matrix = vote_matrix(votes)
+    return model.fit(matrix).predict_proba(matrix)
+
+
+def fit_labels(votes: pd.DataFrame, name: str, **options: Any) -> tuple[pd.DataFrame, LabelModelBase | ScoreFusionModel]:
+    """The labels table (votes + p_relevant, label, confidence, score) of label model ``name`` fitted on
+    ``votes`` without gold, and the fitted model."""
+    model = make_label_model(name, **options)
+    p_relevant = fit_predict(votes, model)
+    return with_labels(votes, p_relevant, ranking_score(votes, model, p_relevant)), model
+
+
+def ranking_score(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel, p_relevant: np.ndarray) -> np.ndarray:
+    """The fitted model's score of every row (what a ranker distils): the fused score of the score model,
+    the log-odds of P(relevant) (clipped to ±14) for vote models."""
+    if isinstance(model, ScoreFusionModel):
+        return model.fused(votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64), votes["query_id"].to_numpy())
+    p = np.clip(np.asarray(p_relevant, dtype=np.float64), 1e-6, 1 - 1e-6)
+    return np.log(p) - np.log1p(-p)
 
 
 __all__ = [
     "MODELS",
+    "DawidSkeneModel",
     "GenerativeModel",
     "LabelModelBase",
     "MajorityVote",
+    "ScoreFusionModel",
     "SnorkelLabelModel",
+    "fit_labels",
+    "fit_predict",
+    "ranking_score",
+    "usable",
     "check_votes",
     "labels_from_proba",
     "with_labels",

@@ -28,10 +28,15 @@ def labels_from_proba(p_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (p > 0.5).astype(np.int8), np.maximum(p, 1.0 - p)
 
 
-def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray) -> pd.DataFrame:
-    """``votes`` plus the labels-table columns ``p_relevant``, ``label`` and ``confidence``."""
-    label, confidence = labels_from_proba(p_relevant)
-    return votes.assign(p_relevant=np.asarray(p_relevant, dtype=np.float64), label=label, confidence=confidence)
+def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray, score: np.ndarray | None = None) -> pd.DataFrame:
+    """``votes`` plus the labels-table columns ``p_relevant``, ``label``, ``confidence`` and ``score`` (the
+    label model's ranking score, which listwise training distils; the log-odds of ``p_relevant`` by default)."""
+    p = np.asarray(p_relevant, dtype=np.float64)
+    label, confidence = labels_from_proba(p)
+    if score is None:
+        clipped = np.clip(p, 1e-6, 1 - 1e-6)
+        score = np.log(clipped) - np.log1p(-clipped)
+    return votes.assign(p_relevant=p, label=label, confidence=confidence, score=np.asarray(score, dtype=np.float64))
 
 
 class LabelModelBase(ABC):

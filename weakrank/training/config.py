@@ -7,8 +7,8 @@ from typing import Any
 
 from weakrank.errors import ConfigError
 
-MODES = ("pairwise", "pointwise")
-LOSSES = ("hinge", "ce")
+MODES = ("pairwise", "pointwise", "listwise")
+LOSSES = ("hinge", "ce", "kl")
 TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "lr")
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -29,6 +29,10 @@ class TrainConfig:
     margin: float = 1.0
     sampler: str = "bm25"
     bm25_top_k: int = 5
+    ns_lf: str = "bm25"  # the LF whose score drives the BM25 sampler and WSLS
+    min_confidence: float = 0.0  # negatives: pairs labelled 0 with at least this confidence (and a vote)
+    group_size: int = 8  # listwise: candidates per query in a group (the teacher's top one + random others)
+    temperature: float = 1.0  # listwise: the teacher's softmax temperature over standardised scores
     mixed_probabilities: tuple[float, float] = (0.5, 0.5)
     negatives: int = 1
     batch_size: int = 16  # the effective batch (triplets' anchors per optimiser step), whatever the processes
@@ -37,8 +41,8 @@ class TrainConfig:
     head_lr: float = 0.0
     weight_decay: float = 0.01
     warmup: float = 0.1
-    epochs: int = 1
-    max_steps: int = 0
+    epochs: int = 1  # used only when max_steps = 0
+    max_steps: int = 0  # > 0: train this many steps, over as many epochs as it takes
     max_length: int = 128
     grad_clip: float = 1.0
     seed: int = 0
@@ -66,6 +70,14 @@ class TrainConfig:
                 raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
         if self.loss == "hinge" and (self.mode != "pairwise" or self.target not in ("plain", "noise_aware")):
             raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/LR")
+        if (self.mode == "listwise") != (self.loss == "kl"):
+            raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
+        if self.mode == "listwise" and self.target != "plain":
+            raise ConfigError("[train] listwise distillation takes target = 'plain' (its targets are the teacher's scores)")
+        if self.group_size < 2 or self.temperature <= 0:
+            raise ConfigError("[train] group_size must be >= 2 and temperature > 0")
+        if not 0 <= self.min_confidence <= 1:
+            raise ConfigError("[train] min_confidence must be in [0, 1]")
         if self.grad_accum < 1 or self.batch_size < 1:
             raise ConfigError("[train] batch_size and grad_accum must be >= 1")
         if not 0 <= self.epsilon <= 1 or not 0 <= self.alpha < 1:
@@ -84,6 +96,13 @@ class TrainConfig:
         if "mixed_probabilities" in values:
             values["mixed_probabilities"] = tuple(values["mixed_probabilities"])
         return cls(**values)
+
+    @property
+    def needs_ns_score(self) -> bool:
+        """Whether the sampler or the target reads the negative-sampler score (``score_<ns_lf>``)."""
+        return self.mode != "listwise" and (
+            self.sampler in ("bm25", "mixed", "policy", "random_policy") or self.target in ("wsls", "twsls")
+        )
 
     def epsilon_at(self, step: int, total: int) -> float:
         """Smoothing ε at ``step``: constant for LS/WSLS, ε then 0 for the two-stage T-LS/T-WSLS."""

@@ -1,7 +1,10 @@
-"""Training instances from labels: anchors (query, positive) and, per batch, sampled negatives.
+"""Training instances from labels: anchors (query, positive) and, per batch, sampled negatives; or, for
+listwise distillation, groups of a query's candidates with the label model's scores.
 
-Weak mode reads ``label``/``confidence`` of labels.parquet; supervised mode reads ``gold`` with
-confidence 1. A triplet's confidence is the geometric mean of its two pairs' confidences.
+Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranking score) of
+labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
+mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
+``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled.
 """
 
 from __future__ import annotations
@@ -14,6 +17,15 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.training.samplers import NegativeSampler, QueryList
+
+
+@dataclass(frozen=True)
+class ListBatch:
+    """One listwise batch: per query, its text, a group of its candidates and their teacher scores."""
+
+    queries: list[str]
+    passages: list[list[str]]
+    teacher: list[np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,22 @@ def minmax_within(values: pd.Series, groups: pd.Series) -> np.ndarray:
     return np.where(span > 0, (values - low).to_numpy() / np.where(span > 0, span, 1), 0.5)
 
 
+def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``values`` min-max normalised over the entries where ``mask`` holds (seed 000: over a query's
+    negatives, so its hardest negative gets 1); 0.5 where those are constant, NaN outside ``mask``."""
+    out = np.full(len(values), np.nan)
+    if mask.any():
+        low, high = values[mask].min(), values[mask].max()
+        out[mask] = (values[mask] - low) / (high - low) if high > low else 0.5
+    return out
+
+
+def standardize(values: np.ndarray) -> np.ndarray:
+    """Mean 0, std 1 (all zeros when constant)."""
+    std = values.std()
+    return (values - values.mean()) / std if std > 0 else np.zeros_like(values)
+
+
 class TrainingData:
     """The labelled lists of one split, with texts, ready to yield batches."""
 
@@ -47,33 +75,64 @@ class TrainingData:
         passages: pd.DataFrame,
         split: str,
         supervised: bool = False,
+        ns_lf: str | None = "bm25",
+        min_confidence: float = 0.0,
     ) -> None:
         rows = labels[labels["split"] == split]
         if rows.empty:
             raise DataError(f"no labelled pairs in split {split!r}", field="split")
         if supervised:
-            rows = rows.dropna(subset=["gold"]).assign(label=lambda d: d["gold"].astype(int), confidence=1.0)
+            rows = rows.dropna(subset=["gold"]).assign(
+                label=lambda d: d["gold"].astype(int), confidence=1.0, score=lambda d: d["gold"].astype(float)
+            )
         elif not {"label", "confidence"} <= set(rows.columns):
             raise DataError("labels lack 'label'/'confidence' columns (run `weakrank aggregate`)", field="label")
-        bm25 = rows["score_bm25"] if "score_bm25" in rows.columns else pd.Series(0.0, index=rows.index)
-        rows = rows.assign(bm25_norm=minmax_within(bm25, rows["query_id"]))
+        if ns_lf is not None and f"score_{ns_lf}" not in rows.columns:
+            raise DataError(
+                f"the negative-sampler score 'score_{ns_lf}' is missing: the BM25 sampler and WSLS need it; add the "
+                f"{ns_lf!r} LF to [label] lfs or name another LF in [train] ns_lf", field=f"score_{ns_lf}")
+        label = rows["label"].to_numpy(dtype=np.int64)
+        negative = (label == 0) & (rows["confidence"].to_numpy(float) >= min_confidence)
+        vote_cols = [c for c in rows.columns if c.startswith("vote_")]
+        if vote_cols and not supervised:
+            negative &= (rows[vote_cols].to_numpy() != 0).any(axis=1)
+        rows = rows.assign(role=np.where(label == 1, 1, np.where(negative, 0, -1)))
+        teacher = rows["score"] if "score" in rows.columns else rows.get("p_relevant", rows["label"]).astype(float)
         self.query_text = queries.set_index("query_id")["text"].to_dict()
         self.passage_text = passages.set_index("passage_id")["text"].to_dict()
         self.lists: dict[str, QueryList] = {}
         for qid, g in rows.groupby("query_id", sort=False):
+            roles = g["role"].to_numpy()
+            ns = g[f"score_{ns_lf}"].to_numpy(float) if ns_lf is not None else np.zeros(len(g))
             self.lists[qid] = QueryList(
-                qid, g["passage_id"].to_numpy(), g["label"].to_numpy(), g["confidence"].to_numpy(float), g["bm25_norm"].to_numpy()
+                qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
+                standardize(teacher.loc[g.index].to_numpy(float)),
             )
         self.anchors = [
             (qid, int(i)) for qid, ql in self.lists.items() for i in np.flatnonzero(ql.labels == 1)
         ]
+        self.list_ids = [qid for qid, ql in self.lists.items() if len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
         if not self.anchors:
             raise DataError(f"split {split!r} has no pair labelled relevant to train on", field="label")
 
-    def epoch_order(self, seed: int, epoch: int) -> list[tuple[str, int]]:
-        """The anchors of an epoch, shuffled reproducibly."""
-        order = np.random.default_rng([seed, epoch]).permutation(len(self.anchors))
-        return [self.anchors[i] for i in order]
+    def epoch_order(self, seed: int, epoch: int, listwise: bool = False) -> list:
+        """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly."""
+        units = self.list_ids if listwise else self.anchors
+        order = np.random.default_rng([seed, epoch]).permutation(len(units))
+        return [units[i] for i in order]
+
+    def list_batch(self, query_ids: Sequence[str], group_size: int, rng: np.random.Generator) -> ListBatch:
+        """Per query: the teacher's top candidate and ``group_size − 1`` others drawn uniformly."""
+        queries, passages, teacher = [], [], []
+        for qid in query_ids:
+            ql = self.lists[qid]
+            top = int(np.argmax(ql.teacher))
+            rest = np.delete(np.arange(len(ql.passage_ids)), top)
+            pick = np.r_[top, rng.choice(rest, size=min(group_size - 1, len(rest)), replace=False)]
+            queries.append(self.query_text[qid])
+            passages.append([self.passage_text[p] for p in ql.passage_ids[pick]])
+            teacher.append(ql.teacher[pick].astype(np.float32))
+        return ListBatch(queries, passages, teacher)
 
     def batch(self, anchors: Sequence[tuple[str, int]], sampler: NegativeSampler, n_neg: int, rng: np.random.Generator) -> Batch:
         """Triplets of ``anchors`` with ``n_neg`` negatives each from ``sampler`` (anchors without any are dropped)."""

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from weakrank.training.data import Batch
+from weakrank.training.data import Batch, ListBatch
 from weakrank.training.model import BertPR
 
 
@@ -65,17 +65,17 @@ def teardown() -> None:
         dist.destroy_process_group()
 
 
-def batch_slice(batch: Batch, index: Sequence[int]) -> Batch:
-    """The triplets of ``batch`` at ``index``."""
+def batch_slice(batch: Batch | ListBatch, index: Sequence[int]) -> Batch | ListBatch:
+    """The triplets (or lists) of ``batch`` at ``index``."""
     idx = np.asarray(index, dtype=np.int64)
     values = {}
-    for f in fields(Batch):
+    for f in fields(batch):
         value = getattr(batch, f.name)
         values[f.name] = [value[i] for i in idx] if isinstance(value, list) else value[idx]
-    return Batch(**values)
+    return type(batch)(**values)
 
 
-def micro_batches(batch: Batch, env: DistEnv, grad_accum: int) -> list[tuple[Batch, float]]:
+def micro_batches(batch: Batch | ListBatch, env: DistEnv, grad_accum: int) -> list[tuple[Batch | ListBatch, float]]:
     """This rank's ``grad_accum`` micro-batches of the global ``batch``, each with its loss weight.
 
     Weights are (triplets in the micro-batch / triplets in the batch) × world size (DDP averages over

@@ -12,6 +12,8 @@ Targets (the probability given to "relevant" / "positive first"):
 Label relaxation (seed 004) replaces the target by the credal set {p : p(y) ≥ 1 − α}: zero loss inside,
 KL(p_r ‖ p̂) to its boundary p_r(y) = 1 − α outside.
 Noise-aware weighting (seed 002 Eq. 4) multiplies each instance's loss by its label confidence.
+Listwise distillation passes on the label model's whole ranking of a group of a query's candidates:
+KL(softmax(teacher / T) ‖ softmax(student)).
 """
 
 from __future__ import annotations
@@ -57,3 +59,9 @@ def relaxation(logit: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tens
 def weighted_mean(losses: torch.Tensor, weights: torch.Tensor | None) -> torch.Tensor:
     """Mean of per-instance losses, each multiplied by its confidence when ``weights`` is given."""
     return losses.mean() if weights is None else (losses * weights).mean()
+
+
+def listwise_kl(student: torch.Tensor, teacher: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """KL(softmax(teacher / T) ‖ softmax(student)) over one group of candidates."""
+    target = F.softmax(teacher / temperature, dim=-1)
+    return F.kl_div(F.log_softmax(student, dim=-1), target, reduction="sum")

@@ -5,13 +5,27 @@ from __future__ import annotations
 import torch
 
 from weakrank.training.config import TrainConfig
-from weakrank.training.data import Batch
-from weakrank.training.losses import hinge, relaxation, smoothed_target, soft_cross_entropy, weighted_mean
+from weakrank.training.data import Batch, ListBatch
+from weakrank.training.losses import hinge, listwise_kl, relaxation, smoothed_target, soft_cross_entropy, weighted_mean
 from weakrank.training.model import BertPR
 
 
-def batch_loss(model: BertPR, batch: Batch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
+def list_loss(model: BertPR, batch: ListBatch, cfg: TrainConfig) -> torch.Tensor:
+    """Mean over queries of KL(softmax(teacher / T) ‖ softmax(student)) over each query's group."""
+    sizes = [len(p) for p in batch.passages]
+    queries = [q for q, n in zip(batch.queries, sizes) for _ in range(n)]
+    scores = model.score(queries, [p for group in batch.passages for p in group]).float()
+    losses = [
+        listwise_kl(s, torch.as_tensor(t, device=scores.device), cfg.temperature)
+        for s, t in zip(torch.split(scores, sizes), batch.teacher)
+    ]
+    return torch.stack(losses).mean()
+
+
+def batch_loss(model: BertPR, batch: Batch | ListBatch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
     """Mean (optionally confidence-weighted) loss of ``batch`` under ``cfg``'s mode, loss and target."""
+    if isinstance(batch, ListBatch):
+        return list_loss(model, batch, cfg)
     k = len(batch.queries)
     device = model.device
     # one forward pass over positives and negatives together

@@ -42,10 +42,12 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCall
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
     labels = _label_table(paths, tc)
-    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, supervised=tc.supervised)
+    options = {"supervised": tc.supervised, "ns_lf": tc.ns_lf if tc.needs_ns_score else None,
+               "min_confidence": tc.min_confidence}
+    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, **options)
     dev_data = None
     if tc.dev_split in set(labels["split"]):
-        dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, supervised=tc.supervised)
+        dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, **options)
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
     collection = dataset.passages["passage_id"].tolist()

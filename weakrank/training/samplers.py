@@ -1,9 +1,9 @@
 """Negative samplers: which non-relevant passages a query's positives are contrasted with.
 
 Every sampler returns :class:`Negative`s carrying the negative-sampler score ŝ ∈ [0, 1] that WSLS
-consumes: the passage's BM25 score min-max normalised within the query's candidate list (0 for a
-passage from outside the list, whose BM25 score is below the list's). No sampler ever returns a
-known positive of the query. New samplers (a learned policy, say) only need ``sample``.
+consumes: the passage's BM25 score min-max normalised over the query's negatives (seed 000: the hardest
+negative gets 1; 0 for a passage from outside the list, whose BM25 score is below the list's). No
+sampler ever returns a known positive of the query, nor an unlabelled pair of its list (role −1). New samplers (a learned policy, say) only need ``sample``.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ class QueryList:
 
     query_id: str
     passage_ids: np.ndarray
-    labels: np.ndarray
+    labels: np.ndarray  # 1 positive, 0 negative, −1 unlabelled (never a negative)
     confidences: np.ndarray
-    bm25: np.ndarray  # min-max normalised within the list
+    bm25: np.ndarray  # negative-sampler score, min-max normalised over the list's negatives (NaN elsewhere)
+    teacher: np.ndarray | None = None  # the label model's score, standardised within the list
     positives: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +83,7 @@ class BM25Sampler:
 
 
 class RandomSampler:
-    """NS_random: uniform over the whole collection, never a known positive of the query."""
+    """NS_random: uniform over the whole collection, never a known positive or unlabelled pair of the query."""
 
     name = "random"
 
@@ -91,10 +92,11 @@ class RandomSampler:
 
     def sample(self, query: QueryList, n: int, rng: np.random.Generator) -> list[Negative]:
         in_list = {str(p): i for i, p in enumerate(query.passage_ids)}
+        blocked = {str(p) for p in query.passage_ids[query.labels != 0]}  # positives and unlabelled pairs
         out: list[Negative] = []
-        while len(out) < n and len(self.collection) > len(query.positives):
+        while len(out) < n and len(self.collection) > len(blocked):
             pid = str(self.collection[rng.integers(len(self.collection))])
-            if pid in query.positives:
+            if pid in blocked:
                 continue
             i = in_list.get(pid)
             out.append(Negative(pid, 1.0, 0.0) if i is None else _from_list(query, np.array([i]))[0])

@@ -19,10 +19,11 @@ from sklearn.metrics import average_precision_score
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
+from weakrank.errors import DataError
 from weakrank.io import atomic_path, write_text
 from weakrank.training import distributed
 from weakrank.training.config import TrainConfig
-from weakrank.training.data import Batch, TrainingData
+from weakrank.training.data import Batch, ListBatch, TrainingData
 from weakrank.training.model import BertPR
 from weakrank.training.objective import batch_loss
 from weakrank.training.samplers import (
@@ -85,12 +86,13 @@ def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], bat
     aps, recalls = [], []
     for qid in query_ids:
         ql = data.lists[qid]
-        if ql.labels.min() == ql.labels.max():
+        relevant = (ql.labels == 1).astype(int)
+        if relevant.min() == relevant.max():
             continue
         pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
         scores = model.predict(pairs, batch_size=batch_size)
-        aps.append(average_precision_score(ql.labels, scores))
-        recalls.append(ql.labels[int(np.argmax(scores))] / ql.labels.sum())
+        aps.append(average_precision_score(relevant, scores))
+        recalls.append(relevant[int(np.argmax(scores))] / relevant.sum())
     return {"map": float(np.mean(aps)) if aps else float("nan"), "recall@1": float(np.mean(recalls)) if recalls else float("nan")}
 
 
@@ -135,8 +137,11 @@ class Trainer:
         self.sampler = make_sampler(cfg, collection)
         self.callbacks = callbacks or []
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, cfg), lr=cfg.lr)
-        per_epoch = -(-len(data.anchors) // cfg.batch_size)
-        self.total_steps = min(cfg.max_steps, per_epoch * cfg.epochs) if cfg.max_steps else per_epoch * cfg.epochs
+        self.listwise = cfg.mode == "listwise"
+        per_epoch = -(-len(data.list_ids if self.listwise else data.anchors) // cfg.batch_size)
+        if per_epoch == 0:
+            raise DataError("nothing to train on: no query with a labelled positive (or, listwise, a rankable list)")
+        self.total_steps = cfg.max_steps or per_epoch * cfg.epochs
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
@@ -183,7 +188,7 @@ class Trainer:
         tmp.rename(directory)
 
     # -- training ------------------------------------------------------------------------------
-    def backward(self, batch: Batch) -> float:
+    def backward(self, batch: Batch | ListBatch) -> float:
         """Gradients of the batch loss: this process's micro-batches (see :mod:`.distributed`); returns the loss."""
         self.model.train()
         epsilon = self.cfg.epsilon_at(self.progress.step, self.total_steps)
@@ -200,7 +205,7 @@ class Trainer:
             total += float(loss.detach())
         return distributed.mean_over_ranks(total, self.dist)
 
-    def step(self, batch: Batch) -> tuple[float, float]:
+    def step(self, batch: Batch | ListBatch) -> tuple[float, float]:
         """One optimisation step; returns (loss, gradient norm of the head)."""
         loss = self.backward(batch)
         self.scaler.unscale_(self.optimizer)
@@ -222,13 +227,17 @@ class Trainer:
             out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries).items()})
         return out
 
+    def smoothing_stage(self, step: int) -> bool:
+        """True during the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model."""
+        return self.cfg.target in ("tls", "twsls") and step <= self.cfg.two_stage_fraction * self.total_steps
+
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
-        if np.isnan(value):
+        if np.isnan(value) or self.smoothing_stage(int(metrics["step"])):
             return False
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
@@ -248,17 +257,20 @@ class Trainer:
         show_progress = show_progress and self.dist.is_main
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
-        while not stop and self.progress.step < self.total_steps and self.progress.epoch < cfg.epochs:
-            order = self.data.epoch_order(cfg.seed, self.progress.epoch)
+        while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
+            order = self.data.epoch_order(cfg.seed, self.progress.epoch, self.listwise)
             batches = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
             for b in range(self.progress.batch_in_epoch, len(batches)):
                 rng = np.random.default_rng([cfg.seed, self.progress.epoch, b])
-                batch = self.data.batch(batches[b], self.sampler, cfg.negatives, rng)
+                if self.listwise:
+                    batch = self.data.list_batch(batches[b], cfg.group_size, rng)
+                else:
+                    batch = self.data.batch(batches[b], self.sampler, cfg.negatives, rng)
                 if not batch.queries:
                     continue
                 loss, head_norm = self.step(batch)
                 self.progress.batch_in_epoch = b + 1
-                pairs += 2 * len(batch.queries)
+                pairs += sum(len(p) for p in batch.passages) if self.listwise else 2 * len(batch.queries)
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
                 for callback in self.callbacks:
