@@ -1,19 +1,83 @@
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
 
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
+from weakrank.policy.callback import PolicyCallback
 
 
 def test_rewards_by_hand():
     history = [0.30, 0.35, 0.33]
     assert reward("raw", history) == pytest.approx(0.33)
     assert reward("diff", history) == pytest.approx(-0.02)
-    assert reward("ceil", history) == pytest.approx(-0.02)  # 0.33 − best so far (0.35)
-    assert reward("ceil", [0.3, 0.2, 0.4]) == pytest.approx(0.1)
+    assert reward("ceil_running", history) == pytest.approx(-0.02)  # 0.33 − best so far (0.35)
+    assert reward("ceil_running", [0.3, 0.2, 0.4]) == pytest.approx(0.1)
     assert reward("diff", [0.3]) == 0.0
     with pytest.raises(ValueError):
         reward("best", history)
+
+
+def test_r_ceil_is_the_distance_to_a_constant_ceiling():
+    history = [0.30, 0.35, 0.33]
+    # R_ceil = MAP_t − m_max: 0.33 − 1 (MAP's maximum, the default) and 0.33 − 0.5 with m_max = 0.5
+    assert reward("ceil", history) == pytest.approx(-0.67)
+    assert reward("ceil", history, ceiling=0.5) == pytest.approx(-0.17)
+    assert reward("ceil", [0.40]) == pytest.approx(-0.60)  # no previous MAP needed
+    assert reward("ceil", [0.2, 0.9, 0.5], ceiling=0.5) == pytest.approx(0.0)  # not 0.5 − 0.9 (running best)
+
+
+class RecordingAgent(ActorCriticAgent):
+    """An agent that records each update as (decision step, action, reward, next decision step, done)."""
+
+    def __init__(self) -> None:
+        super().__init__(["bm25", "random"], state_dim=2, seed=0)
+        self.updates: list[tuple[float, int, float, float, bool]] = []
+
+    def update(self, state, action, reward, next_state, done):
+        self.updates.append((float(state[0]), action, round(reward, 9), float(next_state[0]), done))
+        return super().update(state, action, reward, next_state, done)
+
+
+def run_episode(tmp_path, steps: int, maps: dict[int, float], **options) -> PolicyCallback:
+    """``steps`` training steps of a fake trainer with a decision every 2 steps; the state's first entry is
+    the decision's step and the validation MAP at step s is ``maps[s]``."""
+    encoder = SimpleNamespace(state=lambda signals, *texts: np.array([signals.epoch_progress, 1.0], np.float32))
+    callback = PolicyCallback(RecordingAgent(), encoder, every=2, **options)
+    callback._validation_map = lambda trainer: maps[trainer.progress.step]
+    progress = SimpleNamespace(step=0, batch_in_epoch=0, epoch=0)
+    trainer = SimpleNamespace(progress=progress, cfg=SimpleNamespace(batch_size=1), data=SimpleNamespace(anchors=[0]),
+                              sampler=SimpleNamespace(active="bm25"), out_dir=tmp_path)
+    batch = SimpleNamespace(queries=["q"], positives=["p"])
+    for step in range(1, steps + 1):
+        trainer.progress.step = trainer.progress.batch_in_epoch = step  # epoch progress = step / 1 batch per epoch
+        callback(trainer, batch, 0.5, 1.0)
+    callback.on_end(trainer)
+    return callback
+
+
+def test_an_action_that_never_ran_is_not_learned_from(tmp_path):
+    # decisions at steps 1, 2 and 4; the run ends at step 4 (max_steps or early stopping), so the action
+    # chosen at step 4 never runs. Learned: (s1, a1, 0.5 − 0.2, s2) once a2 ran step 3, not terminal;
+    # (s2, a2, 0.6 − 0.5, s4) at the end, terminal. The old code also learned (s4, a4, 0.6 − 0.6 = 0, done).
+    callback = run_episode(tmp_path, 4, {1: 0.2, 2: 0.5, 4: 0.6})
+    updates = callback.agent.updates
+    learned = [(s, r, s_next, done) for s, _, r, s_next, done in updates]
+    assert learned == [(1.0, 0.3, 2.0, False), (2.0, 0.1, 4.0, True)]
+    assert len(callback.td_errors) == 2
+    first, second = (callback.agent.actions[a] for _, a, *_ in updates)
+    # the log holds the sampler each step ran with: the initial one, then a1, then a2 twice
+    log = (tmp_path / "policy_actions.csv").read_text().split()
+    assert log == ["step,sampler", "1,bm25", f"2,{first}", f"3,{second}", f"4,{second}"]
+
+
+def test_the_last_action_that_ran_to_the_end_is_the_terminal_update(tmp_path):
+    # decisions at 1, 2, 4; step 5 runs a4, whose reward is the final MAP's: R_ceil = 0.7 − 0.8
+    callback = run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, reward_kind="ceil", ceiling=0.8)
+    learned = [(s, r, done) for s, _, r, _, done in callback.agent.updates]
+    assert learned == [(1.0, -0.3, False), (2.0, -0.2, False), (4.0, -0.1, True)]
+    assert run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, uniform=True).agent.updates == []
 
 
 def test_update_changes_both_networks_and_learns_the_better_action():
@@ -78,8 +142,9 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     trainer.fit(show_progress=False)
     after = list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())
     assert all(not torch.equal(b, a) for b, a in zip(before, after))
-    # decisions at steps 1, 2 and 4: updates at 2 and 4, then the terminal one at the episode's end
-    assert len(callback.td_errors) == 3 and np.isfinite(callback.td_errors).all()
+    # decisions at steps 1, 2 and 4: the first learned at step 3, the second (terminal) at the episode's end;
+    # the action chosen at step 4 never ran
+    assert len(callback.td_errors) == 2 and np.isfinite(callback.td_errors).all()
     actions = (tmp_path / "episode" / "policy_actions.csv").read_text().splitlines()
     assert len(actions) == 1 + 4 and all(a.split(",")[1] in {"bm25", "random"} for a in actions[1:])
     assert (tmp_path / "episode" / "policy_actions.png").stat().st_size > 1000

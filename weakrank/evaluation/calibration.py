@@ -1,5 +1,5 @@
-"""Calibration of P(relevant) against gold (seed 004): ECE, reliability diagrams, and the
-train-vs-validation gap over training as a memorisation signal."""
+"""Calibration against gold (seed 004): ranking ECE (Eq. 4) of a ranker's scores, classic ECE of
+probabilities, reliability diagrams, and the train-vs-validation gap over training as a memorisation signal."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from weakrank.plots import save_figure  # noqa: E402
 
 
 def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
-    """Expected calibration error (equal-width bins, L1), by torchmetrics."""
+    """Classic expected calibration error of probabilities ``prob`` (equal-width bins, L1), by torchmetrics:
+    only meaningful where ``prob`` is a trained P(relevant) (label models, pointwise rankers)."""
     return float(
         binary_calibration_error(
             torch.as_tensor(np.asarray(prob, dtype=np.float32)), torch.as_tensor(np.asarray(gold, dtype=np.int64)),
@@ -29,15 +30,28 @@ def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
     )
 
 
+def softmax_within(scores: np.ndarray, query_ids: np.ndarray) -> np.ndarray:
+    """Softmax of ``scores`` within each query's candidate list (invariant to a shift of a list's scores)."""
+    frame = pd.DataFrame({"q": np.asarray(query_ids), "s": np.asarray(scores, dtype=float)})
+    shifted = np.exp(frame["s"] - frame.groupby("q")["s"].transform("max"))
+    return (shifted / shifted.groupby(frame["q"]).transform("sum")).to_numpy()
+
+
+def ranking_ece(scores: np.ndarray, gold: np.ndarray, query_ids: np.ndarray, bins: int = 10) -> float:
+    """Seed 004's ranking ECE (Eq. 4): the classic ECE of the softmax of ``scores`` within each query's
+    list against 0/1 ``gold``; needs no trained absolute score level (pairwise rankers)."""
+    return ece(softmax_within(scores, query_ids), gold, bins)
+
+
 def reliability_diagram(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: str | Path, bins: int = 10,
-                        title: str = "Reliability diagram") -> Path:
-    """Observed relevance rate against mean predicted P(relevant) per bin, one line per system, with ECE."""
+                        title: str = "Reliability diagram", xlabel: str = "predicted P(relevant)") -> Path:
+    """Observed relevance rate against the mean predicted probability per bin, one line per system, with ECE."""
     fig, ax = plt.subplots(figsize=(5.5, 5))
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfectly calibrated")
     for name, (prob, gold) in curves.items():
         observed, predicted = calibration_curve(gold, prob, n_bins=bins, strategy="uniform")
         ax.plot(predicted, observed, marker="o", label=f"{name} (ECE {ece(prob, gold, bins):.3f})")
-    ax.set(xlabel="predicted P(relevant)", ylabel="observed share relevant", xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.set(xlabel=xlabel, ylabel="observed share relevant", xlim=(0, 1), ylim=(0, 1), title=title)
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(alpha=0.3)
     return save_figure(fig, path)

@@ -82,8 +82,9 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                             params[knob] = value
                             row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
                         row += f" ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
-                        cells += [Cell(row, "weak", tuple(sorted({**params, **episode(sampler, seeds, seed)}.items())), seed, train)
-                                  for seed in seeds]
+                        for seed in seeds:
+                            cell_params = tuple(sorted({**params, **episode(sampler, seeds, seed)}.items()))
+                            cells.append(Cell(row, "weak", cell_params, seed, train))
     if exp.get("supervised", True):
         cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells

@@ -18,10 +18,17 @@ import torch  # noqa: E402
 from scipy.special import expit  # noqa: E402
 
 from weakrank.config import PipelineConfig  # noqa: E402
-from weakrank.evaluation.calibration import ece, reliability_diagram  # noqa: E402
-from weakrank.evaluation.grid import grid_cells  # noqa: E402
+from weakrank.evaluation.calibration import (  # noqa: E402
+    ece,
+    memorisation_gap,
+    plot_gap,
+    ranking_ece,
+    reliability_diagram,
+    softmax_within,
+)
+from weakrank.evaluation.grid import Cell, grid_cells  # noqa: E402
 from weakrank.evaluation.systems import column_run, label_model_scores  # noqa: E402
-from weakrank.evaluation.tables import format_table, results_table  # noqa: E402
+from weakrank.evaluation.tables import format_table, results_table, significance_legend  # noqa: E402
 from weakrank.io import read_metadata, read_parquet, write_text  # noqa: E402
 from weakrank.pipeline import RunPaths  # noqa: E402
 from weakrank.plots import bar_table, line_plot, save_figure  # noqa: E402
@@ -98,6 +105,72 @@ def action_figure(cells: pd.DataFrame, actions_dir: Path, path: Path) -> Path | 
                      xlabel="training step", ylabel="share of runs (10-step window)")
 
 
+def gold_of(gold: pd.Series, run: pd.DataFrame) -> np.ndarray:
+    """0/1 gold of a run's (query, passage) pairs."""
+    return gold.loc[list(zip(run["query_id"], run["passage_id"]))].to_numpy(int)
+
+
+CLASSIC_ECE = "classic ECE (pointwise/probabilities)"
+RANKING_ECE = "ranking ECE (softmax per list)"
+
+
+def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str, Cell], runs: Path, split: str,
+                        label_models: list[str], out: Path) -> tuple[pd.DataFrame, list[tuple[str, Path]]]:
+    """Seed 004's calibration: classic ECE and reliability of probabilities (label models' P(relevant),
+    σ(score) of pointwise rankers), ranking ECE (Eq. 4) and reliability of the softmax within each list of
+    every trained ranker (first seed). Pairwise scores have no trained level, so no classic ECE."""
+    gold = votes.set_index(["query_id", "passage_id"])["gold"]
+    probabilities, softmaxes, ranking = {}, {}, {}
+    for model in label_models:
+        run = column_run(votes.assign(p=label_model_scores(votes, model)), "p", split)
+        probabilities[model] = (run["score"].to_numpy(), gold_of(gold, run))
+    trained = cells[[grid[key].kind != "unsupervised" for key in cells["key"]]] if len(cells) else cells
+    for _, cell in trained.drop_duplicates("row").iterrows():
+        run = read_parquet(runs / f"{cell['key']}.parquet")
+        scores, queries = run["score"].to_numpy(), run["query_id"].to_numpy()
+        y = gold_of(gold, run)
+        if dict(grid[cell["key"]].train).get("mode") == "pointwise":  # trained as the logit of P(relevant)
+            probabilities[cell["row"]] = (expit(scores), y)
+        softmaxes[cell["row"]] = (softmax_within(scores, queries), y)
+        ranking[cell["row"]] = ranking_ece(scores, y, queries)
+    classic = {name: ece(p, y) for name, (p, y) in probabilities.items()}
+    table = pd.DataFrame({CLASSIC_ECE: classic, RANKING_ECE: ranking})
+    figures = [("Reliability of P(relevant): label models and pointwise rankers, classic ECE (seed 004)",
+                reliability_diagram(probabilities, out / "reliability.png"))]
+    if softmaxes:
+        diagram = reliability_diagram(softmaxes, out / "reliability_ranking.png",
+                                      title="Reliability (softmax per list)",
+                                      xlabel="softmax of the score in its list")
+        figures.append(("Reliability of the softmax within each list: trained rankers, ranking ECE (seed 004, Eq. 4)",
+                        diagram))
+    return table, figures
+
+
+def gap_figures(cells: pd.DataFrame, history: Path, out: Path, metric: str = "recall@1") -> list[tuple[str, Path]]:
+    """Seed 004's memorisation signal: train vs validation ``metric`` over training (mean over seeds) of
+    each trained row whose runs tracked training queries (``track_train_queries``)."""
+    figures = []
+    for row, group in cells.groupby("row", sort=False) if len(cells) else []:
+        tables = [pd.read_csv(history / f"{key}.csv") for key in group["key"] if (history / f"{key}.csv").exists()]
+        tracked = [t for t in tables if {f"train_{metric}", f"dev_{metric}"} <= set(t.columns)]
+        if tracked:
+            mean = pd.concat(tracked).groupby("step", as_index=False).mean(numeric_only=True)
+            gap = memorisation_gap(mean.to_dict("records"), metric)
+            path = plot_gap(gap, out / f"gap_{group['key'].iloc[0]}.png", metric)
+            figures.append((f"Train vs validation {metric} during training: {row} (seed 004, memorisation gap)", path))
+    return figures
+
+
+def sampler_table(cells: pd.DataFrame, table: pd.DataFrame, metric: str) -> pd.DataFrame | None:
+    """Seed 001's comparison: ``metric`` mean and std over seeds of each trained row by negative sampler
+    (fixed samplers, AC-IR ``policy``, ``random_policy``); None when the grid has one sampler."""
+    if "sampler" not in cells.columns or cells["sampler"].nunique() < 2:
+        return None
+    samplers = cells.dropna(subset=["sampler"]).drop_duplicates("row").set_index("row")["sampler"]
+    samplers = samplers[samplers.index.isin(table.index)]
+    return pd.concat([samplers, table.loc[samplers.index, ["seeds", metric, f"{metric} std"]]], axis=1)
+
+
 def machine() -> str:
     """A one-line description of where the report was made."""
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
@@ -115,38 +188,46 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     shown = format_table(table)
     figures: list[tuple[str, Path]] = []
     figures.append(("Negative-sampler score distribution (seed 000, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
+    grid = {c.key: c for c in grid_cells(cfg, votes)}
     cells = cached_cells(paths.root / "experiment")
-    cells = cells[cells["key"].isin({c.key for c in grid_cells(cfg, votes)})] if len(cells) else cells
+    if len(cells):  # the grid's cells, in table order
+        order = {key: i for i, key in enumerate(grid)}
+        cells = cells[cells["key"].isin(grid)].sort_values("key", key=lambda keys: keys.map(order))
     actions = action_figure(cells, paths.root / "experiment" / "actions", out / "policy_actions.png")
     if actions:
         figures.append(("Negative sampler chosen over training, all seeds (seed 001)", actions))
     sens = sensitivity_figure(cells, results, metric, out / "sensitivity.png")
     if sens:
         figures.append((f"{metric} sensitivity to ε / α (seed 000, Fig. 2)", sens))
-    gold = votes.set_index(["query_id", "passage_id"])["gold"]
-    curves = {}
-    for model in exp.get("label_models", ["majority", "generative"]):
-        run = column_run(votes.assign(p=label_model_scores(votes, model)), "p", split)
-        curves[model] = (run["score"].to_numpy(), gold.loc[list(zip(run["query_id"], run["passage_id"]))].to_numpy(int))
-    for _, cell in cells[cells["row"].str.startswith("BERT-PR")].drop_duplicates("row").iterrows() if len(cells) else []:
-        run = read_parquet(paths.root / "experiment" / "runs" / f"{cell['key']}.parquet")
-        curves[cell["row"]] = (expit(run["score"].to_numpy()), gold.loc[list(zip(run["query_id"], run["passage_id"]))].to_numpy(int))
-    figures.append(("Reliability of P(relevant) (seed 004)", reliability_diagram(curves, out / "reliability.png")))
-    calibration = pd.DataFrame({"ECE (10 bins)": {name: ece(p, y) for name, (p, y) in curves.items()}})
+    calibration, reliability = calibration_section(votes, cells, grid, paths.root / "experiment" / "runs", split,
+                                                   exp.get("label_models", ["majority", "generative"]), out)
+    figures += reliability + gap_figures(cells, paths.root / "experiment" / "history", out)
+    samplers = sampler_table(cells, table, metric)
     quality = paths.analysis / "quality.csv"
     if quality.exists():
         figures.append(("LF and label-model quality (P@1, R@1, AUC)",
                         bar_table(pd.read_csv(quality, index_col=0), out / "lf_quality.png", "LF quality")))
     stamp = f"{dt.date.today().isoformat()}, {machine()}"
     title = f"weakrank report — {cfg.name} ({split} split)"
-    note = ("Mean over queries (± std over seeds where several); † / ‡: significantly better / worse than BM25 "
-            "(paired t-test over queries, Bonferroni-corrected, p < 0.05).")
-    md = [f"# {title}", "", f"_{stamp}_", "", note, "", shown.to_markdown(), "", "## Calibration", "",
-          calibration.to_markdown(floatfmt=".3f"), ""]
+    note = f"Mean over queries (± std over seeds where several); {significance_legend()}."
+    ece_note = (f"{CLASSIC_ECE}: 10 equal-width bins over P(relevant), only for probabilities (label models, "
+                f"pointwise rankers); {RANKING_ECE}: the same over the softmax of each query's candidate scores "
+                "(seed 004, Eq. 4).")
+    sampler_note = (f"{metric} mean and std over seeds by negative sampler; AC-IR's seeds are successive episodes "
+                    "of one policy (seed 001).")
+    calibration = calibration.map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    md = [f"# {title}", "", f"_{stamp}_", "", note, "", shown.to_markdown(), "", "## Calibration", "", ece_note, "",
+          calibration.to_markdown(disable_numparse=True), ""]
+    if samplers is not None:
+        md += ["## Negative samplers (seed 001)", "", sampler_note, "", samplers.to_markdown(floatfmt=".3f"), ""]
     md += [f"## {caption}\n\n![{caption}]({path.name})\n" for caption, path in figures]
     write_text("\n".join(md), out / "report.md")
     body = [f"<h1>{html.escape(title)}</h1>", f"<p><em>{html.escape(stamp)}</em></p>", f"<p>{html.escape(note)}</p>",
-            shown.to_html(classes="results"), "<h2>Calibration</h2>", calibration.to_html(float_format="%.3f")]
+            shown.to_html(classes="results"), "<h2>Calibration</h2>", f"<p>{html.escape(ece_note)}</p>",
+            calibration.to_html()]
+    if samplers is not None:
+        body += ["<h2>Negative samplers (seed 001)</h2>", f"<p>{html.escape(sampler_note)}</p>",
+                 samplers.to_html(float_format="%.3f")]
     body += [f"<h2>{html.escape(c)}</h2><img src='{p.name}' alt='{html.escape(c)}'>" for c, p in figures]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;font-size:13px}"
              "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}img{max-width:100%}")

@@ -25,9 +25,15 @@ def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25"
     return pd.DataFrame(rows).set_index("system")
 
 
+def significance_legend(baseline: str = "BM25", alpha: float = 0.05) -> str:
+    """What :func:`format_table`'s marks mean (one threshold, ``alpha``, for both)."""
+    return (f"† significantly better than the baseline ({baseline}), ‡ significantly worse: paired t-test over "
+            f"queries, p < {alpha:g} after Bonferroni")
+
+
 def format_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Printable cells: "0.712 ± 0.010" (± only with several seeds), † when significantly better than
-    the baseline, ‡ when significantly worse."""
+    """Printable cells: "0.712 ± 0.010" (± only with several seeds); † significantly better than the
+    baseline, ‡ significantly worse, paired t-test p < alpha after Bonferroni (see :func:`significance_legend`)."""
     metrics = [c for c in table.columns if f"{c} std" in table.columns]
     out = pd.DataFrame(index=table.index)
     for m in metrics:

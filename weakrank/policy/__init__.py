@@ -4,4 +4,4 @@ from weakrank.policy.agent import ActorCriticAgent
 from weakrank.policy.rewards import REWARDS, reward
 from weakrank.policy.state import TermWeightedEncoder, TrainingState
 
-__all__ = ["ActorCriticAgent", "REWARDS", "TermWeightedEncoder", "TrainingState", "reward"]
+__all__ = ["REWARDS", "ActorCriticAgent", "TermWeightedEncoder", "TrainingState", "reward"]

@@ -1,9 +1,11 @@
 """Drive a :class:`~weakrank.training.samplers.SwitchSampler` from the training loop (AC-IR).
 
-Every ``every`` steps the callback measures validation MAP on a few dev queries, turns it into a reward,
-updates the actor-critic with the TD error of the last decision, and picks the sampler for the next
-``every`` steps. A training run is one episode; its end is the terminal transition. With
-``learn=False`` and ``uniform=True`` it is the paper's random-policy baseline.
+Every ``every`` steps the callback measures validation MAP on a few dev queries, turns it into the
+reward of the previous decision, and picks the sampler for the next ``every`` steps. The actor-critic
+learns a transition once the next decision's action has run a step (it is then not terminal), or at
+the episode's end (terminal): a training run is one episode, and an action chosen at a decision the
+run ended on never ran, so nothing is learned from it. With ``uniform=True`` it is the paper's
+random-policy baseline, which learns nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from weakrank.policy.state import TermWeightedEncoder, TrainingState
 
 
 class PolicyCallback:
-    """AC-IR decisions every ``every`` steps; records the chosen sampler of each step."""
+    """AC-IR decisions every ``every`` steps; records the sampler each step ran with."""
 
     def __init__(
         self,
@@ -31,12 +33,14 @@ class PolicyCallback:
         val_queries: int = 20,
         uniform: bool = False,
         seed: int = 0,
+        ceiling: float = 1.0,
     ) -> None:
         self.agent, self.encoder, self.every, self.reward_kind = agent, encoder, every, reward_kind
-        self.val_queries, self.uniform = val_queries, uniform
+        self.val_queries, self.uniform, self.ceiling = val_queries, uniform, ceiling
         self.rng = np.random.default_rng(seed)
         self.maps: list[float] = []
-        self.pending: tuple[np.ndarray, int] | None = None
+        self.pending: tuple[np.ndarray, int, int] | None = None  # the last decision: state, action, step
+        self.transition: tuple[np.ndarray, int, float, np.ndarray] | None = None  # (s, a, r, s') not yet learned
         self.actions: list[tuple[int, str]] = []
         self.td_errors: list[float] = []
 
@@ -48,6 +52,12 @@ class PolicyCallback:
         value = ranking_metrics(trainer.model, trainer.dev_data, trainer.dev_queries[: self.val_queries])["map"]
         return 0.0 if np.isnan(value) else value
 
+    def _learn(self, done: bool) -> None:
+        """One TD update of the agent from the pending transition."""
+        state, action, value, next_state = self.transition
+        self.td_errors.append(self.agent.update(state, action, value, next_state, done=done))
+        self.transition = None
+
     def _choose(self, state: np.ndarray) -> int:
         if self.uniform:
             return int(self.rng.integers(len(self.agent.actions)))
@@ -55,25 +65,29 @@ class PolicyCallback:
 
     def __call__(self, trainer, batch, loss: float, grad_norm: float) -> None:
         step = trainer.progress.step
+        self.actions.append((step, trainer.sampler.active))
+        if self.transition is not None:  # the last decision's action ran this step: the episode went on
+            self._learn(done=False)
         if step % self.every == 0 or step == 1:
             per_epoch = -(-len(trainer.data.anchors) // trainer.cfg.batch_size)
             signals = TrainingState(loss, grad_norm, trainer.progress.batch_in_epoch / per_epoch, trainer.progress.epoch)
             state = self.encoder.state(signals, batch.queries, batch.positives)
             self.maps.append(self._validation_map(trainer))
             if self.pending is not None and not self.uniform:
-                previous, action = self.pending
-                self.td_errors.append(self.agent.update(previous, action, reward(self.reward_kind, self.maps), state, done=False))
+                previous, action, _ = self.pending
+                self.transition = (previous, action, reward(self.reward_kind, self.maps, self.ceiling), state)
             action = self._choose(state)
-            self.pending = (state, action)
+            self.pending = (state, action, step)
             trainer.sampler.active = self.agent.actions[action]
-        self.actions.append((step, trainer.sampler.active))
 
     def on_end(self, trainer) -> None:
-        """Terminal update of the episode; writes the action log and the policy."""
-        if self.pending is not None and not self.uniform:
-            self.maps.append(self._validation_map(trainer))
-            state, action = self.pending
-            self.td_errors.append(self.agent.update(state, action, reward(self.reward_kind, self.maps), state, done=True))
+        """Terminal update of the episode's last executed action; writes the action log."""
+        if self.pending is not None and not self.uniform and trainer.progress.step > self.pending[2]:
+            self.maps.append(self._validation_map(trainer))  # the last decision's action ran to the end
+            state, action, _ = self.pending
+            self.transition = (state, action, reward(self.reward_kind, self.maps, self.ceiling), state)
+        if self.transition is not None:
+            self._learn(done=True)
         actions = pd.DataFrame(self.actions, columns=["step", "sampler"])
         write_text(actions.to_csv(index=False), trainer.out_dir / "policy_actions.csv")
         plot_action_frequencies(actions, trainer.out_dir / "policy_actions.png")
