@@ -60,10 +60,13 @@ def test_trained_run_carries_the_policy_from_seed_to_seed(tmp_path, monkeypatch)
     monkeypatch.setattr(weakrank.training.run, "score_split", lambda *args: pd.DataFrame())
     first, second = policy_cells(cfg)
     root = tmp_path / "experiment"
+    stale = ActorCriticAgent(["bm25", "random"], 3, seed=7)
+    stale.save(root / "models" / first.key / "policy.pt")  # left by an interrupted attempt
     grid.trained_run(cfg, first, root / "models" / first.key)
     grid.trained_run(cfg, second, root / "models" / second.key)
     ended = ActorCriticAgent.load(grid.policy_file(root, first)).probabilities(state)
     assert np.allclose(started_from[1], ended)  # seed 1 continued the policy seed 0 ended with
+    assert np.allclose(started_from[0], ActorCriticAgent(["bm25", "random"], 3).probabilities(state))  # a fresh agent
     assert not np.allclose(started_from[0], ended)
     assert grid.policy_file(root, second).exists() and (root / "history" / f"{second.key}.csv").exists()
     assert not (root / "models" / second.key).exists()

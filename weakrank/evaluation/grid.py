@@ -104,6 +104,7 @@ def carried_policy(root: Path, cell: Cell, workdir: Path) -> Path:
     """The ``policy_path`` of a ``policy`` cell: a copy of the policy its previous seed's cell ended with
     (none for the first seed), which the cell's training loads, continues and saves."""
     path = workdir / "policy.pt"
+    path.unlink(missing_ok=True)  # an interrupted attempt's policy is not an earlier episode
     params = dict(cell.params)
     after = params["policy_after"]
     if after:
