@@ -9,8 +9,10 @@ view, their mean, so a duplicated LF gains no weight. A one-factor model (scikit
 latent factor gets a large loading; the fused score is the factor's posterior mean, Σ_k (λ_k / ψ_k) z_k —
 the optimal linear combination under the model, so a strong LF outweighs several weak ones.
 
-P(relevant) is the posterior of the upper component of a two-component Gaussian mixture over the fused
-scores (fitted without gold), so the within-query order of P(relevant) is the fused score's order.
+P(relevant) is the softmax of the fused score (standardised within the query, divided by
+``temperature``) over the query's list: a prior from the list structure, about one relevant candidate per
+list, so a pair is labelled relevant only where it stands out from the rest of its list. Its order within a
+query is the fused score's order.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sklearn.decomposition import FactorAnalysis
-from sklearn.mixture import GaussianMixture
 
 from weakrank.errors import WeakrankError
 
@@ -49,12 +50,13 @@ class ScoreFusionModel:
     ``scores``: n × m raw LF scores (higher = more relevant); ``groups``: the query of each row.
     """
 
-    def __init__(self, duplicate_threshold: float = 0.8, min_noise: float = 0.05, seed: int = 0) -> None:
-        self.duplicate_threshold, self.min_noise, self.seed = duplicate_threshold, min_noise, seed
+    def __init__(
+        self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0, seed: int = 0
+    ) -> None:
+        self.duplicate_threshold, self.min_noise, self.temperature, self.seed = duplicate_threshold, min_noise, temperature, seed
         self.clusters_: list[list[int]] | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
-        self.mixture_: GaussianMixture | None = None
 
     def _views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         z = standardize_within(np.asarray(scores, dtype=np.float64), groups)
@@ -86,8 +88,6 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
-        fused = self.fused(scores, groups).reshape(-1, 1)
-        self.mixture_ = GaussianMixture(2, random_state=self.seed).fit(fused)
         return self
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -98,20 +98,15 @@ class ScoreFusionModel:
         return views @ self.weights_ / self.weights_.sum()
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """P(relevant): posterior of the mixture component with the larger mean."""
-        fused = self.fused(scores, groups)
-        upper = int(np.argmax(self.mixture_.means_.ravel()))
-        p = self.mixture_.predict_proba(fused.reshape(-1, 1))[:, upper]
-        # the mixture's posterior can fall again far out in the upper tail when the upper component is the
-        # narrower one; P(relevant) must not decrease with the fused score
-        order = np.argsort(fused, kind="stable")
-        p[order] = np.maximum.accumulate(p[order])
-        return p
+        """P(relevant): softmax of the standardised fused score over each query's list."""
+        z = standardize_within(self.fused(scores, groups).reshape(-1, 1), groups)[:, 0] / self.temperature
+        frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "z": z})
+        e = np.exp(z - frame.groupby("g", sort=False)["z"].transform("max").to_numpy())
+        return e / pd.Series(e).groupby(frame["g"].to_numpy(), sort=False).transform("sum").to_numpy()
 
     def params(self) -> dict:
         return {
             "clusters": self.clusters_,
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
             "weights": None if self.weights_ is None else self.weights_.tolist(),
-            "mixture_means": None if self.mixture_ is None else self.mixture_.means_.ravel().tolist(),
         }

@@ -44,6 +44,7 @@ class TrainConfig:
     epochs: int = 1  # used only when max_steps = 0
     max_steps: int = 0  # > 0: train this many steps, over as many epochs as it takes
     max_length: int = 128
+    freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (its AdamW update costs as much as the layers)
     grad_clip: float = 1.0
     seed: int = 0
     precision: str = "auto"
@@ -59,6 +60,7 @@ class TrainConfig:
     output: str = "model"
     policy_every: int = 20
     policy_reward: str = "diff"
+    policy_ceiling: float = 1.0  # m_max of the ceil reward (R_ceil = MAP − m_max)
     policy_path: str = ""
     policy_val_queries: int = 20
 

@@ -68,7 +68,7 @@ def policy_callback(tc: TrainConfig, trainer: Trainer, dataset: Dataset) -> Poli
     else:
         agent = ActorCriticAgent(actions, encoder.state_dim, seed=tc.seed)
     return PolicyCallback(agent, encoder, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
-                          uniform=tc.sampler == "random_policy", seed=tc.seed)
+                          uniform=tc.sampler == "random_policy", seed=tc.seed, ceiling=tc.policy_ceiling)
 
 
 def train(

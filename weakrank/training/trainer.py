@@ -104,7 +104,7 @@ def parameter_groups(model: BertPR, cfg: TrainConfig) -> list[dict]:
     no_decay = ("bias", "LayerNorm.weight", "norm.weight")
     groups = []
     for part, lr in ((model.encoder, cfg.lr), (model.head, cfg.head_lr or cfg.lr)):
-        named = list(part.named_parameters())
+        named = [(n, p) for n, p in part.named_parameters() if p.requires_grad]
         groups += [
             {"params": [p for n, p in named if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay, "lr": lr},
             {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0, "lr": lr},
@@ -133,6 +133,8 @@ class Trainer:
         if self.device.type == "cuda":
             self.device = torch.device("cuda", self.dist.local_rank)
         self.model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(self.device)
+        if cfg.freeze_embeddings:
+            self.model.encoder.get_input_embeddings().weight.requires_grad_(False)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         self.sampler = make_sampler(cfg, collection)
         self.callbacks = callbacks or []

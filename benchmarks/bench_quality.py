@@ -1,0 +1,142 @@
+"""One quality benchmark: every system a user could already have, beside the weak ranker, on test splits.
+
+Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
+RRF fusion of the LFs (ranx), each label model used as a ranker, the weak ranker trained with the
+config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the supervised ranker (gold
+labels, the same ``[train]`` budget, 1 seed). Metrics by :func:`weakrank.evaluation.metrics.evaluate_run`
+(ties broken at random), on queries with a relevant and a non-relevant candidate. A paired t-test of the
+weak ranker against BM25 and against its labels is printed.
+
+Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
+datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
+``<run_dir>/bench/`` (keyed by the training config), so a rerun only trains what changed.
+
+Run: ``python benchmarks/bench_quality.py --datasets wikiqa trecqa --seeds 3``
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import ttest_rel
+
+from weakrank import pipeline
+from weakrank.config import load_config
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.systems import column_run, label_model_scores
+from weakrank.fusion import fusion_runs
+from weakrank.io import read_parquet, write_parquet, write_text
+from weakrank.label_models import usable
+from weakrank.labeling import SCORE, lf_names
+from weakrank.pipeline import RunPaths
+from weakrank.plots import bar_table
+from weakrank.training import model_dir, train, train_config
+from weakrank.training.run import score_split
+
+ROOT = Path(__file__).resolve().parents[1]
+EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
+LABEL_MODELS = ["majority", "generative", "dawid_skene", "fusion"]
+METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
+
+
+def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tuple[pd.DataFrame, float]:
+    """Scores of ``split`` by a ranker trained as ``[train]`` says (cached per config and seed)."""
+    tc = train_config(cfg, seed=seed, supervised=supervised or None)
+    key = hashlib.sha1(json.dumps({**asdict(tc), "labels_mtime": RunPaths(cfg.run_dir).labels.stat().st_mtime_ns},
+                                  sort_keys=True, default=str).encode()).hexdigest()[:12]
+    name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
+    cached = cfg.run_dir / "bench" / f"{name}.parquet"
+    if cached.exists():
+        table = read_parquet(cached)
+        return table, float(table.attrs.get("minutes", 0.0)) if hasattr(table, "attrs") else 0.0
+    output = f"bench/models/{name}"
+    started = time.perf_counter()
+    train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output)
+    minutes = (time.perf_counter() - started) / 60
+    run = score_split(cfg, model_dir(cfg, output), split)
+    write_parquet(run, cached, metadata={"minutes": minutes})
+    return run, minutes
+
+
+def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+    paths = RunPaths(cfg.run_dir)
+    if not paths.votes.exists():
+        pipeline.ingest(cfg)
+        pipeline.label(cfg, progress=not quiet)
+    pipeline.aggregate(cfg)
+    votes = read_parquet(paths.votes)
+    qrels = read_parquet(paths.dataset / "qrels.parquet")
+    split = EVAL_SPLIT[name]
+    runs: dict[str, list[pd.DataFrame]] = {"bm25": [column_run(votes, SCORE + "bm25", split)]}
+    runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)] for lf in lf_names(votes) if lf != "bm25"})
+    runs["fusion:rrf"] = [column_run(fusion_runs(votes)["fusion:rrf"], "score", split)]
+    for model in LABEL_MODELS:
+        if usable(model, len(lf_names(votes))):
+            options = cfg.aggregate.options if model == cfg.aggregate.model else {}
+            runs[f"labels:{model}"] = [column_run(votes.assign(p=label_model_scores(votes, model, **options)), "p", split)]
+    minutes: dict[str, float] = {}
+    kinds = [("weak", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
+    for system, gold, n in kinds:
+        runs[system], minutes[system] = [], 0.0
+        for seed in range(n):
+            run, took = trained_run(cfg, split, seed, gold, quiet)
+            runs[system].append(run)
+            minutes[system] += took / n
+    per_query = {s: [evaluate_run(r, qrels, rn=()) for r in rs] for s, rs in runs.items()}
+    rows = []
+    for system, tables in per_query.items():
+        means = pd.DataFrame([t[list(METRICS)].mean() for t in tables])
+        row = {"dataset": name, "system": system, "seeds": len(tables)}
+        for metric, col in METRICS.items():
+            row[col] = means[metric].mean()
+            row[f"{col}_std"] = means[metric].std(ddof=0) if len(tables) > 1 else 0.0
+        row["minutes"] = round(minutes.get(system, 0.0), 1)
+        row["queries"] = len(tables[0])
+        rows.append(row)
+    return pd.DataFrame(rows), {s: sum(t["MAP"] for t in ts) / len(ts) for s, ts in per_query.items()}
+
+
+def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) -> str:
+    """Paired t-tests of the weak ranker's per-query MAP against BM25 and against its labels."""
+    out = []
+    for other in ("bm25", labels):
+        if other in per_query_map:
+            a, b = per_query_map["weak"].align(per_query_map[other], join="inner")
+            t = ttest_rel(a, b)
+            out.append(f"{name}: weak − {other} = {a.mean() - b.mean():+.3f} MAP (p = {t.pvalue:.3g}, {len(a)} queries)")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
+    parser.add_argument("--seeds", type=int, default=1, help="seeds of the weak ranker")
+    parser.add_argument("--no-supervised", action="store_true", help="skip the gold-label ranker")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    csv = ROOT / "benchmarks" / "quality.csv"
+    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()
+    for name in args.datasets:
+        table, per_query_map = evaluate_dataset(name, args.seeds, args.quiet, not args.no_supervised)
+        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+        print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
+        old = pd.concat([old[old["dataset"] != name] if len(old) else old, table], ignore_index=True)
+        columns = ["dataset", "system", "seeds", "map", "mrr", "p1", "ndcg10", "minutes", "map_std", "queries"]
+        write_text(old[columns].to_csv(index=False, float_format="%.4f"), csv)
+    wide = old.pivot_table(index="system", columns="dataset", values="map", sort=False)
+    bar_table(wide, ROOT / "benchmarks" / "quality.png", "Test MAP per system and collection")
+    print(f"wrote {csv}")
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
