@@ -10,8 +10,9 @@ from weakrank import pipeline, training
 from weakrank.commands import AddCommand, evaluate, pipeline_config
 from weakrank.engines import add_engine_arguments, engine_overrides
 from weakrank.evaluation.systems import column_run
-from weakrank.io import read_parquet
-from weakrank.labeling import SCORE
+from weakrank.fusion import fusion_runs
+from weakrank.io import read_metadata, read_parquet
+from weakrank.labeling import SCORE, lf_names
 from weakrank.errors import WeakrankError
 from weakrank.label_models import MODELS
 
@@ -58,20 +59,34 @@ def cmd_train(args: argparse.Namespace) -> None:
     print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f})")
 
 
+def eval_split(cfg) -> str:
+    """The split that ``rerank`` scores and the ``evaluate`` stage reports (``[evaluate] split``, default test)."""
+    return cfg.sections.get("evaluate", {}).get("split", "test")
+
+
 def cmd_rerank(args: argparse.Namespace) -> None:
-    print(f"wrote {training.rerank(pipeline_config(args))}")
+    cfg = pipeline_config(args)
+    print(f"wrote {training.rerank(cfg, split=eval_split(cfg))}")
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
+    """The trained ranker side by side with what a user already has: BM25 (the baseline of the t-tests),
+    every other LF, RRF fusion of the LFs, and the label model it learned from."""
     cfg = pipeline_config(args)
     paths = pipeline.RunPaths(cfg.run_dir)
-    baseline = paths.root / "runs" / "bm25.trec"
+    split = eval_split(cfg)
     votes = read_parquet(paths.votes)
     if SCORE + "bm25" not in votes.columns:
         raise WeakrankError(f"{paths.votes} has no bm25 scores: the evaluate stage compares with the bm25 LF")
-    training.write_run(column_run(votes, SCORE + "bm25", "test"), baseline, "bm25")
-    trained = paths.root / "runs" / f"{cfg.sections['train'].get('output', 'model')}.trec"
-    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=[str(baseline), str(trained)], require="both"))
+    runs = paths.root / "runs"
+    systems = {name: column_run(votes, SCORE + name, split) for name in ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]}
+    systems["fusion-rrf"] = column_run(fusion_runs(votes)["fusion:rrf"], "score", split)
+    if paths.labels.exists():
+        model = read_metadata(paths.labels).get("model", "labels")
+        systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
+    files = [str(training.write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
+    trained = runs / f"{cfg.sections['train'].get('output', 'model')}.trec"
+    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=files + [str(trained)], require="both"))
 
 
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}

@@ -1,6 +1,6 @@
 """``weakrank experiment``: the grid of seed-paper tables, one cached cell at a time.
 
-Cells: BM25 and every single LF, every label model used as a ranker, and trained BERT-PR rankers
+Cells: BM25 and every single LF, the LFs' RRF and CombSUM fusions, every label model used as a ranker, and trained BERT-PR rankers
 (label model × variant × ε/α × negative sampler × noise ratio × seed) plus the supervised ranker.
 Each cell's per-query metrics are cached in ``<run_dir>/experiment/cells/<key>.parquet`` (key: a hash
 of the cell's parameters), written atomically, so an interrupted grid resumes where it stopped.
@@ -24,22 +24,24 @@ from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import unsupervised_runs
+from weakrank.fusion import METHODS
 from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names
 from weakrank.label_models import fit_labels
 from weakrank.pipeline import RunPaths
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "hinge": {"loss": "hinge", "target": "plain"},
-    "noise_aware": {"loss": "hinge", "target": "noise_aware"},
-    "ls": {"loss": "ce", "target": "ls"},
-    "tls": {"loss": "ce", "target": "tls"},
-    "wsls": {"loss": "ce", "target": "wsls"},
-    "twsls": {"loss": "ce", "target": "twsls"},
-    "lr": {"loss": "ce", "target": "lr"},
+    "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},
+    "noise_aware": {"mode": "pairwise", "loss": "hinge", "target": "noise_aware"},
+    "ls": {"mode": "pairwise", "loss": "ce", "target": "ls"},
+    "tls": {"mode": "pairwise", "loss": "ce", "target": "tls"},
+    "wsls": {"mode": "pairwise", "loss": "ce", "target": "wsls"},
+    "twsls": {"mode": "pairwise", "loss": "ce", "target": "twsls"},
+    "lr": {"mode": "pairwise", "loss": "ce", "target": "lr"},
+    "distill": {"mode": "listwise", "loss": "kl", "target": "plain"},
 }
 LABELS = {"hinge": "hinge", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
-          "lr": "LR"}
+          "lr": "LR", "distill": "listwise distillation"}
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     exp = cfg.sections.get("experiment", {})
     label_models = exp.get("label_models", ["majority", "generative"])
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
+    if len(lf_names(votes)) > 1:
+        cells += [Cell(name, "unsupervised") for name in METHODS]  # fusion:rrf, fusion:combsum
     cells += [Cell(model, "unsupervised") for model in label_models]
     seeds = exp.get("seeds", [0])
     train = tuple(sorted({**cfg.sections.get("train", {}), **exp.get("train", {})}.items()))
@@ -131,9 +135,9 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     root = paths.root / "experiment"
     params = dict(cell.params)
     overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
-    overrides.update({k: params[k] for k in ("loss", "target", "epsilon", "alpha", "sampler") if k in params})
+    overrides.update({k: params[k] for k in ("mode", "loss", "target", "epsilon", "alpha", "sampler") if k in params})
     if cell.kind == "supervised":
-        overrides.update({"supervised": True, "target": "plain"})
+        overrides.update({"supervised": True, "mode": "pairwise", "target": "plain"})
     else:
         name = f"{params['label_model']}_noise{params['noise']:g}_seed{cell.seed}.parquet"
         labels_path = paths.root / "experiment" / "labels" / name
@@ -186,7 +190,8 @@ def run_experiment(
         if not cached.exists():
             if cell.kind == "unsupervised":
                 if unsupervised is None:
-                    models = [c.row for c in cells if c.kind == "unsupervised" and c.row not in lf_names(votes)]
+                    models = [c.row for c in cells
+                              if c.kind == "unsupervised" and c.row not in lf_names(votes) and c.row not in METHODS]
                     unsupervised = unsupervised_runs(votes, split, models)
                 run = unsupervised[cell.row]
             else:
