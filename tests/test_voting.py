@@ -27,8 +27,8 @@ def test_ties_never_straddle_a_boundary():
     assert votes.tolist() == [0, 0, -1, -1]
 
 
-def test_single_candidate_list_votes_positive():
-    assert rank_votes(np.array([0.2]), np.array(["q"])).tolist() == [1]
+def test_single_candidate_list_abstains():
+    assert rank_votes(np.array([0.2]), np.array(["q"])).tolist() == [0]
 
 
 def test_snorkel_conversion_round_trip():
@@ -43,3 +43,10 @@ def test_vote_rule_rejects_bad_values():
         VoteRule(bottom_fraction=1.5)
     with pytest.raises(ValueError):
         VoteRule(top_k=-1)
+
+
+def test_an_lf_that_cannot_rank_a_list_abstains_on_it():
+    groups = np.array(["solo", "tied", "tied", "tied", "ok", "ok", "ok", "ok"])
+    scores = np.array([5.0, 1.0, 1.0, 1.0, 4.0, 3.0, 2.0, 1.0])
+    votes = rank_votes(scores, groups, VoteRule(top_k=1, bottom_fraction=0.5))
+    assert votes.tolist() == [0, 0, 0, 0, 1, 0, -1, -1]

@@ -15,7 +15,8 @@ POSITIVE, NEGATIVE, ABSTAIN = 1, -1, 0
 
 
 def rank_votes(scores: np.ndarray, groups: np.ndarray, rule: VoteRule = VoteRule()) -> np.ndarray:
-    """Votes of each pair from its score's place in its group (query), following ``rule``."""
+    """Votes of each pair from its score's place in its group (query), following ``rule``. An LF that
+    cannot rank a list (one candidate, or all scores tied) abstains on all of it."""
     frame = pd.DataFrame({"g": groups, "s": scores})
     by = frame.groupby("g", sort=False)["s"]
     n = by.transform("size").to_numpy()
@@ -25,6 +26,7 @@ def rank_votes(scores: np.ndarray, groups: np.ndarray, rule: VoteRule = VoteRule
     votes = np.zeros(len(scores), dtype=np.int8)
     votes[at_or_below <= n_bottom] = NEGATIVE
     votes[at_or_above <= rule.top_k] = POSITIVE
+    votes[n < 2] = ABSTAIN  # a one-candidate list cannot be ranked (an all-tied list abstains by the tie rule)
     return votes
 
 
