@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -103,7 +105,7 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
     resumed = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection)
     resumed.load_checkpoint()
     assert resumed.progress.step == 2
-    saved = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=False)["optimizer"]["state"]
+    saved = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=True)["optimizer"]["state"]
     assert all(torch.equal(resumed.optimizer.state_dict()["state"][k]["exp_avg"], v["exp_avg"]) for k, v in saved.items())
     resumed.fit(resume=True, show_progress=False)
     assert resumed.progress.step == full.progress.step == 4
@@ -178,3 +180,23 @@ def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_da
     trainer.save_model = lambda directory: saved.append((trainer.progress.step, directory.name))
     trainer.fit(show_progress=False)
     assert [s for s, name in saved if name == "best"] and all(s > 2 for s, name in saved if name == "best")
+
+
+class _Plant:
+    """Unpickling this writes a marker file: what a crafted checkpoint could do."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
+
+
+def test_a_crafted_checkpoint_runs_no_code(tiny, tiny_data, tmp_path):
+    marker = tmp_path / "pwned"
+    (tmp_path / "m").mkdir()
+    torch.save({"model": _Plant(str(marker))}, tmp_path / "m" / "checkpoint.pt")
+    trainer = Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
+    with pytest.raises(Exception, match="[Ww]eights only"):
+        trainer.load_checkpoint()
+    assert not marker.exists()

@@ -81,6 +81,19 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def numpy_state() -> dict:
+    """NumPy's global RNG state as a tensor and plain values (loadable with ``weights_only=True``)."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    return {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos), "has_gauss": int(has_gauss),
+            "gauss": float(gauss)}
+
+
+def set_numpy_state(state: dict) -> None:
+    """Restore what :func:`numpy_state` saved."""
+    keys = state["keys"].cpu().numpy().astype(np.uint32)
+    np.random.set_state((state["kind"], keys, state["pos"], state["has_gauss"], state["gauss"]))
+
+
 def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
     """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both)."""
     aps, recalls = [], []
@@ -162,7 +175,7 @@ class Trainer:
             "scaler": self.scaler.state_dict(),
             "progress": asdict(self.progress),
             "config": asdict(self.cfg),
-            "rng": {"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+            "rng": {"torch": torch.get_rng_state(), "numpy": numpy_state(), "python": random.getstate()},
         }
         with atomic_path(path) as tmp:
             torch.save(state, tmp)
@@ -170,14 +183,15 @@ class Trainer:
 
     def load_checkpoint(self) -> None:
         """Continue from ``checkpoint.pt``: same step, optimiser state and data order."""
-        state = torch.load(self.out_dir / CHECKPOINT, weights_only=False, map_location=self.device)
+        # weights_only: a checkpoint holds tensors and plain values only, so loading one never runs code
+        state = torch.load(self.out_dir / CHECKPOINT, weights_only=True, map_location=self.device)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
         self.progress = Progress(**state["progress"])
         torch.set_rng_state(state["rng"]["torch"])
-        np.random.set_state(state["rng"]["numpy"])
+        set_numpy_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
 
     def save_model(self, directory: Path) -> None:
