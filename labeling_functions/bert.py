@@ -8,7 +8,7 @@ import torch
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, ranking_lf
 from weakrank.models import DEFAULT_ENCODER, resolve_model
-from weakrank.similarity import pair_cosine
+from weakrank.similarity import EmbeddingCache, pair_cosine
 
 
 def make_bert_cosine(
@@ -31,7 +31,8 @@ def make_bert_cosine(
 
         path = resolve_model(model)
         device = "cuda" if torch.cuda.is_available() else "cpu"
-        return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).to(device).eval()
+        tokenizer, encoder = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).to(device).eval()
+        return EmbeddingCache(lambda texts: embed(texts, tokenizer, encoder))
 
     @torch.inference_mode()
     def embed(texts: list[str], tokenizer, encoder) -> np.ndarray:
@@ -52,9 +53,8 @@ def make_bert_cosine(
         return out
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
-    def score(pairs: PairBatch, resource) -> np.ndarray:
-        tokenizer, encoder = resource
-        return pair_cosine(pairs.query, pairs.passage, lambda texts: embed(texts, tokenizer, encoder))
+    def score(pairs: PairBatch, encode: EmbeddingCache) -> np.ndarray:
+        return pair_cosine(pairs.query, pairs.passage, encode)
 
     return score
 

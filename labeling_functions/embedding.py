@@ -7,7 +7,7 @@ import numpy as np
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, ranking_lf
 from weakrank.models import DEFAULT_ENCODER, resolve_model
-from weakrank.similarity import pair_cosine
+from weakrank.similarity import EmbeddingCache, pair_cosine
 
 
 def make_embedding_cosine(
@@ -18,13 +18,11 @@ def make_embedding_cosine(
     def load(dataset: Dataset):
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(resolve_model(model), device=None)
+        encoder = SentenceTransformer(resolve_model(model), device=None)
+        return EmbeddingCache(lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False))
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
-    def score(pairs: PairBatch, encoder) -> np.ndarray:
-        def encode(texts: list[str]) -> np.ndarray:
-            return encoder.encode(texts, batch_size=batch_size, show_progress_bar=False)
-
+    def score(pairs: PairBatch, encode: EmbeddingCache) -> np.ndarray:
         return pair_cosine(pairs.query, pairs.passage, encode)
 
     return score

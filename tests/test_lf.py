@@ -83,3 +83,21 @@ def test_score_cache_is_reused_and_invalidated_by_fingerprint(tiny, tmp_path):
     assert (again["score_counted"] == first["score_counted"]).all()
     apply_lfs(tiny, [counted], cache_dir=tmp_path, fingerprints={"counted": "b"}, progress=False)
     assert len(calls) == 2 * n
+
+
+def test_embedding_cache_encodes_each_text_once_across_chunks():
+    from weakrank.similarity import EmbeddingCache, pair_cosine
+
+    seen = []
+
+    def encode(texts):
+        seen.extend(texts)
+        return np.array([[len(t), 1.0] for t in texts])
+
+    cache = EmbeddingCache(encode, max_items=3)
+    first = pair_cosine(["q", "q"], ["aa", "bbb"], cache)
+    second = pair_cosine(["q"], ["aa"], cache)  # every text already cached
+    assert sorted(seen) == ["aa", "bbb", "q"] and second[0] == first[0]
+    pair_cosine(["q"], ["cccc"], cache)  # the cache is full: encoded, not stored
+    pair_cosine(["q"], ["cccc"], cache)
+    assert seen.count("cccc") == 2 and len(cache.store) == 3
