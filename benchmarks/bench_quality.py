@@ -32,7 +32,7 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_parquet, write_parquet, write_text
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.labeling import SCORE, lf_names
 from weakrank.pipeline import RunPaths
@@ -54,8 +54,7 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
     name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
     cached = cfg.run_dir / "bench" / f"{name}.parquet"
     if cached.exists():
-        table = read_parquet(cached)
-        return table, float(table.attrs.get("minutes", 0.0)) if hasattr(table, "attrs") else 0.0
+        return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
     output = f"bench/models/{name}"
     started = time.perf_counter()
     train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output)
@@ -65,7 +64,8 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
     return run, minutes
 
 
-def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+    """The dataset's rows of the quality table, and each system's per-query MAP (mean over seeds)."""
     cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
     paths = RunPaths(cfg.run_dir)
     if not paths.votes.exists():
@@ -81,7 +81,8 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
     for model in LABEL_MODELS:
         if usable(model, len(lf_names(votes))):
             options = cfg.aggregate.options if model == cfg.aggregate.model else {}
-            runs[f"labels:{model}"] = [column_run(votes.assign(p=label_model_scores(votes, model, **options)), "p", split)]
+            scored = votes.assign(p=label_model_scores(votes, model, **options))
+            runs[f"labels:{model}"] = [column_run(scored, "p", split)]
     minutes: dict[str, float] = {}
     kinds = [("weak", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
     for system, gold, n in kinds:
@@ -111,7 +112,8 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
         if other in per_query_map:
             a, b = per_query_map["weak"].align(per_query_map[other], join="inner")
             t = ttest_rel(a, b)
-            out.append(f"{name}: weak − {other} = {a.mean() - b.mean():+.3f} MAP (p = {t.pvalue:.3g}, {len(a)} queries)")
+            delta = a.mean() - b.mean()
+            out.append(f"{name}: weak − {other} = {delta:+.3f} MAP (p = {t.pvalue:.3g}, {len(a)} queries)")
     return "\n".join(out)
 
 

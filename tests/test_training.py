@@ -10,8 +10,8 @@ from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.training import BertPR, TrainConfig
 from weakrank.training.data import TrainingData
-from weakrank.training.objective import batch_loss
 from weakrank.training.losses import listwise_kl
+from weakrank.training.objective import batch_loss
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
 from weakrank.training.trainer import Trainer
 

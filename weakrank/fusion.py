@@ -35,4 +35,6 @@ def fusion_runs(votes: pd.DataFrame) -> dict[str, pd.DataFrame]:
     if len(names) < 2:
         return {}
     keys = votes[["query_id", "passage_id", "split"]]
-    return {system: keys.assign(score=fuse_scores(votes, names, method, norm)) for system, (method, norm) in METHODS.items()}
+    return {
+        system: keys.assign(score=fuse_scores(votes, names, method, norm)) for system, (method, norm) in METHODS.items()
+    }

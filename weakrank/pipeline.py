@@ -17,16 +17,17 @@ from typing import Any
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
-from weakrank.fusion import fusion_runs
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
+from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.plots import bar_table
 from weakrank.registry import resolve_lf
+
 
 @dataclass(frozen=True)
 class RunPaths:

@@ -9,12 +9,12 @@ import pandas as pd
 from weakrank import pipeline, training
 from weakrank.commands import AddCommand, evaluate, pipeline_config
 from weakrank.engines import add_engine_arguments, engine_overrides
+from weakrank.errors import WeakrankError
 from weakrank.evaluation.systems import column_run
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet
-from weakrank.labeling import SCORE, lf_names
-from weakrank.errors import WeakrankError
 from weakrank.label_models import MODELS
+from weakrank.labeling import SCORE, lf_names
 
 
 def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
@@ -79,7 +79,8 @@ def cmd_compare(args: argparse.Namespace) -> None:
     if SCORE + "bm25" not in votes.columns:
         raise WeakrankError(f"{paths.votes} has no bm25 scores: the evaluate stage compares with the bm25 LF")
     runs = paths.root / "runs"
-    systems = {name: column_run(votes, SCORE + name, split) for name in ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]}
+    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
+    systems = {name: column_run(votes, SCORE + name, split) for name in names}
     systems["fusion-rrf"] = column_run(fusion_runs(votes)["fusion:rrf"], "score", split)
     if paths.labels.exists():
         model = read_metadata(paths.labels).get("model", "labels")

@@ -1,7 +1,8 @@
 """``weakrank experiment``: the grid of seed-paper tables, one cached cell at a time.
 
-Cells: BM25 and every single LF, the LFs' RRF and CombSUM fusions, every label model used as a ranker, and trained BERT-PR rankers
-(label model × variant × ε/α × negative sampler × noise ratio × seed) plus the supervised ranker.
+Cells: BM25 and every single LF, the LFs' RRF and CombSUM fusions, every label model used as a ranker, and
+trained BERT-PR rankers (label model × variant × ε/α × negative sampler × noise ratio × seed) plus the
+supervised ranker.
 Each cell's per-query metrics are cached in ``<run_dir>/experiment/cells/<key>.parquet`` (key: a hash
 of the cell's parameters), written atomically, so an interrupted grid resumes where it stopped.
 """
@@ -26,8 +27,8 @@ from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.evaluation.systems import unsupervised_runs
 from weakrank.fusion import METHODS
 from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
-from weakrank.labeling import lf_names
 from weakrank.label_models import fit_labels
+from weakrank.labeling import lf_names
 from weakrank.pipeline import RunPaths
 
 VARIANTS: dict[str, dict[str, Any]] = {

@@ -84,8 +84,8 @@ def _measure(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
             run.rename(columns={"passage_id": "doc_id"}).astype({"score": float}),
         )
     ]
-    table = pd.DataFrame(rows, columns=["query_id", "measure", "value"]).pivot(index="query_id", columns="measure", values="value")
-    return table[list(MEASURES)]
+    table = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
+    return table.pivot(index="query_id", columns="measure", values="value")[list(MEASURES)]
 
 
 def evaluate_run(

@@ -55,7 +55,9 @@ def fit_predict(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel) -
     return model.fit(matrix).predict_proba(matrix)
 
 
-def fit_labels(votes: pd.DataFrame, name: str, **options: Any) -> tuple[pd.DataFrame, LabelModelBase | ScoreFusionModel]:
+def fit_labels(
+    votes: pd.DataFrame, name: str, **options: Any
+) -> tuple[pd.DataFrame, LabelModelBase | ScoreFusionModel]:
     """The labels table (votes + p_relevant, label, confidence, score) of label model ``name`` fitted on
     ``votes`` without gold, and the fitted model."""
     model = make_label_model(name, **options)
@@ -67,7 +69,8 @@ def ranking_score(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel,
     """The fitted model's score of every row (what a ranker distils): the fused score of the score model,
     the log-odds of P(relevant) (clipped to ±14) for vote models."""
     if isinstance(model, ScoreFusionModel):
-        return model.fused(votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64), votes["query_id"].to_numpy())
+        scores = votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64)
+        return model.fused(scores, votes["query_id"].to_numpy())
     p = np.clip(np.asarray(p_relevant, dtype=np.float64), 1e-6, 1 - 1e-6)
     return np.log(p) - np.log1p(-p)
 

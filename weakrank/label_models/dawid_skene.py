@@ -22,7 +22,9 @@ VALUES = (1, -1, 0)  # columns of θ_i[y]
 class DawidSkeneModel(LabelModelBase):
     """EM fit of per-class vote distributions ``theta_[i, c, v]`` (c: 0 = relevant, 1 = not; v: +1, −1, 0)."""
 
-    def __init__(self, prior: float | None = None, max_iter: int = 300, tol: float = 1e-8, smoothing: float = 1.0) -> None:
+    def __init__(
+        self, prior: float | None = None, max_iter: int = 300, tol: float = 1e-8, smoothing: float = 1.0
+    ) -> None:
         self.prior, self.max_iter, self.tol, self.smoothing = prior, max_iter, tol, smoothing
         self.theta_: np.ndarray | None = None
         self.gamma_: float | None = None

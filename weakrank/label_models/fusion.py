@@ -53,7 +53,8 @@ class ScoreFusionModel:
     def __init__(
         self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0, seed: int = 0
     ) -> None:
-        self.duplicate_threshold, self.min_noise, self.temperature, self.seed = duplicate_threshold, min_noise, temperature, seed
+        self.duplicate_threshold, self.min_noise = duplicate_threshold, min_noise
+        self.temperature, self.seed = temperature, seed
         self.clusters_: list[list[int]] | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
@@ -72,7 +73,8 @@ class ScoreFusionModel:
         informative = z.std(axis=0) > 0
         corr = np.corrcoef(z[:, informative], rowvar=False) if informative.sum() > 1 else np.ones((1, 1))
         columns = np.flatnonzero(informative)
-        self.clusters_ = [[int(columns[i]) for i in c] for c in duplicate_clusters(np.atleast_2d(corr), self.duplicate_threshold)]
+        clusters = duplicate_clusters(np.atleast_2d(corr), self.duplicate_threshold)
+        self.clusters_ = [[int(columns[i]) for i in c] for c in clusters]
         views = self._views(scores, groups)
         views = views / np.where(views.std(axis=0) > 0, views.std(axis=0), 1.0)
         if views.shape[1] >= 3:

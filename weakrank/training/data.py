@@ -134,7 +134,9 @@ class TrainingData:
             teacher.append(ql.teacher[pick].astype(np.float32))
         return ListBatch(queries, passages, teacher)
 
-    def batch(self, anchors: Sequence[tuple[str, int]], sampler: NegativeSampler, n_neg: int, rng: np.random.Generator) -> Batch:
+    def batch(
+        self, anchors: Sequence[tuple[str, int]], sampler: NegativeSampler, n_neg: int, rng: np.random.Generator
+    ) -> Batch:
         """Triplets of ``anchors`` with ``n_neg`` negatives each from ``sampler`` (anchors without any are dropped)."""
         q, p, n, conf_p, conf_n, ns = [], [], [], [], [], []
         for qid, i in anchors:
