@@ -163,11 +163,12 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
     results = grid.run_experiment(cfg, progress=False, runner=fake_runner)
     trained_cells = (1 + 2) * 2 + 2  # hinge + T-WSLS at 2 ε, 2 seeds each; supervised, 2 seeds
     assert len(calls) == trained_cells + 1  # the interrupted cell ran twice, the two before it once
-    assert done == 5 + 2  # 3 LFs + 2 label models, then 2 trained cells before the interruption
+    assert done == 7 + 2  # 3 LFs + RRF and CombSUM fusions + 2 label models, then 2 trained cells before it
     calls.clear()
     again = grid.run_experiment(cfg, progress=False, runner=fake_runner)
     assert calls == [] and set(again) == set(results)
-    assert {"bm25", "tfidf", "word_overlap", "majority", "generative", "BERT-PR supervised"} <= set(results)
+    assert {"bm25", "tfidf", "word_overlap", "fusion:rrf", "fusion:combsum", "majority", "generative",
+            "BERT-PR supervised"} <= set(results)
     assert len(results["BERT-PR T-WSLS ε=0.3 (generative, NS bm25)"]) == 2  # two seeds
 
     from weakrank.evaluation.report import build_report
