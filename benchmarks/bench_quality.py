@@ -3,7 +3,8 @@
 Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
 RRF fusion of the LFs (ranx), each label model used as a ranker, the weak ranker trained with the
 config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the supervised ranker (gold
-labels, the same ``[train]`` budget, 1 seed). Metrics by :func:`weakrank.evaluation.metrics.evaluate_run`
+labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores as one more LF in
+the fusion label model (a second round, fitted without gold on the evaluation split). Metrics by :func:`weakrank.evaluation.metrics.evaluate_run`
 (ties broken at random), on queries with a relevant and a non-relevant candidate. A paired t-test of the
 weak ranker against BM25 and against its labels is printed.
 
@@ -33,7 +34,7 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import usable
+from weakrank.label_models import ScoreFusionModel, usable
 from weakrank.labeling import SCORE, lf_names
 from weakrank.pipeline import RunPaths
 from weakrank.plots import bar_table
@@ -64,6 +65,17 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
     return run, minutes
 
 
+def second_round(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
+    """The trained ranker as one more LF: the fusion label model over the LFs and the ranker's scores,
+    fitted without gold on the evaluation split's pairs."""
+    rows = votes[votes["split"] == split].merge(run.rename(columns={"score": SCORE + "ranker"}),
+                                                on=["query_id", "passage_id"])
+    scores = rows[[SCORE + n for n in lf_names(votes)] + [SCORE + "ranker"]].to_numpy(dtype=float)
+    groups = rows["query_id"].to_numpy()
+    fused = ScoreFusionModel().fit(scores, groups).fused(scores, groups)
+    return rows[["query_id", "passage_id"]].assign(score=fused)
+
+
 def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
     """The dataset's rows of the quality table, and each system's per-query MAP (mean over seeds)."""
     cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
@@ -91,6 +103,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
             run, took = trained_run(cfg, split, seed, gold, quiet)
             runs[system].append(run)
             minutes[system] += took / n
+    runs["weak+lfs"] = [second_round(votes, run, split) for run in runs["weak"]]
     per_query = {s: [evaluate_run(r, qrels, rn=()) for r in rs] for s, rs in runs.items()}
     rows = []
     for system, tables in per_query.items():
