@@ -4,9 +4,9 @@ Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuni
 RRF fusion of the LFs (ranx), each label model used as a ranker, the weak ranker trained with the
 config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the supervised ranker (gold
 labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores as one more LF in
-the fusion label model (a second round, fitted without gold on the evaluation split). Metrics by :func:`weakrank.evaluation.metrics.evaluate_run`
-(ties broken at random), on queries with a relevant and a non-relevant candidate. A paired t-test of the
-weak ranker against BM25 and against its labels is printed.
+the fusion label model (a second round, fitted without gold on the evaluation split). Metrics by
+:func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries with a relevant and a
+non-relevant candidate. A paired t-test of the weak ranker against BM25 and against its labels is printed.
 
 Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
 datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
