@@ -47,7 +47,7 @@ class BertPR(nn.Module):
     def tokenize(self, queries: Sequence[str], passages: Sequence[str]) -> dict[str, torch.Tensor]:
         """Dynamically padded "query [SEP] passage" inputs on the model's device."""
         enc = self.tokenizer(
-            list(queries), list(passages), padding=True, truncation="only_second", max_length=self.max_length,
+            list(queries), list(passages), padding=True, truncation="longest_first", max_length=self.max_length,
             return_tensors="pt",
         )
         return {k: v.to(self.device) for k, v in enc.items()}
