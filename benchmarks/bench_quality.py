@@ -116,7 +116,11 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
         row["minutes"] = round(minutes.get(system, 0.0), 1)
         row["queries"] = len(tables[0])
         rows.append(row)
-    return pd.DataFrame(rows), {s: sum(t["MAP"] for t in ts) / len(ts) for s, ts in per_query.items()}
+    per_query_map = {s: sum(t["MAP"] for t in ts) / len(ts) for s, ts in per_query.items()}
+    table = pd.DataFrame(rows)
+    table["p_vs_bm25"] = [ttest_rel(*per_query_map[s].align(per_query_map["bm25"], join="inner")).pvalue
+                          if s != "bm25" else np.nan for s in table["system"]]
+    return table, per_query_map
 
 
 def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) -> str:
@@ -131,22 +135,41 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
     return "\n".join(out)
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """The README table: one row per system, per dataset MAP (± std over seeds) and P@1; * p < 0.05 vs BM25."""
+    out = pd.DataFrame(index=pd.Index(table["system"].unique(), name="system"))
+    for name, rows in table.groupby("dataset", sort=False):
+        rows = rows.set_index("system")
+        cell = rows["map"].map("{:.3f}".format)
+        cell += rows["map_std"].where(rows["seeds"] > 1).map(lambda v: f" ± {v:.3f}" if v == v else "")
+        cell += rows.get("p_vs_bm25", pd.Series(np.nan, index=rows.index)).map(lambda v: "*" if v < 0.05 else "")
+        out[f"{name} MAP"] = cell
+        out[f"{name} P@1"] = rows["p1"].map("{:.3f}".format)
+    return out.fillna("–").to_markdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--seeds", type=int, help="seeds of the weak ranker (default: 3 on WikiQA and TrecQA, 1 elsewhere)")
+    parser.add_argument("--seeds", type=int, help="weak-ranker seeds (default: 3 on WikiQA, TrecQA; 1 elsewhere)")
+    parser.add_argument("--markdown", action="store_true", help="only print quality.csv as the README's table")
     parser.add_argument("--no-supervised", action="store_true", help="skip the gold-label ranker")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "quality.csv"
     old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()
+    if args.markdown:
+        print(markdown(old))
+        return
     for name in args.datasets:
-        table, per_query_map = evaluate_dataset(name, args.seeds or SEEDS[name], args.quiet, not args.no_supervised)
+        seeds = args.seeds or SEEDS[name]
+        table, per_query_map = evaluate_dataset(name, seeds, args.quiet, not args.no_supervised)
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
         print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
         old = pd.concat([old[old["dataset"] != name] if len(old) else old, table], ignore_index=True)
-        columns = ["dataset", "system", "seeds", "map", "mrr", "p1", "ndcg10", "minutes", "map_std", "queries"]
+        columns = ["dataset", "system", "seeds", "map", "mrr", "p1", "ndcg10", "minutes", "map_std", "p_vs_bm25",
+                   "queries"]
         write_text(old[columns].to_csv(index=False, float_format="%.4f"), csv)
     wide = old.pivot_table(index="system", columns="dataset", values="map", sort=False)
     bar_table(wide, ROOT / "benchmarks" / "quality.png", "Test MAP per system and collection")
