@@ -49,10 +49,12 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 
 
 def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tuple[pd.DataFrame, float]:
-    """Scores of ``split`` by a ranker trained as ``[train]`` says (cached per config and seed)."""
+    """Scores of ``split`` by a ranker trained as ``[train]`` says (cached per config, labels and seed)."""
     tc = train_config(cfg, seed=seed, supervised=supervised or None)
-    key = hashlib.sha1(json.dumps({**asdict(tc), "labels_mtime": RunPaths(cfg.run_dir).labels.stat().st_mtime_ns},
-                                  sort_keys=True, default=str).encode()).hexdigest()[:12]
+    labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
+    content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
+    blob = json.dumps({**asdict(tc), "labels": content}, sort_keys=True, default=str)
+    key = hashlib.sha1(blob.encode()).hexdigest()[:12]
     name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
     cached = cfg.run_dir / "bench" / f"{name}.parquet"
     if cached.exists():
