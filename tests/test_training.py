@@ -200,3 +200,12 @@ def test_a_crafted_checkpoint_runs_no_code(tiny, tiny_data, tmp_path):
     with pytest.raises(Exception, match="[Ww]eights only"):
         trainer.load_checkpoint()
     assert not marker.exists()
+
+
+def test_a_split_without_positives_is_refused_by_pairwise_training_only(tiny, tmp_path):
+    labels = labelled(tiny).assign(split="train", label=0, score=[0.1, 0.9, 0.2, 0.3, 0.1, 0.8])
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    collection = tiny.passages["passage_id"].tolist()
+    with pytest.raises(DataError, match="split .train. has no pair labelled relevant"):
+        Trainer(small(max_steps=1), data, None, tmp_path / "p", collection)
+    Trainer(small(mode="listwise", loss="kl", max_steps=1), data, None, tmp_path / "l", collection)  # the scores rank

@@ -112,8 +112,7 @@ class TrainingData:
             (qid, int(i)) for qid, ql in self.lists.items() for i in np.flatnonzero(ql.labels == 1)
         ]
         self.list_ids = [qid for qid, ql in self.lists.items() if len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
-        if not self.anchors:
-            raise DataError(f"split {split!r} has no pair labelled relevant to train on", field="label")
+        self.split = split
 
     def epoch_order(self, seed: int, epoch: int, listwise: bool = False) -> list:
         """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly."""

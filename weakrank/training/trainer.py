@@ -156,7 +156,8 @@ class Trainer:
         self.listwise = cfg.mode == "listwise"
         per_epoch = -(-len(data.list_ids if self.listwise else data.anchors) // cfg.batch_size)
         if per_epoch == 0:
-            raise DataError("nothing to train on: no query with a labelled positive (or, listwise, a rankable list)")
+            what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
+            raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = cfg.max_steps or per_epoch * cfg.epochs
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
