@@ -6,7 +6,8 @@ config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the 
 labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores as one more LF in
 the fusion label model (a second round, fitted without gold on the evaluation split). Metrics by
 :func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries with a relevant and a
-non-relevant candidate. A paired t-test of the weak ranker against BM25 and against its labels is printed.
+non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant abstracts). A paired
+t-test of the weak ranker against BM25 and against its labels is printed.
 
 Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
 datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
@@ -44,6 +45,8 @@ from weakrank.training.run import score_split
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
 SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 1}
+# BEIR qrels judge only relevant documents: every query with a relevant one is evaluated, unjudged = not relevant
+REQUIRE = {"wikiqa": "both", "trecqa": "both", "semeval": "both", "scifact": "relevant"}
 LABEL_MODELS = ["majority", "generative", "dawid_skene", "fusion"]
 METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 
@@ -107,7 +110,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
             runs[system].append(run)
             minutes[system] += took / n
     runs["weak+lfs"] = [second_round(votes, run, split) for run in runs["weak"]]
-    per_query = {s: [evaluate_run(r, qrels, rn=()) for r in rs] for s, rs in runs.items()}
+    per_query = {s: [evaluate_run(r, qrels, require=REQUIRE[name], rn=()) for r in rs] for s, rs in runs.items()}
     rows = []
     for system, tables in per_query.items():
         means = pd.DataFrame([t[list(METRICS)].mean() for t in tables])
