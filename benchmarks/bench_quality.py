@@ -172,6 +172,7 @@ def main() -> None:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
         print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
+        old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()  # re-read: another run may have written
         old = pd.concat([old[old["dataset"] != name] if len(old) else old, table], ignore_index=True)
         columns = ["dataset", "system", "seeds", "map", "mrr", "p1", "ndcg10", "minutes", "map_std", "p_vs_bm25",
                    "queries"]
