@@ -35,7 +35,8 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import ScoreFusionModel, usable
+from weakrank.label_models import usable
+from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import SCORE, lf_names
 from weakrank.pipeline import RunPaths
 from weakrank.plots import bar_table
@@ -56,7 +57,8 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
     tc = train_config(cfg, seed=seed, supervised=supervised or None)
     labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
     content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
-    blob = json.dumps({**asdict(tc), "labels": content}, sort_keys=True, default=str)
+    training = {k: v for k, v in asdict(tc).items() if k != "fuse_lfs"}  # fuse_lfs acts at rerank time only
+    blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
     key = hashlib.sha1(blob.encode()).hexdigest()[:12]
     name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
     cached = cfg.run_dir / "bench" / f"{name}.parquet"
@@ -69,17 +71,6 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})
     return run, minutes
-
-
-def second_round(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
-    """The trained ranker as one more LF: the fusion label model over the LFs and the ranker's scores,
-    fitted without gold on the evaluation split's pairs."""
-    rows = votes[votes["split"] == split].merge(run.rename(columns={"score": SCORE + "ranker"}),
-                                                on=["query_id", "passage_id"])
-    scores = rows[[SCORE + n for n in lf_names(votes)] + [SCORE + "ranker"]].to_numpy(dtype=float)
-    groups = rows["query_id"].to_numpy()
-    fused = ScoreFusionModel().fit(scores, groups).fused(scores, groups)
-    return rows[["query_id", "passage_id"]].assign(score=fused)
 
 
 def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
@@ -109,7 +100,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
             run, took = trained_run(cfg, split, seed, gold, quiet)
             runs[system].append(run)
             minutes[system] += took / n
-    runs["weak+lfs"] = [second_round(votes, run, split) for run in runs["weak"]]
+    runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
     per_query = {s: [evaluate_run(r, qrels, require=REQUIRE[name], rn=()) for r in rs] for s, rs in runs.items()}
     rows = []
     for system, tables in per_query.items():

@@ -145,7 +145,8 @@ def test_score_fusion_gives_a_copied_lf_no_extra_weight():
     assert np.allclose(thrice.fused(copied, groups), once.fused(scores, groups))
     # the vote models instead count the copies: majority vote follows the copied LF
     votes = np.where(copied > 1.0, 1, -1).astype(np.int8)
-    assert (MajorityVote().predict_proba(votes) > 0.5).mean() != (MajorityVote().predict_proba(votes[:, :4]) > 0.5).mean()
+    copies, original = MajorityVote().predict_proba(votes), MajorityVote().predict_proba(votes[:, :4])
+    assert ((copies > 0.5).mean()) != ((original > 0.5).mean())
 
 
 def test_fit_predict_on_a_votes_table_runs_vote_and_score_models():
@@ -162,3 +163,24 @@ def test_fit_predict_on_a_votes_table_runs_vote_and_score_models():
         p = fit_predict(votes, make_label_model(name))
         assert p.shape == (len(votes),) and ((0 <= p) & (p <= 1)).all()
         assert mean_auc(p, y, groups) > 0.7
+
+
+def test_fuse_ranker_adds_a_trained_ranker_as_one_more_lf():
+    from weakrank.errors import WeakrankError
+    from weakrank.label_models.fusion import fuse_ranker
+
+    scores, groups, y = simulate_scores(300, 6, [1.0, 0.8, 0.6], seed=5)
+    votes = pd.DataFrame({"query_id": groups.astype(str), "passage_id": np.arange(len(y)).astype(str),
+                          "split": np.where(groups < 150, "train", "test")})
+    for i in range(3):
+        votes[f"score_lf{i}"] = scores[:, i]
+    test = votes[votes["split"] == "test"]
+    noise = np.random.default_rng(0).normal(size=len(test))
+    strong = test[["query_id", "passage_id"]].assign(score=3.0 * y[(votes["split"] == "test").to_numpy()] + noise)
+    fused = fuse_ranker(votes, strong, "test")
+    assert len(fused) == len(test) and (fused["passage_id"].to_numpy() == test["passage_id"].to_numpy()).all()
+    test_groups, test_y = groups[groups >= 150], y[groups >= 150]
+    lfs_only = ScoreFusionModel().fit(scores[groups >= 150], test_groups).fused(scores[groups >= 150], test_groups)
+    assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(lfs_only, test_y, test_groups)
+    with pytest.raises(WeakrankError, match="no LF scores"):
+        fuse_ranker(votes, strong.assign(passage_id=strong["passage_id"] + "x"), "test")

@@ -52,7 +52,8 @@ def write_config(tmp_path, lfs='["bm25", "tfidf", "my_lfs.py:length_ratio"]', ex
 
 
 def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
-    train = "[train]\nbatch_size = 2\nmax_length = 32\nmax_steps = 2\neval_every = 0\ncheckpoint_every = 0\noutput = 'weak'"
+    train = ("[train]\nbatch_size = 2\nmax_length = 32\nmax_steps = 2\neval_every = 0\ncheckpoint_every = 0\n"
+             "output = 'weak'\nfuse_lfs = true")
     cfg = write_config(tmp_path, extra=train)
     assert main(["run", str(cfg), "--quiet"]) == 0
     paths = RunPaths(tmp_path / "run")

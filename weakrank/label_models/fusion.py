@@ -112,3 +112,18 @@ class ScoreFusionModel:
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
             "weights": None if self.weights_ is None else self.weights_.tolist(),
         }
+
+
+def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, **options: float) -> pd.DataFrame:
+    """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) as one more LF beside
+    the LFs of ``votes``, fused by :class:`ScoreFusionModel` fitted without gold on ``split``'s pairs."""
+    score_cols = [c for c in votes.columns if c.startswith("score_")]
+    rows = votes.loc[votes["split"] == split, ["query_id", "passage_id", *score_cols]]
+    rows = rows.merge(run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"}),
+                      on=["query_id", "passage_id"], validate="one_to_one")
+    if len(rows) != len(run):
+        raise WeakrankError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
+    scores = rows[[*score_cols, "ranker"]].to_numpy(dtype=np.float64)
+    groups = rows["query_id"].to_numpy()
+    fused = ScoreFusionModel(**options).fit(scores, groups).fused(scores, groups)
+    return rows[["query_id", "passage_id"]].assign(score=fused)

@@ -12,6 +12,7 @@ from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.io import atomic_path, read_parquet
+from weakrank.label_models.fusion import fuse_ranker
 from weakrank.pipeline import RunPaths
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
@@ -95,10 +96,14 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
            batch_size: int = 64) -> Path:
-    """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``."""
-    model = model or model_dir(cfg, cfg.sections.get("train", {}).get("output", "model"))
+    """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``. With
+    ``[train] fuse_lfs``, the model's scores are fused with the LFs' (see :func:`fuse_ranker`)."""
+    tc = train_config(cfg)
+    model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
     scored = score_split(cfg, model, split, batch_size=batch_size)
+    if tc.fuse_lfs:
+        scored = fuse_ranker(read_parquet(RunPaths(cfg.run_dir).votes), scored, split)
     return write_run(scored, RunPaths(cfg.run_dir).root / "runs" / f"{tag}.trec", tag)
 
 
