@@ -132,13 +132,16 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The README table: one row per system, per dataset MAP (± std over seeds) and P@1; * p < 0.05 vs BM25."""
+    """The README table: per system and dataset MAP (± std over seeds) and P@1; †/‡ significantly better/worse
+    than BM25 (paired t-test on per-query MAP, p < 0.05)."""
     out = pd.DataFrame(index=pd.Index(table["system"].unique(), name="system"))
     for name, rows in table.groupby("dataset", sort=False):
         rows = rows.set_index("system")
         cell = rows["map"].map("{:.3f}".format)
         cell += rows["map_std"].where(rows["seeds"] > 1).map(lambda v: f" ± {v:.3f}" if v == v else "")
-        cell += rows.get("p_vs_bm25", pd.Series(np.nan, index=rows.index)).map(lambda v: "*" if v < 0.05 else "")
+        p = rows.get("p_vs_bm25", pd.Series(np.nan, index=rows.index))
+        better = rows["map"] > rows.loc["bm25", "map"]
+        cell += [("†" if up else "‡") if pv < 0.05 else "" for pv, up in zip(p, better)]
         out[f"{name} MAP"] = cell
         out[f"{name} P@1"] = rows["p1"].map("{:.3f}".format)
     return out.fillna("–").to_markdown()
