@@ -86,7 +86,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
     split = EVAL_SPLIT[name]
     runs: dict[str, list[pd.DataFrame]] = {"bm25": [column_run(votes, SCORE + "bm25", split)]}
     runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)] for lf in lf_names(votes) if lf != "bm25"})
-    runs["fusion:rrf"] = [column_run(fusion_runs(votes)["fusion:rrf"], "score", split)]
+    runs["fusion:rrf"] = [column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)]
     for model in LABEL_MODELS:
         if usable(model, len(lf_names(votes))):
             options = cfg.aggregate.options if model == cfg.aggregate.model else {}

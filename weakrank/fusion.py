@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from weakrank.labeling import SCORE, lf_names
@@ -29,12 +31,11 @@ def fuse_scores(votes: pd.DataFrame, names: list[str], method: str, norm: str) -
     return pd.Series(fused.reindex(keys).to_numpy(), index=votes.index, name=method).fillna(float("-inf"))
 
 
-def fusion_runs(votes: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """``fusion:rrf`` and ``fusion:combsum`` of every LF of a votes table: ``query_id, passage_id, split, score``."""
+def fusion_runs(votes: pd.DataFrame, systems: Sequence[str] = tuple(METHODS)) -> dict[str, pd.DataFrame]:
+    """The fusions ``systems`` (default ``fusion:rrf`` and ``fusion:combsum``) of every LF of a votes table:
+    ``query_id, passage_id, split, score``; none with fewer than two LFs."""
     names = lf_names(votes)
     if len(names) < 2:
         return {}
     keys = votes[["query_id", "passage_id", "split"]]
-    return {
-        system: keys.assign(score=fuse_scores(votes, names, method, norm)) for system, (method, norm) in METHODS.items()
-    }
+    return {system: keys.assign(score=fuse_scores(votes, names, *METHODS[system])) for system in systems}

@@ -36,6 +36,12 @@ def vote_matrix(votes: pd.DataFrame, names: Sequence[str] | None = None) -> np.n
     return votes[[VOTE + n for n in names]].to_numpy(dtype=np.int8)
 
 
+def score_matrix(votes: pd.DataFrame, names: Sequence[str] | None = None) -> np.ndarray:
+    """The n × m float64 matrix of the given LFs' raw scores (all by default)."""
+    names = lf_names(votes) if names is None else names
+    return votes[[SCORE + n for n in names]].to_numpy(dtype=np.float64)
+
+
 def _query_chunks(query_ids: np.ndarray, chunk_size: int) -> list[tuple[int, int]]:
     """[start, end) bounds of about ``chunk_size`` pairs that never split a query's list."""
     starts = np.flatnonzero(np.r_[True, query_ids[1:] != query_ids[:-1]])

@@ -81,7 +81,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
     runs = paths.root / "runs"
     names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
     systems = {name: column_run(votes, SCORE + name, split) for name in names}
-    systems["fusion-rrf"] = column_run(fusion_runs(votes)["fusion:rrf"], "score", split)
+    systems["fusion-rrf"] = column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)
     if paths.labels.exists():
         model = read_metadata(paths.labels).get("model", "labels")
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)

@@ -19,7 +19,7 @@ from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
-from weakrank.labeling import SCORE, lf_names, vote_matrix
+from weakrank.labeling import score_matrix, vote_matrix
 
 MODELS: dict[str, type[LabelModelBase] | type[ScoreFusionModel]] = {
     "majority": MajorityVote,
@@ -48,8 +48,7 @@ def usable(name: str, n_lfs: int) -> bool:
 def fit_predict(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel) -> np.ndarray:
     """Fit ``model`` on a votes table (no gold is read) and return P(relevant) of every row."""
     if isinstance(model, ScoreFusionModel):
-        scores = votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64)
-        groups = votes["query_id"].to_numpy()
+        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
         return model.fit(scores, groups).predict_proba(scores, groups)
     matrix = vote_matrix(votes)
     return model.fit(matrix).predict_proba(matrix)
@@ -59,20 +58,14 @@ def fit_labels(
     votes: pd.DataFrame, name: str, **options: Any
 ) -> tuple[pd.DataFrame, LabelModelBase | ScoreFusionModel]:
     """The labels table (votes + p_relevant, label, confidence, score) of label model ``name`` fitted on
-    ``votes`` without gold, and the fitted model."""
+    ``votes`` without gold, and the fitted model. ``score``, what a ranker distils, is the fused score of the
+    score model and the log-odds of P(relevant) for vote models."""
     model = make_label_model(name, **options)
     p_relevant = fit_predict(votes, model)
-    return with_labels(votes, p_relevant, ranking_score(votes, model, p_relevant)), model
-
-
-def ranking_score(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel, p_relevant: np.ndarray) -> np.ndarray:
-    """The fitted model's score of every row (what a ranker distils): the fused score of the score model,
-    the log-odds of P(relevant) (clipped to ±14) for vote models."""
+    fused = None
     if isinstance(model, ScoreFusionModel):
-        scores = votes[[SCORE + n for n in lf_names(votes)]].to_numpy(dtype=np.float64)
-        return model.fused(scores, votes["query_id"].to_numpy())
-    p = np.clip(np.asarray(p_relevant, dtype=np.float64), 1e-6, 1 - 1e-6)
-    return np.log(p) - np.log1p(-p)
+        fused = model.fused(score_matrix(votes), votes["query_id"].to_numpy())
+    return with_labels(votes, p_relevant, fused), model
 
 
 __all__ = [
@@ -85,7 +78,6 @@ __all__ = [
     "SnorkelLabelModel",
     "fit_labels",
     "fit_predict",
-    "ranking_score",
     "usable",
     "check_votes",
     "labels_from_proba",

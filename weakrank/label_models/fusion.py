@@ -22,6 +22,7 @@ import pandas as pd
 from sklearn.decomposition import FactorAnalysis
 
 from weakrank.errors import WeakrankError
+from weakrank.labeling import lf_names, score_matrix
 
 
 def standardize_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -117,13 +118,11 @@ class ScoreFusionModel:
 def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, **options: float) -> pd.DataFrame:
     """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) as one more LF beside
     the LFs of ``votes``, fused by :class:`ScoreFusionModel` fitted without gold on ``split``'s pairs."""
-    score_cols = [c for c in votes.columns if c.startswith("score_")]
-    rows = votes.loc[votes["split"] == split, ["query_id", "passage_id", *score_cols]]
-    rows = rows.merge(run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"}),
-                      on=["query_id", "passage_id"], validate="one_to_one")
+    ranker = run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"})
+    rows = votes[votes["split"] == split].merge(ranker, on=["query_id", "passage_id"], validate="one_to_one")
     if len(rows) != len(run):
         raise WeakrankError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
-    scores = rows[[*score_cols, "ranker"]].to_numpy(dtype=np.float64)
+    scores = np.column_stack([score_matrix(rows, lf_names(votes)), rows["ranker"].to_numpy(dtype=np.float64)])
     groups = rows["query_id"].to_numpy()
     fused = ScoreFusionModel(**options).fit(scores, groups).fused(scores, groups)
     return rows[["query_id", "passage_id"]].assign(score=fused)

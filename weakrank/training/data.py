@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
+from weakrank.label_models.fusion import standardize_within
 from weakrank.training.samplers import NegativeSampler, QueryList
 
 
@@ -59,12 +60,6 @@ def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def standardize(values: np.ndarray) -> np.ndarray:
-    """Mean 0, std 1 (all zeros when constant)."""
-    std = values.std()
-    return (values - values.mean()) / std if std > 0 else np.zeros_like(values)
-
-
 class TrainingData:
     """The labelled lists of one split, with texts, ready to yield batches."""
 
@@ -97,7 +92,9 @@ class TrainingData:
         if vote_cols and not supervised:
             negative &= (rows[vote_cols].to_numpy() != 0).any(axis=1)
         rows = rows.assign(role=np.where(label == 1, 1, np.where(negative, 0, -1)))
-        teacher = rows["score"] if "score" in rows.columns else rows.get("p_relevant", rows["label"]).astype(float)
+        teacher = rows["score"] if "score" in rows.columns else rows.get("p_relevant", rows["label"])
+        teacher = standardize_within(teacher.to_numpy(float).reshape(-1, 1), rows["query_id"].to_numpy())[:, 0]
+        rows = rows.assign(teacher=teacher)
         self.query_text = queries.set_index("query_id")["text"].to_dict()
         self.passage_text = passages.set_index("passage_id")["text"].to_dict()
         self.lists: dict[str, QueryList] = {}
@@ -106,7 +103,7 @@ class TrainingData:
             ns = g[f"score_{ns_lf}"].to_numpy(float) if ns_lf is not None else np.zeros(len(g))
             self.lists[qid] = QueryList(
                 qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
-                standardize(teacher.loc[g.index].to_numpy(float)),
+                g["teacher"].to_numpy(),
             )
         self.anchors = [
             (qid, int(i)) for qid, ql in self.lists.items() for i in np.flatnonzero(ql.labels == 1)
