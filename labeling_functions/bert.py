@@ -6,11 +6,12 @@ import numpy as np
 import torch
 
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.models import DEFAULT_ENCODER, resolve_model
 from weakrank.similarity import EmbeddingCache, pair_cosine
 
 
+@lf_factory
 def make_bert_cosine(
     name: str = "bert_cosine",
     model: str = DEFAULT_ENCODER,

@@ -7,9 +7,10 @@ import pandas as pd
 
 from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 
 
+@lf_factory
 def make_bm25(name: str = "bm25", k1: float = 1.5, b: float = 0.75, **rule: float) -> RankingLF:
     """A BM25 LF with its own parameters; ``rule`` sets ``top_k`` / ``bottom_fraction``."""
 

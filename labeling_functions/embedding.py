@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.models import DEFAULT_ENCODER, resolve_model
 from weakrank.similarity import EmbeddingCache, pair_cosine
 
 
+@lf_factory
 def make_embedding_cosine(
     name: str = "embedding_cosine", model: str = DEFAULT_ENCODER, batch_size: int = 64, **rule: float
 ) -> RankingLF:

@@ -8,10 +8,11 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.text import tokenize
 
 
+@lf_factory
 def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) -> RankingLF:
     """A TF-IDF cosine LF; ``rule`` sets ``top_k`` / ``bottom_fraction``."""
 

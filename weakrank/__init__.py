@@ -4,7 +4,7 @@ Data flows one way: dataset → candidates → votes → labels → model → me
 """
 
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF, VoteRule, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, VoteRule, lf_factory, ranking_lf
 
 __version__ = "0.1.0"
-__all__ = ["Dataset", "PairBatch", "RankingLF", "VoteRule", "ranking_lf", "__version__"]
+__all__ = ["Dataset", "PairBatch", "RankingLF", "VoteRule", "lf_factory", "ranking_lf", "__version__"]

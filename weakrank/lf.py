@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -162,3 +162,22 @@ def ranking_lf(
         )
 
     return decorate
+
+
+_FACTORY = "__weakrank_lf_factory__"
+
+F = TypeVar("F", bound=Callable[..., RankingLF])
+
+
+def lf_factory(fn: F) -> F:
+    """Mark ``fn`` as a factory ``(**options) -> RankingLF`` that a config may call with its options.
+
+    Configs call nothing else: a config naming an unmarked callable is refused before it runs.
+    """
+    setattr(fn, _FACTORY, True)
+    return fn
+
+
+def is_lf_factory(obj: object) -> bool:
+    """True for a callable marked with :func:`lf_factory`."""
+    return callable(obj) and getattr(obj, _FACTORY, False) is True

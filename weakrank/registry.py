@@ -1,14 +1,23 @@
-"""Resolve LF names from configs: built-ins by name, user LFs as ``module:attr`` or ``file.py:attr``."""
+"""Resolve LF names from configs: built-ins by name, user LFs as ``module:attr`` or ``file.py:attr``.
+
+A config runs no code of its own choosing: a name resolves only to a :class:`RankingLF` object or to a
+factory marked with :func:`~weakrank.lf.lf_factory`, and that is checked before anything is called.
+Importing the named module (or executing the named ``.py`` file) is the one thing a name does besides.
+"""
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from weakrank.errors import ConfigError
-from weakrank.lf import RankingLF
+from weakrank.lf import RankingLF, is_lf_factory
+
+RULE_KEYS = ("top_k", "bottom_fraction")
 
 
 def _import_attr(spec: str) -> Any:
@@ -30,19 +39,59 @@ def _import_attr(spec: str) -> Any:
     return getattr(module, attr)
 
 
+def _rule(spec: str, options: dict[str, Any]) -> dict[str, Any]:
+    rule = {k: options.pop(k) for k in RULE_KEYS if k in options}
+    top_k = rule.get("top_k", 0)
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        raise ConfigError(f"LF {spec!r}: option top_k must be an integer >= 0, got {top_k!r}")
+    fraction = rule.get("bottom_fraction", 0.0)
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction <= 1:
+        raise ConfigError(f"LF {spec!r}: option bottom_fraction must be a number in [0, 1], got {fraction!r}")
+    return rule
+
+
+def _call_factory(spec: str, factory: Callable[..., Any], options: dict[str, Any]) -> Any:
+    try:
+        inspect.signature(factory).bind(**options)
+    except TypeError as err:
+        raise ConfigError(f"LF {spec!r}: bad options {sorted(options)}: {err}") from None
+    try:
+        return factory(**options)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"LF {spec!r}: {err}") from None
+
+
 def resolve_lf(spec: str, options: dict[str, Any] | None = None) -> RankingLF:
-    """A :class:`RankingLF` from a built-in name or ``module:attr`` / ``path.py:attr``, with options."""
+    """A :class:`RankingLF` from a built-in name or ``module:attr`` / ``path.py:attr``, with options.
+
+    ``attr`` must be a ``@ranking_lf`` object (options: only ``top_k`` / ``bottom_fraction``) or an
+    ``@lf_factory`` function (called with the options); anything else is refused without being called.
+    """
     from labeling_functions import BUILTIN
 
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(f"[label.options] for LF {spec!r} must be a table, got {options!r}")
     options = dict(options or {})
-    rule = {k: options.pop(k) for k in ("top_k", "bottom_fraction") if k in options}
+    rule = _rule(spec, options)
     if spec in BUILTIN:
-        lf = BUILTIN[spec](**options)
+        lf = _call_factory(spec, BUILTIN[spec], options)
     elif ":" in spec:
         obj = _import_attr(spec)
-        lf = obj if isinstance(obj, RankingLF) else obj(**options)
+        if isinstance(obj, RankingLF):
+            if options:
+                raise ConfigError(
+                    f"LF {spec!r} is a @ranking_lf object: it takes only {list(RULE_KEYS)}, got {sorted(options)} "
+                    "(mark a factory with @lf_factory to pass options)"
+                )
+            lf = obj
+        elif is_lf_factory(obj):
+            lf = _call_factory(spec, obj, options)
+        else:
+            raise ConfigError(
+                f"{spec!r} is neither a @ranking_lf function nor an @lf_factory; a config calls nothing else"
+            )
         if not isinstance(lf, RankingLF):
-            raise ConfigError(f"{spec!r} is neither a @ranking_lf function nor a factory returning one")
+            raise ConfigError(f"LF factory {spec!r} returned {type(lf).__name__}, not a RankingLF")
     else:
         raise ConfigError(f"unknown LF {spec!r}; built-ins are {sorted(BUILTIN)}, or use 'module:function'")
     return lf.with_rule(**rule) if rule else lf

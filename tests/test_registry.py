@@ -1,0 +1,66 @@
+import textwrap
+
+import pytest
+
+from weakrank.cli import main
+from weakrank.errors import ConfigError
+from weakrank.registry import resolve_lf
+
+
+def _module(tmp_path, marker):
+    (tmp_path / "evil_lfs.py").write_text(
+        textwrap.dedent(
+            f'''
+            from pathlib import Path
+            from weakrank import lf_factory, ranking_lf
+
+            def touch(**options):
+                Path({str(marker)!r}).write_text("ran")
+
+            @ranking_lf()
+            def overlap(query: str, passage: str) -> float:
+                return float(len(set(query.split()) & set(passage.split())))
+
+            @lf_factory
+            def make_overlap(name: str = "overlap2"):
+                return ranking_lf(name)(lambda q, p: 0.0)
+            '''
+        )
+    )
+    return tmp_path / "evil_lfs.py"
+
+
+def test_config_cannot_call_an_unmarked_callable(tmp_path, capsys):
+    marker = tmp_path / "marker"
+    module = _module(tmp_path, marker)
+    with pytest.raises(ConfigError, match="neither a @ranking_lf function nor an @lf_factory"):
+        resolve_lf(f"{module}:touch", {"args": ["x"]})
+    with pytest.raises(ConfigError, match="neither a @ranking_lf"):
+        resolve_lf("subprocess:run", {"args": ["touch", str(marker)]})
+    assert not marker.exists()
+    cfg = tmp_path / "evil.toml"
+    cfg.write_text(
+        f'run_dir = "{tmp_path / "run"}"\n[dataset]\nloader = "trec"\npath = "{tmp_path}"\n'
+        f'[label]\nlfs = ["subprocess:run"]\n[label.options."subprocess:run"]\nargs = ["touch", "{marker}"]\n'
+    )
+    (tmp_path / "collection.tsv").write_text("d1\tred apples\nd2\tblue sea\n")
+    (tmp_path / "queries.tsv").write_text("q1\tapples\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
+    assert main(["ingest", str(cfg), "--quiet"]) == 0
+    assert main(["label", str(cfg), "--quiet"]) == 2
+    assert "'subprocess:run' is neither a @ranking_lf" in capsys.readouterr().err
+    assert not marker.exists()
+
+
+def test_options_go_only_to_marked_factories(tmp_path):
+    module = _module(tmp_path, tmp_path / "marker")
+    assert resolve_lf(f"{module}:overlap", {"top_k": 2}).rule.top_k == 2
+    with pytest.raises(ConfigError, match="takes only"):
+        resolve_lf(f"{module}:overlap", {"weight": 2})
+    assert resolve_lf(f"{module}:make_overlap", {"name": "mine"}).name == "mine"
+    with pytest.raises(ConfigError, match="bad options"):
+        resolve_lf(f"{module}:make_overlap", {"nope": 1})
+    with pytest.raises(ConfigError, match="bad options"):
+        resolve_lf("word_overlap", {"nope": 1})
+    with pytest.raises(ConfigError, match="top_k must be an integer"):
+        resolve_lf("bm25", {"top_k": "x"})
