@@ -11,6 +11,7 @@ from weakrank.errors import ConfigError, DataError
 from weakrank.training import BertPR, TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
+from weakrank.training.model import write_model_card
 from weakrank.training.objective import batch_loss
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
 from weakrank.training.trainer import Trainer
@@ -209,3 +210,22 @@ def test_a_split_without_positives_is_refused_by_pairwise_training_only(tiny, tm
     with pytest.raises(DataError, match="split .train. has no pair labelled relevant"):
         Trainer(small(max_steps=1), data, None, tmp_path / "p", collection)
     Trainer(small(mode="listwise", loss="kl", max_steps=1), data, None, tmp_path / "l", collection)  # the scores rank
+
+
+def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scores(tmp_path):
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(0)
+    model = BertPR.from_encoder("minilm", max_length=32)
+    long = "a passage longer than max_length, truncated the same way by both " * 8
+    pairs = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas."), ("q", long)]
+    loaded = CrossEncoder(str(model.save(tmp_path / "m")), device="cpu")
+    assert np.allclose(loaded.predict(pairs), model.predict(pairs), atol=1e-5)
+
+
+def test_the_model_card_says_how_the_model_was_trained(tmp_path):
+    directory = BertPR.from_encoder("minilm", max_length=32).save(tmp_path / "m")
+    card = write_model_card(directory, {"labels": "snorkel", "LFs": ["bm25", "tfidf"], "steps": 20}, {"dev_map": 0.5})
+    text = card.read_text()
+    assert "| LFs | bm25, tfidf |" in text and "| steps | 20 |" in text and "| dev_map | 0.5000 |" in text
+    assert "CrossEncoder" in text

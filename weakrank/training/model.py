@@ -1,13 +1,14 @@
 """BERT-PR: "query [SEP] passage" → transformer encoder → [CLS] → MLP (100, 10, ReLU) → one score.
 
-Saved as a directory: the encoder and tokenizer in Hugging Face format (``from_pretrained``-loadable)
-plus ``head.safetensors`` and ``bert_pr.json`` for the MLP head.
+Saved as a directory: the encoder and tokenizer in Hugging Face format (``from_pretrained``-loadable),
+``head.safetensors`` and ``bert_pr.json`` for the MLP head, and the same head as sentence-transformers (>= 6)
+modules, so that ``CrossEncoder(directory)`` gives :meth:`BertPR.predict`'s scores (not a random classifier).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,11 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
+from weakrank.io import write_text
 from weakrank.models import DEFAULT_ENCODER, resolve_model
 
-HEAD_FILE, CONFIG_FILE = "head.safetensors", "bert_pr.json"
+HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
+ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
 
 
 class BertPR(nn.Module):
@@ -80,7 +83,32 @@ class BertPR(nn.Module):
         self.tokenizer.save_pretrained(directory)
         save_file({k: v.contiguous().cpu() for k, v in self.head.state_dict().items()}, directory / HEAD_FILE)
         (directory / CONFIG_FILE).write_text(json.dumps({"hidden": list(self.hidden), "max_length": self.max_length}))
+        self._save_cross_encoder_modules(directory)
         return directory
+
+    def _save_cross_encoder_modules(self, directory: Path) -> None:
+        """The head as a sentence-transformers CrossEncoder: encoder → CLS pooling → Dense layers → raw score."""
+        linears = [layer for layer in self.head if isinstance(layer, nn.Linear)]
+        modules = [{"path": "", "type": ST + "base.modules.transformer.Transformer"},
+                   {"path": "1_Pooling", "type": ST + "sentence_transformer.modules.pooling.Pooling"}]
+        _write_json(directory / "1_Pooling" / "config.json",
+                    {"embedding_dimension": self.encoder.config.hidden_size, "pooling_mode": "cls"})
+        for i, layer in enumerate(linears, start=2):
+            last = i == len(linears) + 1
+            folder = directory / f"{i}_Dense"
+            _write_json(folder / "config.json", {
+                "in_features": layer.in_features, "out_features": layer.out_features, "bias": True,
+                "activation_function": "torch.nn.modules.linear.Identity" if last else "torch.nn.modules.activation.ReLU",
+                "module_input_name": "sentence_embedding", "module_output_name": "scores" if last else "sentence_embedding",
+            })
+            save_file({"linear.weight": layer.weight.detach().contiguous().cpu(),
+                       "linear.bias": layer.bias.detach().contiguous().cpu()}, folder / "model.safetensors")
+            modules.append({"path": folder.name, "type": ST + "base.modules.dense.Dense"})
+        _write_json(directory / "modules.json", [{"idx": i, "name": str(i), **m} for i, m in enumerate(modules)])
+        _write_json(directory / "sentence_bert_config.json",
+                    {"transformer_task": "feature-extraction", "max_seq_length": self.max_length})
+        _write_json(directory / "config_sentence_transformers.json",
+                    {"model_type": "CrossEncoder", "activation_fn": "torch.nn.modules.linear.Identity"})
 
     @classmethod
     def load(cls, directory: str | Path, device: str | None = None) -> BertPR:
@@ -95,3 +123,33 @@ class BertPR(nn.Module):
         )
         model.head.load_state_dict(load_file(directory / HEAD_FILE))
         return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def write_model_card(directory: str | Path, info: Mapping[str, object], metrics: Mapping[str, float] | None = None) -> Path:
+    """Write ``README.md`` into a saved ranker's folder: how it was trained (``info``: labels, LFs, target,
+    steps, …, in order) and its dev figures (``metrics``)."""
+    directory = Path(directory)
+    lines = ["---", "library_name: sentence-transformers", "pipeline_tag: text-ranking",
+             "tags: [weakrank, weak-supervision, reranker]", "---", "",
+             "# A weakrank ranker", "", "Scores are logits: higher means more relevant.", "", "## Use", "", "```python",
+             "from weakrank.training.rankers import load_ranker", "",
+             'scores = load_ranker("path/to/model").predict([("query", "passage")])']
+    if (directory / CONFIG_FILE).exists():
+        lines += ["", "from sentence_transformers import CrossEncoder  # sentence-transformers >= 6: the same scores", "",
+                  'scores = CrossEncoder("path/to/model").predict([("query", "passage")])']
+    lines += ["```", "", "## Training", "", "| | |", "|---|---|"]
+    lines += [f"| {key} | {_cell(value)} |" for key, value in info.items()]
+    if metrics:
+        lines += ["", "## Dev figures", "", "| metric | value |", "|---|---|"]
+        lines += [f"| {key} | {value:.4f} |" for key, value in metrics.items()]
+    return write_text("\n".join(lines) + "\n", directory / CARD_FILE)
+
+
+def _write_json(path: Path, value: object) -> None:
+    write_text(json.dumps(value, indent=2), path)
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(map(str, value)) or "–"
+    return str(value).replace("|", "\\|") or "–"
