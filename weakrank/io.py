@@ -1,14 +1,17 @@
-"""Atomic Parquet I/O: every stage writes a temp file and renames it into place."""
+"""File I/O in one place: atomic Parquet and text (every stage writes a temp file and renames it into
+place), and TREC runs and qrels (read through ir-measures' readers)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import ir_measures
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -68,3 +71,49 @@ def write_text(text: str, path: str | Path) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     return Path(path)
+
+
+def read_run(path: str | Path) -> pd.DataFrame:
+    """``query_id, passage_id, score`` rows of a TREC run file (``qid Q0 pid rank score tag``), in file order."""
+    return _read_trec(path, ir_measures.read_trec_run, ["query_id", "doc_id", "score"])
+
+
+def read_qrels(path: str | Path) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``)."""
+    return _read_trec(path, ir_measures.read_trec_qrels, ["query_id", "doc_id", "relevance"])
+
+
+def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
+    """Write ``query_id, passage_id, score`` rows as a TREC run (rank by score, ties by row order)."""
+    ordered = scored.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
+    ranks = ordered.groupby("query_id").cumcount() + 1
+    lines = [f"{q} Q0 {p} {r} {s:.6f} {tag}" for q, p, r, s in zip(ordered["query_id"], ordered["passage_id"], ranks, ordered["score"])]
+    return write_text("".join(line + "\n" for line in lines), path)
+
+
+def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``query_id, passage_id, relevance`` rows as a TREC qrels file (``qid 0 pid relevance``)."""
+    lines = [f"{q} 0 {p} {int(r)}" for q, p, r in zip(qrels["query_id"], qrels["passage_id"], qrels["relevance"])]
+    return write_text("".join(line + "\n" for line in lines), path)
+
+
+def _read_trec(path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], columns: list[str]) -> pd.DataFrame:
+    path = Path(path)
+    if not path.exists():
+        raise DataError("file not found", file=path)
+    text = path.read_text()
+    try:
+        rows = list(reader(io.StringIO(text)))
+    except ValueError as err:  # locate the first line the reader refuses
+        number = next(n for n, line in enumerate(text.splitlines(), 1) if not _parses(reader, line))
+        raise DataError(f"line {number}: not a TREC line ({err})", file=path) from err
+    table = pd.DataFrame([[getattr(row, c) for c in columns] for row in rows], columns=columns)
+    return table.rename(columns={"doc_id": "passage_id"})
+
+
+def _parses(reader: Callable[[Iterable[str]], Iterator[tuple]], line: str) -> bool:
+    try:
+        list(reader(io.StringIO(line)))
+    except ValueError:
+        return False
+    return True

@@ -1,6 +1,7 @@
 """The pipeline stages, each reading and writing files under the run directory.
 
 ``<run_dir>/dataset/*.parquet``  ingest: the canonical dataset (see :mod:`weakrank.dataset`)
+``<run_dir>/dataset/qrels.trec``  ingest: the qrels as a TREC file (trec_eval, ``weakrank evaluate --qrels``)
 ``<run_dir>/lf_scores/*.parquet`` label: per-LF raw score cache (re-runs reuse it)
 ``<run_dir>/votes.parquet``       label: see :mod:`weakrank.labeling`
 ``<run_dir>/partitioned/``        label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
@@ -22,7 +23,7 @@ from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_qrels, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.plots import bar_table
@@ -66,6 +67,7 @@ def ingest(cfg: PipelineConfig) -> Dataset:
     if cfg.dataset.max_queries:
         dataset = dataset.subset(max_queries=cfg.dataset.max_queries)
     dataset.save(RunPaths(cfg.run_dir).dataset)
+    write_qrels(dataset.qrels, RunPaths(cfg.run_dir).dataset / "qrels.trec")
     return dataset
 
 

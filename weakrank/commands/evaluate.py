@@ -3,29 +3,44 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.datasets.trec import read_run
 from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import bm25_negatives, run_experiment
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.report import build_report
 from weakrank.evaluation.tables import format_table, results_table
-from weakrank.io import read_parquet, write_text
+from weakrank.io import read_parquet, read_qrels, read_run, write_text
 from weakrank.pipeline import RunPaths
 
 
+def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
+               negatives: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Metrics of TREC run files (rows named by file stem), t-tests against the first."""
+    results = {Path(run).stem: [evaluate_run(read_run(run), qrels, require=require, negatives=negatives)] for run in runs}
+    return results_table(results, baseline=Path(runs[0]).stem)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    cfg = pipeline_config(args)
-    paths = RunPaths(cfg.run_dir)
-    qrels = read_parquet(paths.dataset / "qrels.parquet")
-    negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
-    results = {Path(run).stem: [evaluate_run(read_run(Path(run)), qrels, require=args.require, negatives=negatives)]
-               for run in args.run}
-    table = results_table(results, baseline=Path(args.run[0]).stem)
-    write_text(table.to_csv(), paths.root / "runs" / "evaluation.csv")
+    """Against ``--qrels`` every positional is a run file; else against the run directory's qrels, and
+    R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
+    if args.qrels:
+        runs, qrels, negatives, out = [args.config, *args.run], read_qrels(args.qrels), None, None
+    else:
+        if not args.run:
+            raise ConfigError("no run file given (or, without a config, pass --qrels FILE)")
+        paths = RunPaths(pipeline_config(args).run_dir)
+        runs, qrels = args.run, read_parquet(paths.dataset / "qrels.parquet")
+        negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
+        out = paths.root / "runs" / "evaluation.csv"
+    table = runs_table(runs, qrels, args.require, negatives)
+    if out:
+        write_text(table.to_csv(), out)
     print(format_table(table).to_string())
 
 
@@ -43,8 +58,11 @@ def cmd_experiment(args: argparse.Namespace) -> None:
 
 def register(add: AddCommand) -> None:
     """Add the evaluation sub-commands."""
-    p = add("evaluate", cmd_evaluate, "metrics of TREC runs against the dataset's qrels, with t-tests vs the first")
-    p.add_argument("run", nargs="+", help="TREC run files; the first is the baseline")
+    p = add("evaluate", cmd_evaluate, "metrics of TREC runs against the dataset's qrels (or a TREC qrels file: "
+            "weakrank evaluate --qrels QRELS RUN...), with t-tests vs the first")
+    p.add_argument("run", nargs="*", help="TREC run files; the first is the baseline")
+    p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
+                   "every positional argument is a run file")
     p.add_argument("--require", default="both", choices=["both", "relevant", "all"],
                    help="evaluate queries with a relevant and a non-relevant candidate (both), a relevant one, or all")
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")

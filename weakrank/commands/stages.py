@@ -12,7 +12,7 @@ from weakrank.engines import add_engine_arguments, engine_overrides
 from weakrank.errors import WeakrankError
 from weakrank.evaluation.systems import column_run
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet
+from weakrank.io import read_metadata, read_parquet, write_run
 from weakrank.label_models import MODELS
 from weakrank.labeling import SCORE, lf_names
 
@@ -85,9 +85,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     if paths.labels.exists():
         model = read_metadata(paths.labels).get("model", "labels")
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
-    files = [str(training.write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
+    files = [str(write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
     trained = runs / f"{cfg.sections['train'].get('output', 'model')}.trec"
-    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=files + [str(trained)], require="both"))
+    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=files + [str(trained)], require="both", qrels=None))
 
 
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
