@@ -69,13 +69,13 @@ def _wikiqa_dir(tmp_path, rows):
 
 def test_bad_label_names_file_row_and_field(tmp_path):
     rows = [["Q1", "what is x", "D1", "t", "D1-0", "x is y", "1"], ["Q1", "what is x", "D1", "t", "D1-1", "z", "yes"]]
-    with pytest.raises(DataError, match=r"WikiQA-train.tsv, row 3, field 'Label'"):
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:3: Label: label 'yes' is not 0 or 1"):
         load_dataset("wikiqa", _wikiqa_dir(tmp_path, rows))
 
 
 def test_empty_passage_text_is_refused(tmp_path):
     rows = [["Q1", "what is x", "D1", "t", "D1-0", " ", "1"]]
-    with pytest.raises(DataError, match=r"field 'text'.*empty text for passage_id 'D1-0'"):
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:2: Sentence: empty text for passage_id 'D1-0'"):
         load_dataset("wikiqa", _wikiqa_dir(tmp_path, rows), splits=("train",))
 
 
@@ -85,13 +85,13 @@ def test_duplicate_and_unknown_ids(tiny):
         dup.validate()
     bad = tiny.candidates.copy()
     bad.loc[3, "passage_id"] = "nope"
-    with pytest.raises(DataError, match=r"row 3, field 'passage_id': candidate references unknown passage_id 'nope'"):
+    with pytest.raises(DataError, match=r"row 3: passage_id: candidate references unknown passage_id 'nope'"):
         Dataset("t", tiny.queries, tiny.passages, bad).validate()
 
 
 def test_missing_column_is_named(tmp_path):
     (tmp_path / "WikiQA-train.tsv").write_text("QuestionID\tQuestion\tSentence\tLabel\nQ1\tq\ts\t1\n")
-    with pytest.raises(DataError, match="field 'SentenceID'"):
+    with pytest.raises(DataError, match="WikiQA-train.tsv:1: SentenceID: missing column"):
         load_dataset("wikiqa", tmp_path, splits=("train",))
 
 
@@ -114,7 +114,7 @@ def test_generic_trec_and_beir_formats(tmp_path):
     ds = load_dataset("beir", beir, splits=("test",), k=5)
     assert ds.candidates["passage_id"].tolist() == ["d1", "d2"] and ds.candidates["gold"].tolist() == [1, 0]
     (beir / "queries.jsonl").write_text('{"_id": "q1"}\n')
-    with pytest.raises(DataError, match=r"queries.jsonl, row 1, field 'text'"):
+    with pytest.raises(DataError, match=r"queries.jsonl:1: text: missing field"):
         load_dataset("beir", beir, splits=("test",))
 
 

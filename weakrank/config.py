@@ -83,6 +83,13 @@ def _require(section: dict, key: str, where: str, source: Path) -> Any:
     return section[key]
 
 
+def check_max_queries(value: Any, where: str) -> int:
+    """``value`` if it is a positive integer, else a :class:`ConfigError` saying so."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where} must be a positive integer (the first N queries of each split), got {value!r}")
+    return value
+
+
 def load_config(path: str | Path) -> PipelineConfig:
     """Parse a pipeline TOML file; a missing or bad key raises :class:`ConfigError` naming it."""
     path = Path(path)
@@ -99,7 +106,14 @@ def load_config(path: str | Path) -> PipelineConfig:
     lfs = _require(lab, "lfs", "label", path)
     if not isinstance(lfs, list) or not lfs:
         raise ConfigError(f"{path}: [label] lfs must be a non-empty list")
-    max_queries = ds.get("max_queries") or None
+    max_queries = ds.get("max_queries")
+    if max_queries is not None:
+        check_max_queries(max_queries, f"{path}: [dataset] max_queries")
+    options = ds.get("options", {})
+    if "splits" in ds:
+        if "splits" in options:
+            raise ConfigError(f"{path}: [dataset] splits given twice (also in [dataset.options])")
+        options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
     known = {"name", "run_dir", "dataset", "label", "aggregate", "analyze"}
     return PipelineConfig(
@@ -108,7 +122,7 @@ def load_config(path: str | Path) -> PipelineConfig:
         dataset=DatasetConfig(
             loader=_require(ds, "loader", "dataset", path),
             path=Path(_require(ds, "path", "dataset", path)),
-            options=ds.get("options", {}),
+            options=options,
             max_queries=max_queries,
         ),
         label=LabelConfig(

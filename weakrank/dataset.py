@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import read_parquet, write_parquet
+from weakrank.io import atomic_dir, read_parquet, settle, write_parquet
 
 SCHEMA: dict[str, list[str]] = {
     "queries": ["query_id", "text", "split"],
@@ -46,6 +46,13 @@ class Dataset:
     sources: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for table, columns in SCHEMA.items():
+            df = getattr(self, table)
+            for col in (c for c in columns if c != "gold" and c in df.columns):
+                null = df[col].isna().to_numpy()
+                if null.any():
+                    src = self.sources.get(table, f"<{table} table>")
+                    raise DataError(f"null {col} in {table}", file=src, row=int(null.argmax()), field=col)
         self.queries = self.queries.astype({"query_id": str, "text": str, "split": str})
         self.passages = self.passages.astype({"passage_id": str, "text": str})
         self.candidates = self.candidates.astype(
@@ -130,16 +137,18 @@ class Dataset:
         return self
 
     def save(self, directory: str | Path) -> Path:
-        """Write the four tables as Parquet files into ``directory`` (atomically, one by one)."""
+        """Write the four tables as Parquet files into ``directory``, replacing it as a whole (atomically)."""
         directory = Path(directory)
-        for table in SCHEMA:
-            write_parquet(getattr(self, table), directory / f"{table}.parquet", metadata={"dataset": self.name})
+        with atomic_dir(directory) as tmp:
+            for table in SCHEMA:
+                write_parquet(getattr(self, table), tmp / f"{table}.parquet", metadata={"dataset": self.name})
         return directory
 
     @classmethod
     def load(cls, directory: str | Path, name: str | None = None) -> Dataset:
         """Read a dataset written by :meth:`save`."""
         directory = Path(directory)
+        settle(directory)
         tables = {t: read_parquet(directory / f"{t}.parquet", columns=cols) for t, cols in SCHEMA.items()}
         sources = {t: str(directory / f"{t}.parquet") for t in SCHEMA}
         return cls(name=name or directory.name, sources=sources, **tables).validate()

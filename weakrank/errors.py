@@ -10,25 +10,30 @@ class WeakrankError(Exception):
 
 
 class DataError(WeakrankError, ValueError):
-    """Bad input data, located by file, row and field where known."""
+    """Bad input data, located as ``<file>:<line>: <field>: <what>`` where known.
+
+    ``line`` is the 1-based line in a source file; ``row`` a 0-based row of a table (a Parquet file).
+    """
 
     def __init__(
         self,
         message: str,
         *,
         file: str | Path | None = None,
+        line: int | None = None,
         row: int | None = None,
         field: str | None = None,
     ) -> None:
         self.file = None if file is None else str(file)
-        self.row = row
-        self.field = field
-        where = [f"file {self.file}"] if self.file else []
+        self.line, self.row, self.field = line, row, field
+        where = []
+        if self.file:
+            where.append(self.file if line is None else f"{self.file}:{line}")
         if row is not None:
             where.append(f"row {row}")
         if field is not None:
-            where.append(f"field {field!r}")
-        super().__init__(f"{', '.join(where)}: {message}" if where else message)
+            where.append(field)
+        super().__init__(": ".join([*where, message]))
 
 
 class LFError(WeakrankError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -19,12 +20,54 @@ import pyarrow.parquet as pq
 from weakrank.errors import DataError
 
 
+def _owner_alive(leftover: Path, name: str) -> bool | None:
+    """For ``.<name>.<pid>.<random>.tmp|old``: whether process ``pid`` runs; None for any other name."""
+    parts = leftover.name[len(name) + 2 :].split(".")
+    if len(parts) != 3 or parts[2] not in ("tmp", "old") or not parts[0].isdigit():
+        return None
+    pid = int(parts[0])
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def settle(path: str | Path) -> None:
+    """Undo what a killed atomic write of ``path`` left: put back a previous version moved aside
+    (``.<name>.<pid>.*.old``) if ``path`` is missing, and delete temp files and directories of dead writers."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        return
+    for leftover in sorted(path.parent.glob(f".{path.name}.*")):
+        if _owner_alive(leftover, path.name) is not False:
+            continue
+        if leftover.suffix == ".old" and not path.exists():
+            os.replace(leftover, path)
+        elif leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def _prefix(path: Path) -> str:
+    return f".{path.name}.{os.getpid()}."
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temp path next to ``path``; rename it onto ``path`` only if the block succeeds."""
+    """Yield a temp path next to ``path``; rename it onto ``path`` only if the block succeeds.
+
+    Temp files left by a killed writer are deleted by the next write (:func:`settle`).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    settle(path)
+    fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -32,6 +75,32 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+@contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temp directory next to ``path``; swap it in for ``path`` only if the block succeeds.
+
+    Readers see the previous directory or the new one, whole: the previous one is moved aside and the new
+    one renamed into place (two renames); if a kill falls between them, :func:`settle` (run by the next
+    write, and by :meth:`weakrank.dataset.Dataset.load`) puts the previous one back.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settle(path)
+    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            old = tmp.with_suffix(".old")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:

@@ -18,12 +18,12 @@ from typing import Any
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
-from weakrank.config import PipelineConfig
+from weakrank.config import PipelineConfig, check_max_queries
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet, write_parquet, write_qrels, write_text
+from weakrank.io import atomic_dir, read_metadata, read_parquet, write_parquet, write_qrels, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.plots import bar_table
@@ -62,12 +62,13 @@ class RunPaths:
 
 
 def ingest(cfg: PipelineConfig) -> Dataset:
-    """Load the configured dataset, validate it and write its canonical Parquet tables."""
+    """Load the configured dataset, validate it and write its canonical tables (all or nothing)."""
     dataset = load_dataset(cfg.dataset.loader, cfg.dataset.path, **cfg.dataset.options)
-    if cfg.dataset.max_queries:
-        dataset = dataset.subset(max_queries=cfg.dataset.max_queries)
-    dataset.save(RunPaths(cfg.run_dir).dataset)
-    write_qrels(dataset.qrels, RunPaths(cfg.run_dir).dataset / "qrels.trec")
+    if cfg.dataset.max_queries is not None:
+        dataset = dataset.subset(max_queries=check_max_queries(cfg.dataset.max_queries, "[dataset] max_queries"))
+    with atomic_dir(RunPaths(cfg.run_dir).dataset) as directory:  # all files replaced together
+        dataset.save(directory)
+        write_qrels(dataset.qrels, directory / "qrels.trec")
     return dataset
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from weakrank.config import PipelineConfig, load_config
+from weakrank.config import PipelineConfig, check_max_queries, load_config
 
 AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
@@ -22,6 +22,7 @@ def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
     cfg = load_config(args.config)
     if args.run_dir:
         cfg = replace(cfg, run_dir=Path(args.run_dir))
-    if getattr(args, "max_queries", None):
-        cfg = replace(cfg, dataset=replace(cfg.dataset, max_queries=args.max_queries))
+    if getattr(args, "max_queries", None) is not None:
+        max_queries = check_max_queries(args.max_queries, "--max-queries")
+        cfg = replace(cfg, dataset=replace(cfg.dataset, max_queries=max_queries))
     return cfg

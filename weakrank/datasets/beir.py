@@ -15,29 +15,43 @@ from tqdm.auto import tqdm
 
 from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset, candidates_from_rows
-from weakrank.datasets.tables import read_tsv
-from weakrank.datasets.trec import read_run
+from weakrank.datasets.tables import (
+    FILE,
+    LINE,
+    check_consistent,
+    check_text,
+    check_unique,
+    fail_at,
+    read_lines,
+    read_tsv,
+)
+from weakrank.datasets.trec import judge, run_rows
 from weakrank.errors import DataError
 
 
-def read_jsonl(file: Path, fields: tuple[str, ...]) -> list[dict]:
-    """Records of a JSON-lines file; a bad line or a missing field names file, line and field."""
-    if not file.exists():
-        raise DataError("file not found", file=file)
-    records = []
-    with file.open(encoding="utf-8") as fh:
-        for i, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"not JSON: {err.msg}", file=file, row=i) from None
-            for f in fields:
-                if f not in rec:
-                    raise DataError("missing field", file=file, row=i, field=f)
-            records.append(rec)
-    return records
+def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per record of a JSON-lines file: ``fields`` (required) and ``optional`` (absent: ""), as strings,
+    with file and line. A bad line, a missing or null field or a non-string value is a located error."""
+    rows = []
+    for number, line in read_lines(file):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"not JSON: {err.msg}", file=file, line=number) from None
+        if not isinstance(rec, dict):
+            raise DataError(f"not a JSON object but {type(rec).__name__}", file=file, line=number)
+        row = {LINE: number}
+        for f in (*fields, *optional):
+            if f not in rec and f in fields:
+                raise DataError("missing field", file=file, line=number, field=f)
+            value = rec.get(f, "")
+            if value is None:
+                raise DataError("null value", file=file, line=number, field=f)
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise DataError(f"must be a string, got {type(value).__name__}", file=file, line=number, field=f)
+            row[f] = str(value)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*fields, *optional, LINE]).assign(**{FILE: str(file)})
 
 
 def bm25_candidates(queries: pd.DataFrame, passages: pd.DataFrame, k: int, batch: int = 256) -> pd.DataFrame:
@@ -59,37 +73,52 @@ def load_beir(
     splits: tuple[str, ...] = ("train", "test"),
     k: int = 100,
     run: str | None = None,
+    unlabelled: str | None = None,
     name: str | None = None,
 ) -> Dataset:
-    """Load a BEIR directory; candidates are BM25 top-``k`` (or the lists of ``run``)."""
-    corpus = read_jsonl(path / "corpus.jsonl", ("_id", "text"))
-    passages = pd.DataFrame(
-        {
-            "passage_id": [str(r["_id"]) for r in corpus],
-            "text": [f"{r.get('title', '')} {r['text']}".strip() for r in corpus],
-        }
-    )
-    all_queries = {str(r["_id"]): r["text"] for r in read_jsonl(path / "queries.jsonl", ("_id", "text"))}
-    qrel_frames, split_of = [], {}
+    """Load a BEIR directory; candidates are BM25 top-``k`` (or the lists of ``run``).
+
+    The queries of ``qrels/<split>.tsv`` form each of ``splits``; ``unlabelled`` names a split for every
+    other query of ``queries.jsonl`` (no gold: weak training needs none). Duplicate ids, a query judged in
+    two splits and a run naming an unknown query or passage are located errors.
+    """
+    corpus = read_jsonl(path / "corpus.jsonl", ("_id", "text"), ("title",))
+    check_unique(corpus, "_id", "_id", "passage id")
+    passages = corpus.assign(passage_id=corpus["_id"], text=(corpus["title"] + " " + corpus["text"]).str.strip())
+    check_text(passages, "text", "text", "passage_id")
+    all_queries = read_jsonl(path / "queries.jsonl", ("_id", "text"))
+    check_unique(all_queries, "_id", "_id", "query id")
+    check_text(all_queries, "text", "text", "_id")
+    qrel_frames = []
     for split in splits:
-        file = path / "qrels" / f"{split}.tsv"
-        q = read_tsv(file, ["query-id", "corpus-id", "score"])
-        unknown = ~q["query-id"].isin(all_queries.keys())
-        if unknown.any():
-            row = int(unknown.to_numpy().argmax())
-            raise DataError(f"unknown query id {q['query-id'].iloc[row]!r}", file=file, row=row + 2, field="query-id")
-        split_of.update({qid: split for qid in q["query-id"]})
+        q = read_tsv(path / "qrels" / f"{split}.tsv", ["query-id", "corpus-id", "score"]).assign(split=split)
+        fail_at(q, ~q["query-id"].isin(all_queries["_id"]), "query-id",
+                lambda r: f"unknown query id {r['query-id']!r} (not in queries.jsonl)")
+        fail_at(q, ~q["score"].str.fullmatch(r"-?\d+"), "score", lambda r: f"score {r['score']!r} is not an integer")
         qrel_frames.append(q)
-    qrels = pd.concat(qrel_frames, ignore_index=True).rename(
-        columns={"query-id": "query_id", "corpus-id": "passage_id", "score": "relevance"}
+    judged = pd.concat(qrel_frames, ignore_index=True)
+    check_unique(judged, ["query-id", "corpus-id"], "corpus-id", "judgement (query id, corpus id)")
+    check_consistent(judged, "query-id", "split", "query-id", "query id")
+    qrels = pd.DataFrame(
+        {"query_id": judged["query-id"], "passage_id": judged["corpus-id"], "relevance": judged["score"].astype(int)}
     )
+    split_of = dict(zip(judged["query-id"], judged["split"]))
+    if unlabelled is not None:
+        split_of |= {qid: unlabelled for qid in all_queries["_id"] if qid not in split_of}
+    text = all_queries.set_index("_id")["text"]
     queries = pd.DataFrame(
-        {"query_id": list(split_of), "text": [all_queries[q] for q in split_of], "split": list(split_of.values())}
+        {"query_id": list(split_of), "text": text.loc[list(split_of)].to_numpy(), "split": list(split_of.values())}
     )
-    cands = read_run(Path(run)) if run else bm25_candidates(queries, passages, k)
-    cands = cands[cands["query_id"].isin(split_of.keys())]
-    relevant = set(zip(qrels["query_id"], qrels["passage_id"].where(qrels["relevance"].astype(int) > 0)))
-    cands["gold"] = [int((q, p) in relevant) for q, p in zip(cands["query_id"], cands["passage_id"])]
+    if run:
+        cands = run_rows(Path(run))
+        fail_at(cands, ~cands["query_id"].isin(all_queries["_id"]), "query_id",
+                lambda r: f"run names query id {r['query_id']!r}, which is not in queries.jsonl")
+        fail_at(cands, ~cands["passage_id"].isin(passages["passage_id"]), "passage_id",
+                lambda r: f"run names passage id {r['passage_id']!r}, which is not in corpus.jsonl")
+        cands = cands[cands["query_id"].isin(split_of.keys())]
+    else:
+        cands = bm25_candidates(queries, passages, k)
+    cands["gold"] = judge(cands, qrels)
     sources = {
         "queries": str(path / "queries.jsonl"),
         "passages": str(path / "corpus.jsonl"),
@@ -99,8 +128,8 @@ def load_beir(
     return Dataset(
         name=name or path.name,
         queries=queries,
-        passages=passages,
+        passages=passages[["passage_id", "text"]],
         candidates=candidates_from_rows(cands, queries),
-        qrels=qrels[["query_id", "passage_id", "relevance"]],
+        qrels=qrels,
         sources=sources,
     )

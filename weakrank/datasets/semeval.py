@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import dataset_from_pairs
+from weakrank.datasets.tables import FILE, dataset_from_pairs
 from weakrank.errors import DataError
 
 FILES = {
@@ -29,12 +29,22 @@ def _text(node: ET.Element, tag: str, file: Path, owner: str) -> str:
     return " ".join((child.text or "").split())
 
 
+def _id(node: ET.Element, attr: str, file: Path) -> str:
+    value = node.get(attr)
+    if not value:
+        raise DataError(f"<{node.tag}> without an id", file=file, field=attr)
+    return value
+
+
 def _subject_body(node: ET.Element, prefix: str, file: Path, owner: str) -> str:
     return f"{_text(node, prefix + 'Subject', file, owner)} {_text(node, prefix + 'Body', file, owner)}".strip()
 
 
-def _row(qid: str, query: str, pid: str, passage: str, split: str, relevant: bool) -> dict:
-    return {"query_id": qid, "query": query, "passage_id": pid, "passage": passage, "split": split, "gold": int(relevant)}
+def _row(qid: str, query: str, pid: str, passage: str, split: str, relevant: bool, file: Path) -> dict:
+    return {
+        "query_id": qid, "query": query, "passage_id": pid, "passage": passage, "split": split, "gold": int(relevant),
+        FILE: str(file),
+    }
 
 
 def _rows_a(root: ET.Element, file: Path, split: str) -> list[dict]:
@@ -43,23 +53,24 @@ def _rows_a(root: ET.Element, file: Path, split: str) -> list[dict]:
         if thread.get("SubtaskA_Skip_Because_Same_As_RelQuestion_ID"):
             continue  # the same related question appears in another thread
         relq = thread.find("RelQuestion")
-        qid = relq.get("RELQ_ID")
+        qid = _id(relq, "RELQ_ID", file)
         query = _subject_body(relq, "RelQ", file, qid)
         for c in thread.iter("RelComment"):
-            cid = c.get("RELC_ID")
-            rows.append(_row(qid, query, cid, _text(c, "RelCText", file, cid), split, c.get("RELC_RELEVANCE2RELQ") == "Good"))
+            cid = _id(c, "RELC_ID", file)
+            good = c.get("RELC_RELEVANCE2RELQ") == "Good"
+            rows.append(_row(qid, query, cid, _text(c, "RelCText", file, cid), split, good, file))
     return rows
 
 
 def _rows_b(root: ET.Element, file: Path, split: str) -> list[dict]:
     rows = []
     for orgq in root.iter("OrgQuestion"):
-        qid = orgq.get("ORGQ_ID")
+        qid = _id(orgq, "ORGQ_ID", file)
         query = _subject_body(orgq, "OrgQ", file, qid)
         for relq in orgq.iter("RelQuestion"):
-            rid = relq.get("RELQ_ID")
+            rid = _id(relq, "RELQ_ID", file)
             relevant = relq.get("RELQ_RELEVANCE2ORGQ") in ("PerfectMatch", "Relevant")
-            rows.append(_row(qid, query, rid, _subject_body(relq, "RelQ", file, rid), split, relevant))
+            rows.append(_row(qid, query, rid, _subject_body(relq, "RelQ", file, rid), split, relevant, file))
     return rows
 
 
@@ -76,10 +87,8 @@ def load_semeval(path: Path, subtask: str = "A", splits: tuple[str, ...] = ("tra
         try:
             root = ET.parse(file).getroot()
         except ET.ParseError as err:
-            raise DataError(f"not well-formed XML: {err}", file=file, row=err.position[0]) from None
+            raise DataError(f"not well-formed XML: {err}", file=file, line=err.position[0]) from None
         rows += parse(root, file, split)
-    frame = pd.DataFrame(rows)
-    # the same comment/question can hang under two threads: keep its first occurrence per query
-    frame = frame.drop_duplicates(["query_id", "passage_id"])
     sources = {t: str(path / "*.xml") for t in ("queries", "passages", "candidates", "qrels")}
-    return dataset_from_pairs(f"semeval2016-{subtask.lower()}", frame, sources)
+    # the same comment/question can hang under two threads: its first occurrence per query is kept
+    return dataset_from_pairs(f"semeval2016-{subtask.lower()}", pd.DataFrame(rows), sources, repeated_pairs=True)

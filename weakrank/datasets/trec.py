@@ -1,37 +1,80 @@
-"""Generic TREC inputs: a TSV collection, a TSV of queries, a run file and (optionally) qrels."""
+"""Generic TREC inputs: a TSV collection, and per split a TSV of queries, a run file and optional qrels.
+
+A config gives each split its files (paths relative to ``[dataset] path``)::
+
+    [dataset.splits.train]        # no qrels: weak training needs none
+    queries = "train-queries.tsv"
+    run = "train.run"
+    [dataset.splits.test]
+    queries = "test-queries.tsv"
+    run = "test.run"
+    qrels = "test.qrels"
+
+Without ``splits``, the ``queries``, ``run`` and (if present) ``qrels`` options form the one split ``split``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
-from weakrank.datasets.tables import read_tsv
-from weakrank.errors import DataError
+from weakrank.datasets.tables import FILE, LINE, check_text, check_unique, fail_at, read_tsv
+from weakrank.errors import ConfigError
+
+RUN_COLUMNS = ["query_id", "q0", "passage_id", "rank", "score", "tag"]
+QRELS_COLUMNS = ["query_id", "iter", "passage_id", "relevance"]
+SPLIT_KEYS = {"queries", "run", "qrels"}
 
 
-def read_run(file: Path) -> pd.DataFrame:
-    """query_id, passage_id, score rows of a TREC run (``qid Q0 pid rank score tag``), best first per query."""
-    run = read_tsv(file, ["query_id", "q0", "passage_id", "rank", "score", "tag"], header=False, sep=r"\s+")
-    bad = pd.to_numeric(run["score"], errors="coerce").isna()
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise DataError(f"score {run['score'].iloc[row]!r} is not a number", file=file, row=row + 1, field="score")
-    run["score"] = run["score"].astype(float)
+def run_rows(file: Path) -> pd.DataFrame:
+    """query_id, passage_id, score rows (with file and line) of a TREC run (``qid Q0 pid rank score tag``),
+    best first per query; a non-numeric score or a repeated (query, passage) is a located error."""
+    run = read_tsv(file, RUN_COLUMNS, header=False, sep=None)
+    score = pd.to_numeric(run["score"], errors="coerce")
+    fail_at(run, score.isna() | score.abs().eq(float("inf")), "score", lambda r: f"score {r['score']!r} is not a number")
+    check_unique(run, ["query_id", "passage_id"], "passage_id", "run entry (query id, passage id)")
+    run["score"] = score.astype(float)
     run = run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    return run[["query_id", "passage_id", "score"]].reset_index(drop=True)
+    return run[["query_id", "passage_id", "score", FILE, LINE]].reset_index(drop=True)
 
 
-def read_qrels(file: Path) -> pd.DataFrame:
-    """query_id, passage_id, relevance rows of a TREC qrels file (``qid 0 pid rel``)."""
-    qrels = read_tsv(file, ["query_id", "iter", "passage_id", "relevance"], header=False, sep=r"\s+")
-    bad = pd.to_numeric(qrels["relevance"], errors="coerce").isna()
-    if bad.any():
-        row = int(bad.to_numpy().argmax())
-        raise DataError("relevance is not an integer", file=file, row=row + 1, field="relevance")
+def qrels_rows(file: Path) -> pd.DataFrame:
+    """query_id, passage_id, relevance rows (with file and line) of a TREC qrels file (``qid 0 pid rel``);
+    a non-integer relevance or a repeated (query, passage) is a located error."""
+    qrels = read_tsv(file, QRELS_COLUMNS, header=False, sep=None)
+    bad = ~qrels["relevance"].str.fullmatch(r"-?\d+")
+    fail_at(qrels, bad, "relevance", lambda r: f"relevance {r['relevance']!r} is not an integer")
+    check_unique(qrels, ["query_id", "passage_id"], "passage_id", "judgement (query id, passage id)")
     qrels["relevance"] = qrels["relevance"].astype(int)
-    return qrels[["query_id", "passage_id", "relevance"]]
+    return qrels[["query_id", "passage_id", "relevance", FILE, LINE]]
+
+
+def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
+    """Gold of each candidate: 1/0 for queries with judgements (relevance > 0 is relevant), else <NA>."""
+    relevant = set(zip(qrels["query_id"], qrels["passage_id"].where(qrels["relevance"] > 0)))
+    judged = set(qrels["query_id"])
+    gold = [int((q, p) in relevant) if q in judged else pd.NA for q, p in zip(cands["query_id"], cands["passage_id"])]
+    return pd.Series(gold, index=cands.index, dtype="Int8")
+
+
+def _split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: str, qrels: str | None, split: str) -> dict:
+    if splits is None:
+        return {split: {"queries": queries, "run": run} | ({"qrels": qrels} if qrels and (path / qrels).exists() else {})}
+    if not isinstance(splits, dict) or not splits:
+        raise ConfigError("[dataset.splits] must hold one table per split ([dataset.splits.train] ...)")
+    for name, files in splits.items():
+        if not isinstance(files, dict):
+            raise ConfigError(f"[dataset.splits.{name}] must be a table with queries, run and optional qrels")
+        unknown, missing = set(files) - SPLIT_KEYS, {"queries", "run"} - set(files)
+        if unknown or missing:
+            raise ConfigError(
+                f"[dataset.splits.{name}]: unknown key(s) {sorted(unknown)}, missing key(s) {sorted(missing)} "
+                "(keys: queries, run, optional qrels)"
+            )
+    return splits
 
 
 def load_trec(
@@ -41,28 +84,49 @@ def load_trec(
     run: str = "run.trec",
     qrels: str | None = "qrels.txt",
     split: str = "test",
+    splits: dict[str, dict[str, str]] | None = None,
     name: str | None = None,
 ) -> Dataset:
-    """Load ``collection`` (pid\\ttext), ``queries`` (qid\\ttext), ``run`` and optional ``qrels`` under ``path``."""
+    """Load ``collection`` (pid\\ttext) and, per split, ``queries`` (qid\\ttext), a ``run`` and optional ``qrels``.
+
+    Queries without judgements have no gold. A run naming a query outside its split's queries file or a
+    passage outside the collection, and a query id in two queries files, are located errors; qrels lines
+    of queries outside the split are ignored (one qrels file may serve every split).
+    """
+    files = _split_files(path, splits, queries, run, qrels, split)
     passages = read_tsv(path / collection, ["passage_id", "text"], header=False)
-    query_table = read_tsv(path / queries, ["query_id", "text"], header=False).assign(split=split)
-    cands = read_run(path / run)
-    judged = pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
-    if qrels is not None and (path / qrels).exists():
-        judged = read_qrels(path / qrels)
-        relevant = set(zip(judged["query_id"], judged["passage_id"].where(judged["relevance"] > 0)))
-        has_judgement = set(judged["query_id"])
-        cands["gold"] = [
-            int((q, p) in relevant) if q in has_judgement else pd.NA for q, p in zip(cands["query_id"], cands["passage_id"])
-        ]
-    sources = {"queries": str(path / queries), "passages": str(path / collection), "candidates": str(path / run)}
-    if qrels:
-        sources["qrels"] = str(path / qrels)
+    check_unique(passages, "passage_id", "passage_id", "passage id")
+    check_text(passages, "text", "text", "passage_id")
+    query_frames, cand_frames, qrels_frames = [], [], []
+    for split_name, spec in files.items():
+        q = read_tsv(path / spec["queries"], ["query_id", "text"], header=False).assign(split=split_name)
+        r = run_rows(path / spec["run"])
+        fail_at(r, ~r["query_id"].isin(q["query_id"]), "query_id",
+                lambda row, f=spec["queries"]: f"run names query id {row['query_id']!r}, which is not in {f}")
+        fail_at(r, ~r["passage_id"].isin(passages["passage_id"]), "passage_id",
+                lambda row: f"run names passage id {row['passage_id']!r}, which is not in {collection}")
+        judged = pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
+        if spec.get("qrels"):
+            judged = qrels_rows(path / spec["qrels"])
+            judged = judged[judged["query_id"].isin(q["query_id"])]
+        r["gold"] = judge(r, judged)
+        query_frames.append(q)
+        cand_frames.append(r)
+        qrels_frames.append(judged[["query_id", "passage_id", "relevance"]])
+    query_table = pd.concat(query_frames, ignore_index=True)
+    check_unique(query_table, "query_id", "query_id", "query id")
+    check_text(query_table, "text", "text", "query_id")
+    sources = {
+        "queries": ", ".join(str(path / f["queries"]) for f in files.values()),
+        "passages": str(path / collection),
+        "candidates": ", ".join(str(path / f["run"]) for f in files.values()),
+        "qrels": ", ".join(str(path / f["qrels"]) for f in files.values() if f.get("qrels")),
+    }
     return Dataset(
         name=name or path.name,
-        queries=query_table,
-        passages=passages,
-        candidates=candidates_from_rows(cands, query_table),
-        qrels=judged,
+        queries=query_table[["query_id", "text", "split"]],
+        passages=passages[["passage_id", "text"]],
+        candidates=candidates_from_rows(pd.concat(cand_frames, ignore_index=True), query_table),
+        qrels=pd.concat(qrels_frames, ignore_index=True),
         sources=sources,
     )

@@ -11,17 +11,15 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import dataset_from_pairs
+from weakrank.datasets.tables import FILE, LINE, dataset_from_pairs, read_text
 from weakrank.errors import DataError
 
 FILES = {"train": "TRAIN.xml", "dev": "DEV.xml", "test": "TEST.xml"}
 
 
 def _parse(file: Path, split: str) -> list[dict]:
-    if not file.exists():
-        raise DataError("file not found", file=file)
     rows: list[dict] = []
-    lines = file.read_text(encoding="utf-8").splitlines()
+    lines = read_text(file).splitlines()
     qid = query = None
     for i, line in enumerate(lines):
         tag = line.strip()
@@ -29,16 +27,16 @@ def _parse(file: Path, split: str) -> list[dict]:
             try:
                 qid = tag.split("id=")[1].strip("'\">")
             except IndexError:
-                raise DataError("<QApairs> without id", file=file, row=i + 1, field="id") from None
+                raise DataError("<QApairs> without id", file=file, line=i + 1, field="id") from None
             query, n = None, 0
         elif tag in ("<question>", "<positive>", "<negative>"):
             if qid is None or i + 1 >= len(lines):
-                raise DataError(f"{tag} outside a <QApairs> block", file=file, row=i + 1, field=tag)
+                raise DataError(f"{tag} outside a <QApairs> block", file=file, line=i + 1, field=tag)
             text = " ".join(lines[i + 1].split("\t")).strip()
             if tag == "<question>":
                 query = text
             elif query is None:
-                raise DataError(f"{tag} before the <question>", file=file, row=i + 1, field=tag)
+                raise DataError(f"{tag} before the <question>", file=file, line=i + 1, field=tag)
             else:
                 rows.append(
                     {
@@ -48,6 +46,8 @@ def _parse(file: Path, split: str) -> list[dict]:
                         "passage": text,
                         "split": split,
                         "gold": int(tag == "<positive>"),
+                        FILE: str(file),
+                        LINE: i + 2,
                     }
                 )
                 n += 1
@@ -58,4 +58,5 @@ def load_trecqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test")) 
     """Load TrecQA; passage ids are ``<question id>-<position>``."""
     rows = [r for split in splits for r in _parse(path / FILES[split], split)]
     sources = {t: str(path / "*.xml") for t in ("queries", "passages", "candidates", "qrels")}
-    return dataset_from_pairs("trecqa", pd.DataFrame(rows), sources)
+    fields = {"query_id": "id", "query": "<question>", "passage": "<positive>/<negative>"}
+    return dataset_from_pairs("trecqa", pd.DataFrame(rows), sources, fields)

@@ -7,8 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import dataset_from_pairs, read_tsv
-from weakrank.errors import DataError
+from weakrank.datasets.tables import FILE, LINE, dataset_from_pairs, fail_at, read_tsv
 
 COLUMNS = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 
@@ -19,10 +18,7 @@ def load_wikiqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test")) 
     for split in splits:
         file = path / f"WikiQA-{split}.tsv"
         df = read_tsv(file, COLUMNS)
-        bad = ~df["Label"].isin(["0", "1"])
-        if bad.any():
-            row = int(bad.to_numpy().argmax())
-            raise DataError(f"label {df['Label'].iloc[row]!r} is not 0 or 1", file=file, row=row + 2, field="Label")
+        fail_at(df, ~df["Label"].isin(["0", "1"]), "Label", lambda row: f"label {row['Label']!r} is not 0 or 1")
         frames.append(
             pd.DataFrame(
                 {
@@ -32,8 +28,11 @@ def load_wikiqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test")) 
                     "passage": df["Sentence"],
                     "split": split,
                     "gold": df["Label"].astype(int),
+                    FILE: df[FILE],
+                    LINE: df[LINE],
                 }
             )
         )
     sources = {t: str(path / "WikiQA-*.tsv") for t in ("queries", "passages", "candidates", "qrels")}
-    return dataset_from_pairs("wikiqa", pd.concat(frames, ignore_index=True), sources)
+    fields = {"query_id": "QuestionID", "query": "Question", "passage_id": "SentenceID", "passage": "Sentence"}
+    return dataset_from_pairs("wikiqa", pd.concat(frames, ignore_index=True), sources, fields)

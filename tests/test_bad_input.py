@@ -1,0 +1,200 @@
+"""Issue 17: bad input stops with an error naming file, line, field and id; nothing is de-duplicated first."""
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from weakrank.cli import main
+from weakrank.config import load_config
+from weakrank.dataset import Dataset
+from weakrank.datasets import load_dataset
+from weakrank.errors import ConfigError, DataError
+from weakrank.pipeline import RunPaths, ingest
+
+HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
+
+
+def _wikiqa(tmp_path, **splits):
+    for split in ("train", "dev", "test"):
+        rows = splits.get(split, [[f"Q-{split}", "what is nine", "D9", "t", f"S-{split}", "nine is a number", "1"]])
+        (tmp_path / f"WikiQA-{split}.tsv").write_text(HEADER + "".join("\t".join(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def test_wikiqa_query_id_reused_with_another_text_or_split(tmp_path):
+    train = [["Q1", "what is x", "D1", "t", "D1-0", "x is y", "1"]]
+    dev = [["Q2", "what is z", "D2", "t", "D2-0", "z is w", "1"], ["Q1", "who is y", "D3", "t", "D3-0", "y is", "0"]]
+    with pytest.raises(DataError, match=r"WikiQA-dev.tsv:3: QuestionID: query id 'Q1' reused with a different query "
+                                        r"'who is y' \(first at .*WikiQA-train.tsv:2"):
+        load_dataset("wikiqa", _wikiqa(tmp_path, train=train, dev=dev))
+    dev[1][1] = "what is x"  # same text, other split: the dev rows would move into train
+    with pytest.raises(DataError, match=r"WikiQA-dev.tsv:3: QuestionID: query id 'Q1' reused with a different split"):
+        load_dataset("wikiqa", _wikiqa(tmp_path, train=train, dev=dev))
+
+
+def test_wikiqa_sentence_id_reused_with_another_text(tmp_path):
+    train = [["Q1", "what is x", "D1", "t", "S1", "x is y", "1"], ["Q2", "what is z", "D1", "t", "S1", "other", "0"]]
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:3: SentenceID: passage id 'S1' reused with a different"):
+        load_dataset("wikiqa", _wikiqa(tmp_path, train=train))
+    train[1] = ["Q1", "what is x", "D1", "t", "S1", "x is y", "0"]
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:3: SentenceID: duplicate candidate .* 'Q1', 'S1'"):
+        load_dataset("wikiqa", _wikiqa(tmp_path, train=train))
+
+
+def test_unreadable_files_are_located(tmp_path):
+    _wikiqa(tmp_path)
+    (tmp_path / "WikiQA-train.tsv").write_bytes(HEADER.encode() + b"Q1\twhat\tD1\tt\tS1\tcaf\xe9\t1\n")
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:2: not UTF-8 \(byte 0xe9\)"):
+        load_dataset("wikiqa", tmp_path)
+    (tmp_path / "WikiQA-train.tsv").write_text("")
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv: empty file"):
+        load_dataset("wikiqa", tmp_path)
+    (tmp_path / "WikiQA-train.tsv").write_text(HEADER + "Q1\twhat\tD1\tt\tS1\ta\tstray tab\t1\n")
+    with pytest.raises(DataError, match=r"WikiQA-train.tsv:2: 8 fields, expected 7 .*\(a stray tab\?\)"):
+        load_dataset("wikiqa", tmp_path)
+
+
+def _beir(tmp_path, corpus, queries, qrels):
+    (tmp_path / "qrels").mkdir(exist_ok=True)
+    (tmp_path / "corpus.jsonl").write_text("".join(line + "\n" for line in corpus))
+    (tmp_path / "queries.jsonl").write_text("".join(line + "\n" for line in queries))
+    for split, rows in qrels.items():
+        (tmp_path / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)
+    return tmp_path
+
+
+CORPUS = ['{"_id": "d1", "title": "Apples", "text": "red apples"}', '{"_id": "d2", "text": "the sea is blue"}']
+
+
+def test_beir_duplicates_and_nulls(tmp_path):
+    queries = ['{"_id": "q1", "text": "sweet apples"}', '{"_id": "q1", "text": "blue sea"}']
+    with pytest.raises(DataError, match=r"queries.jsonl:2: _id: duplicate query id 'q1' \(first at .*queries.jsonl:1\)"):
+        load_dataset("beir", _beir(tmp_path, CORPUS, queries, {"test": "q1\td1\t1\n"}), splits=("test",))
+    corpus = [*CORPUS, '{"_id": "d3", "title": null, "text": "x"}']
+    with pytest.raises(DataError, match=r"corpus.jsonl:3: title: null value"):
+        load_dataset("beir", _beir(tmp_path, corpus, queries[:1], {"test": "q1\td1\t1\n"}), splits=("test",))
+    qrels = {"train": "q1\td1\t1\n", "test": "q1\td2\t0\n"}
+    with pytest.raises(DataError, match=r"qrels/test.tsv:2: query-id: query id 'q1' reused with a different split"):
+        load_dataset("beir", _beir(tmp_path, CORPUS, queries[:1], qrels))
+    with pytest.raises(DataError, match=r"qrels/test.tsv:2: score: score 'high' is not an integer"):
+        load_dataset("beir", _beir(tmp_path, CORPUS, queries[:1], {"test": "q1\td1\thigh\n"}), splits=("test",))
+
+
+def _trec(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d1 1 2.0 x\nq2 Q0 d2 1 1.0 x\n",
+          qrels="q1 0 d1 1\n"):
+    (tmp_path / "collection.tsv").write_text("d1\tred apples are sweet\nd2\tthe sea is blue\n")
+    (tmp_path / "queries.tsv").write_text(queries)
+    (tmp_path / "run.trec").write_text(run)
+    (tmp_path / "qrels.txt").write_text(qrels)
+    return tmp_path
+
+
+def test_trec_located_errors(tmp_path):
+    ds = load_dataset("trec", _trec(tmp_path))
+    assert ds.candidates["gold"].tolist() == [1, pd.NA]  # q2 has no judgements: no gold
+    with pytest.raises(DataError, match=r"queries.tsv:3: query_id: duplicate query id 'q1' \(first at .*queries.tsv:1\)"):
+        load_dataset("trec", _trec(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\nq1\tagain\n"))
+    with pytest.raises(DataError, match=r"run.trec:2: query_id: run names query id 'q3', which is not in queries.tsv"):
+        load_dataset("trec", _trec(tmp_path, run="q1 Q0 d1 1 2.0 x\nq3 Q0 d2 1 1.0 x\n"))
+    with pytest.raises(DataError, match=r"run.trec:1: passage_id: run names passage id 'd7'"):
+        load_dataset("trec", _trec(tmp_path, run="q1 Q0 d7 1 2.0 x\n"))
+    with pytest.raises(DataError, match=r"run.trec:2: score: score 'high' is not a number"):
+        load_dataset("trec", _trec(tmp_path, run="q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 high x\n"))
+    with pytest.raises(DataError, match=r"qrels.txt:2: relevance: relevance '0.5' is not an integer"):
+        load_dataset("trec", _trec(tmp_path, qrels="q1 0 d1 1\nq1 0 d2 0.5\n"))
+
+
+def test_null_fields_in_tables_are_errors(tiny):
+    queries = tiny.queries.copy()
+    queries.loc[1, "text"] = None
+    with pytest.raises(DataError, match=r"row 1: text: null text in queries"):
+        Dataset("t", queries, tiny.passages, tiny.candidates)
+
+
+def _config(tmp_path, extra=""):
+    cfg = tmp_path / "own.toml"
+    cfg.write_text(
+        f'run_dir = "{tmp_path / "run"}"\n[dataset]\nloader = "trec"\npath = "{tmp_path}"\n{extra}\n'
+        '[label]\nlfs = ["bm25", "tfidf"]\n'
+    )
+    return cfg
+
+
+@pytest.mark.parametrize("value", [0, -2, "5", 1.5])
+def test_max_queries_must_be_a_positive_integer(tmp_path, value):
+    cfg = _config(tmp_path, f"max_queries = {value!r}".replace("'", '"'))
+    with pytest.raises(ConfigError, match=r"\[dataset\] max_queries must be a positive integer .*got"):
+        load_config(cfg)
+
+
+def test_cli_max_queries_zero_is_refused(tmp_path, capsys):
+    _trec(tmp_path)
+    assert main(["ingest", str(_config(tmp_path)), "--max-queries", "0"]) == 2
+    assert "weakrank: error: --max-queries must be a positive integer" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def _snapshot(directory):
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+KILLED_INGEST = """
+import sys, time
+import weakrank.dataset
+from weakrank.config import load_config
+from weakrank.pipeline import ingest
+
+write = weakrank.dataset.write_parquet
+
+
+def slow(df, path, metadata=None):
+    out = write(df, path, metadata)
+    if path.name == "passages.parquet":  # half the tables written: stop here until killed
+        print("half", flush=True)
+        time.sleep(120)
+    return out
+
+
+weakrank.dataset.write_parquet = slow
+ingest(load_config(sys.argv[1]))
+"""
+
+
+def test_ingest_killed_mid_write_leaves_the_previous_dataset(tmp_path):
+    cfg = _config(_trec(tmp_path))
+    ingest(load_config(cfg))
+    paths = RunPaths(tmp_path / "run")
+    before = _snapshot(paths.dataset)
+    _trec(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\nq3\tred sea\n", run="q3 Q0 d2 1 1.0 x\nq1 Q0 d1 1 2.0 x\n")
+    script = tmp_path / "killed_ingest.py"
+    script.write_text(KILLED_INGEST)
+    proc = subprocess.Popen([sys.executable, str(script), str(cfg)], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert proc.stdout.readline().strip() == "half"
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert _snapshot(paths.dataset) == before
+    assert list(paths.root.glob(".dataset.*.tmp"))  # the killed run's temp directory
+    assert Dataset.load(paths.dataset).queries["query_id"].tolist() == ["q1", "q2"]
+    assert ingest(load_config(cfg)).queries["query_id"].tolist() == ["q1", "q2", "q3"]
+    assert not list(paths.root.glob(".dataset.*"))  # cleaned by the next run
+    assert Dataset.load(paths.dataset).queries["query_id"].tolist() == ["q1", "q2", "q3"]
+
+
+def test_a_kill_between_the_two_renames_is_undone(tmp_path):
+    ingest(load_config(_config(_trec(tmp_path))))
+    paths = RunPaths(tmp_path / "run")
+    before = _snapshot(paths.dataset)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    paths.dataset.rename(paths.root / f".dataset.{dead.pid}.abc123.old")  # moved aside, new one not yet in
+    (paths.root / f".dataset.{dead.pid}.abc123.tmp").mkdir()
+    assert Dataset.load(paths.dataset).queries["query_id"].tolist() == ["q1", "q2"]
+    assert _snapshot(paths.dataset) == before and not list(paths.root.glob(".dataset.*"))
