@@ -198,3 +198,27 @@ def test_a_kill_between_the_two_renames_is_undone(tmp_path):
     (paths.root / f".dataset.{dead.pid}.abc123.tmp").mkdir()
     assert Dataset.load(paths.dataset).queries["query_id"].tolist() == ["q1", "q2"]
     assert _snapshot(paths.dataset) == before and not list(paths.root.glob(".dataset.*"))
+
+
+def test_cli_errors_are_one_located_line(tmp_path, capsys, monkeypatch):
+    cfg = _config(_trec(tmp_path, qrels="q1 0 d1 1\nq1 0 d2 yes\n"))
+    assert main(["ingest", str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"weakrank: error: {tmp_path / 'qrels.txt'}:2: relevance: relevance 'yes' is not an integer\n"
+    _trec(tmp_path)
+    assert main(["ingest", str(cfg), "--quiet"]) == 0
+    queries = RunPaths(tmp_path / "run").dataset / "queries.parquet"
+    queries.write_bytes(queries.read_bytes()[:40])  # truncated
+    capsys.readouterr()
+    assert main(["label", str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"weakrank: error: {queries}: not a readable Parquet file") and err.count("\n") == 1
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path, capsys, monkeypatch):
+    def interrupted(cfg):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("weakrank.pipeline.ingest", interrupted)
+    assert main(["ingest", str(_config(_trec(tmp_path))), "--quiet"]) == 130
+    assert capsys.readouterr().err == "weakrank: interrupted\n"

@@ -38,6 +38,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WeakrankError as err:
         print(f"weakrank: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # unreadable or unwritable files, a full disk: the file and the reason
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"weakrank: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("weakrank: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -120,12 +120,15 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
     path = Path(path)
     if not path.exists():
         raise DataError("file not found (did the previous stage run?)", file=path)
-    schema = pq.read_schema(path)
-    if columns is not None:
-        missing = [c for c in columns if c not in schema.names]
-        if missing:
-            raise DataError(f"missing column(s) {missing}", file=path, field=missing[0])
-    return pq.read_table(path, columns=columns).to_pandas()
+    try:
+        schema = pq.read_schema(path)
+        if columns is not None:
+            missing = [c for c in columns if c not in schema.names]
+            if missing:
+                raise DataError(f"missing column(s) {missing}", file=path, field=missing[0])
+        return pq.read_table(path, columns=columns).to_pandas()
+    except (pa.ArrowException, OSError) as err:  # truncated or not Parquet at all
+        raise DataError(f"not a readable Parquet file ({err}); re-run the stage that writes it", file=path) from None
 
 
 def read_metadata(path: str | Path) -> dict:
