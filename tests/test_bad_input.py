@@ -222,3 +222,16 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("weakrank.pipeline.ingest", interrupted)
     assert main(["ingest", str(_config(_trec(tmp_path))), "--quiet"]) == 130
     assert capsys.readouterr().err == "weakrank: interrupted\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("max_querys = 5", r"\[dataset\] unknown key 'max_querys'"),
+        ("[aggregate]\nmodle = 'majority'", r"\[aggregate\] unknown key 'modle'"),
+        ("[trian]\nmax_steps = 2", r"unknown section or key 'trian'"),
+    ],
+)
+def test_misspelt_keys_and_sections_are_errors(tmp_path, extra, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(_config(tmp_path, extra))

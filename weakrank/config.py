@@ -77,6 +77,27 @@ def _section(raw: dict, key: str, source: Path, required: bool = True) -> dict:
     return value
 
 
+# the keys each section may hold; a misspelt key or section is an error, never silently ignored
+KEYS = {
+    "dataset": {"loader", "path", "options", "max_queries", "splits"},
+    "label": {"lfs", "options", "engine", "local", "dask", "spark"},
+    "aggregate": {"model", "options"},
+    "analyze": {"splits"},
+}
+TOP_LEVEL = {"name", "run_dir", *KEYS, "train", "evaluate", "experiment"}  # and experiment_<grid>
+
+
+def _check_keys(raw: dict, source: Path) -> None:
+    unknown = [k for k in raw if k not in TOP_LEVEL and not k.startswith("experiment_")]
+    if unknown:
+        raise ConfigError(f"{source}: unknown section or key {unknown[0]!r}; known: {sorted(TOP_LEVEL)}, experiment_<grid>")
+    for section, keys in KEYS.items():
+        value = raw.get(section)
+        extra = sorted(set(value) - keys) if isinstance(value, dict) else []
+        if extra:
+            raise ConfigError(f"{source}: [{section}] unknown key {extra[0]!r}; known: {sorted(keys)}")
+
+
 def _require(section: dict, key: str, where: str, source: Path) -> Any:
     if key not in section:
         raise ConfigError(f"{source}: missing key {key!r} in [{where}]")
@@ -99,6 +120,7 @@ def load_config(path: str | Path) -> PipelineConfig:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    _check_keys(raw, path)
     ds = _section(raw, "dataset", path)
     lab = _section(raw, "label", path)
     agg = _section(raw, "aggregate", path, required=False)
