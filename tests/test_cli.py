@@ -41,7 +41,7 @@ def test_trec_files_round_trip_through_ir_measures_readers(trec_files):
     assert list(run.columns) == ["query_id", "passage_id", "score"] and len(run) == 96
     bad = run_path.with_name("bad.trec")
     bad.write_text("q1 Q0 d1 1 0.5 x\nq1 Q0 d2 2 notanumber x\n")
-    with pytest.raises(DataError, match="bad.trec: line 2: not a TREC line"):
+    with pytest.raises(DataError, match="bad.trec:2: not a TREC line"):
         read_run(bad)
 
 

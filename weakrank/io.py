@@ -173,12 +173,17 @@ def _read_trec(path: str | Path, reader: Callable[[Iterable[str]], Iterator[tupl
     path = Path(path)
     if not path.exists():
         raise DataError("file not found", file=path)
-    text = path.read_text()
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 (byte 0x{data[err.start]:02x})", file=path, line=line) from None
     try:
         rows = list(reader(io.StringIO(text)))
     except ValueError as err:  # locate the first line the reader refuses
         number = next(n for n, line in enumerate(text.splitlines(), 1) if not _parses(reader, line))
-        raise DataError(f"line {number}: not a TREC line ({err})", file=path) from err
+        raise DataError(f"not a TREC line ({err})", file=path, line=number) from None
     table = pd.DataFrame([[getattr(row, c) for c in columns] for row in rows], columns=columns)
     return table.rename(columns={"doc_id": "passage_id"})
 
