@@ -235,3 +235,17 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path, capsys, monkeypatch):
 def test_misspelt_keys_and_sections_are_errors(tmp_path, extra, message):
     with pytest.raises(ConfigError, match=message):
         load_config(_config(tmp_path, extra))
+
+
+def test_a_raising_lf_names_the_pair(tiny):
+    from weakrank import ranking_lf
+    from weakrank.errors import LFError
+    from weakrank.labeling import apply_lfs
+
+    @ranking_lf()
+    def fragile(query: str, passage: str) -> float:
+        return 1 / 0 if "Leonardo" in passage else 0.0
+
+    with pytest.raises(LFError, match=r"'fragile': raised ZeroDivisionError: division by zero on query_id 'q2', "
+                                      r"passage_id 'p4' \(pair 5\)"):
+        apply_lfs(tiny, [fragile], progress=False)

@@ -110,30 +110,41 @@ class RankingLF:
     def _call(self, *args: Any) -> Any:
         return self.fn(*args) if self.fit_fn is None else self.fn(*args, self.resource)
 
-    def score(self, pairs: PairBatch) -> np.ndarray:
-        """Scores of ``pairs`` as float64; raises :class:`LFError` on a wrong length or NaN/inf."""
+    def _raw_scores(self, pairs: PairBatch) -> np.ndarray:
         if self.batched:
-            scores = np.asarray(self._call(pairs), dtype=np.float64).reshape(-1)
-        else:
-            scores = np.fromiter(
-                (self._call(q, p) for q, p in zip(pairs.query, pairs.passage)), dtype=np.float64, count=len(pairs)
-            )
+            try:
+                return np.asarray(self._call(pairs), dtype=np.float64).reshape(-1)
+            except Exception as err:
+                first = f" (first: {_pair(pairs, 0)})" if len(pairs) else ""
+                raise LFError(self.name, f"raised {type(err).__name__}: {err} on a batch of {len(pairs)} pairs{first}") from err
+        scores = np.empty(len(pairs), dtype=np.float64)
+        for i, (query, passage) in enumerate(zip(pairs.query, pairs.passage)):
+            try:
+                scores[i] = self._call(query, passage)
+            except Exception as err:
+                raise LFError(self.name, f"raised {type(err).__name__}: {err} on {_pair(pairs, i)}") from err
+        return scores
+
+    def score(self, pairs: PairBatch) -> np.ndarray:
+        """Scores of ``pairs`` as float64; raises :class:`LFError` naming the pair when the LF raises, and on a
+        wrong length or NaN/inf."""
+        scores = self._raw_scores(pairs)
         if scores.shape[0] != len(pairs):
             raise LFError(self.name, f"returned {scores.shape[0]} scores for {len(pairs)} pairs")
         bad = ~np.isfinite(scores)
         if bad.any():
             i = int(bad.argmax())
-            raise LFError(
-                self.name,
-                f"score {scores[i]} (not finite) for query_id {pairs.query_id[i]!r}, "
-                f"passage_id {pairs.passage_id[i]!r} (pair {i})",
-            )
+            raise LFError(self.name, f"score {scores[i]} (not finite) for {_pair(pairs, i)}")
         return scores
 
     def __call__(self, query: str, passage: str) -> float:
         """Score one pair (handy in notebooks and tests)."""
         batch = PairBatch(np.array(["q"]), np.array(["p"]), [query], [passage])
         return float(self.score(batch)[0])
+
+
+def _pair(pairs: PairBatch, i: int) -> str:
+    return f"query_id {pairs.query_id[i]!r}, passage_id {pairs.passage_id[i]!r} (pair {i})"
 
 
 def ranking_lf(
