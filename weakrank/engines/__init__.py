@@ -18,9 +18,10 @@ from typing import Any
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.engines.partitions import atomic_dir, read_votes, write_pairs
+from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.engines.shipping import ship
 from weakrank.errors import ConfigError
+from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE
 from weakrank.lf import RankingLF
 

@@ -9,8 +9,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from weakrank.engines.partitions import atomic_dir, iter_votes, vote_columns
+from weakrank.engines.partitions import iter_votes, vote_columns
 from weakrank.errors import DataError
+from weakrank.io import atomic_dir
 from weakrank.label_models import make_label_model, with_labels
 from weakrank.label_models.base import LabelModelBase
 from weakrank.label_models.streaming import fit_streaming

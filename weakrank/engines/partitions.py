@@ -10,11 +10,7 @@ Both are written into a temp directory renamed into place, so a reader never see
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,30 +21,12 @@ import pyarrow.parquet as pq
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
+from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, KEY_COLUMNS, SCORE, VOTE, _query_chunks
 
 ROW, PART = "_row", "part"
 PAIR_COLUMNS = [ROW, *KEY_COLUMNS, "query", "passage"]
 HIVE = ds.partitioning(pa.schema([(PART, pa.int32())]), flavor="hive")
-
-
-@contextmanager
-def atomic_dir(path: str | Path) -> Iterator[Path]:
-    """Yield an empty temp directory next to ``path``; it replaces ``path`` only if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-        if path.exists():
-            old = tmp.with_suffix(".old")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def partition_bounds(query_ids: np.ndarray, part_rows: int, chunk_size: int = CHUNK_SIZE) -> list[tuple[int, int]]:
