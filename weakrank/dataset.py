@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import atomic_dir, read_parquet, settle, write_parquet
+from weakrank.io import atomic_dir, read_parquet, settle, write_parquet, write_qrels
 
 SCHEMA: dict[str, list[str]] = {
     "queries": ["query_id", "text", "split"],
@@ -137,11 +137,13 @@ class Dataset:
         return self
 
     def save(self, directory: str | Path) -> Path:
-        """Write the four tables as Parquet files into ``directory``, replacing it as a whole (atomically)."""
+        """Write the four tables as Parquet files, and the qrels as ``qrels.trec`` (trec_eval's format), into
+        ``directory``, replacing it as a whole: a reader sees the previous files or the new ones, never a mix."""
         directory = Path(directory)
         with atomic_dir(directory) as tmp:
             for table in SCHEMA:
                 write_parquet(getattr(self, table), tmp / f"{table}.parquet", metadata={"dataset": self.name})
+            write_qrels(self.qrels, tmp / "qrels.trec")
         return directory
 
     @classmethod

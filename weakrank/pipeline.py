@@ -23,7 +23,7 @@ from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.fusion import fusion_runs
-from weakrank.io import atomic_dir, read_metadata, read_parquet, write_parquet, write_qrels, write_text
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.plots import bar_table
@@ -66,9 +66,7 @@ def ingest(cfg: PipelineConfig) -> Dataset:
     dataset = load_dataset(cfg.dataset.loader, cfg.dataset.path, **cfg.dataset.options)
     if cfg.dataset.max_queries is not None:
         dataset = dataset.subset(max_queries=check_max_queries(cfg.dataset.max_queries, "[dataset] max_queries"))
-    with atomic_dir(RunPaths(cfg.run_dir).dataset) as directory:  # all files replaced together
-        dataset.save(directory)
-        write_qrels(dataset.qrels, directory / "qrels.trec")
+    dataset.save(RunPaths(cfg.run_dir).dataset)
     return dataset
 
 
