@@ -9,12 +9,13 @@ from weakrank.commands.evaluate import runs_table
 from weakrank.errors import DataError
 from weakrank.evaluation.metrics import MEASURES
 from weakrank.io import read_qrels, read_run, write_qrels, write_run
+from weakrank.training.config import MODES
 
 
-def small_config(tmp_path, lfs='["bm25", "tfidf"]'):
+def small_config(tmp_path, lfs='["bm25", "tfidf"]'):  # TrecQA, 2 queries a split
     cfg = tmp_path / "small.toml"
     cfg.write_text(f'''name = "small"\nrun_dir = "{tmp_path / 'run'}"\n[dataset]\nloader = "trecqa"\n'''
-                   f'''path = "{shared('trecqa')}"\nmax_queries = 5\n[label]\nlfs = {lfs}\n''')
+                   f'''path = "{shared('trecqa')}"\nmax_queries = 2\n[label]\nlfs = {lfs}\n''')
     return cfg
 
 
@@ -64,3 +65,57 @@ def test_ingest_writes_the_qrels_as_a_trec_file(tmp_path, capsys):
     parquet = pd.read_parquet(dataset / "qrels.parquet").astype({"relevance": int})
     assert len(parquet) > 0
     pd.testing.assert_frame_equal(read_qrels(dataset / "qrels.trec"), parquet[["query_id", "passage_id", "relevance"]])
+
+
+def subcommands() -> dict:
+    from weakrank.cli import build_parser
+
+    parser = build_parser()
+    return next(a for a in parser._actions if a.choices and "train" in a.choices).choices
+
+
+def test_every_option_of_every_subcommand_has_a_help_line():
+    for name, parser in subcommands().items():
+        for action in parser._actions:
+            assert action.help and action.help.strip() not in ("", "(default: None)"), (name, action.option_strings)
+    options = {a.dest: a for a in subcommands()["train"]._actions}
+    assert options["lr"].option_strings == ["--learning-rate", "--lr"]
+    assert tuple(options["mode"].choices) == MODES
+
+
+def test_hugging_face_names_and_today_s_names_set_the_same_train_option():
+    train = subcommands()["train"]
+    hf = train.parse_args(["c.toml", "--learning-rate", "1e-4", "--num-train-epochs", "2", "--warmup-ratio", "0.2",
+                           "--max-grad-norm", "0.5", "--eval-steps", "10", "--save-steps", "20", "--output-dir", "m2",
+                           "--no-fuse-lfs"])
+    ours = train.parse_args(["c.toml", "--lr", "1e-4", "--epochs", "2", "--warmup", "0.2", "--grad-clip", "0.5",
+                             "--eval-every", "10", "--checkpoint-every", "20", "--output", "m2", "--no-fuse-lfs"])
+    assert vars(hf) == vars(ours)
+    assert (hf.lr, hf.epochs, hf.output, hf.fuse_lfs, hf.supervised) == (1e-4, 2, "m2", False, None)
+    with pytest.raises(SystemExit):
+        train.parse_args(["c.toml", "--target", "nope"])
+
+
+def test_version_and_max_queries_on_every_stage(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.strip() == f"weakrank {version('weakrank')}"
+    for name, parser in subcommands().items():
+        assert parser.parse_args(["c.toml", "--max-queries", "5"]).max_queries == 5, name
+
+
+def test_quiet_leaves_stderr_empty_and_a_log_gets_lines_not_carriage_returns(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = str(small_config(tmp_path, lfs='["bm25", "bert_cosine"]'))  # bert_cosine: transformers' "Loading weights"
+
+    def stderr(*args: str) -> str:
+        run = subprocess.run([sys.executable, "-m", "weakrank.cli", *args], capture_output=True, check=True)
+        return run.stderr.decode()
+
+    assert stderr("run", cfg, "--stages", "ingest,label", "--quiet") == ""
+    log = stderr("label", cfg, "--force")  # stderr is a pipe: lines, no transformers bar
+    assert "labeling: 100%" in log and "\r" not in log and "Loading weights" not in log

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, LFError
 from weakrank.io import read_metadata, read_parquet, write_parquet
 from weakrank.lf import PairBatch, RankingLF
+from weakrank.progress import tqdm
 from weakrank.voting import rank_votes
 
 SCORE, VOTE = "score_", "vote_"

@@ -39,10 +39,11 @@ def register(add: AddCommand) -> None:
     """Add the ``corrupt`` sub-command."""
     p = add("corrupt", cmd_corrupt, "inject semantic-aware label noise into labels.parquet (or undo it)")
     p.add_argument("--ratio", type=float, default=0.02, help="share of the split's queries to corrupt")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--split", default="train")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the choice of queries (default: 0)")
+    p.add_argument("--split", default="train", help="split whose queries are corrupted (default: train)")
     p.add_argument("--column", default="label", help="label column to corrupt: label (pseudo) or gold")
-    p.add_argument("--model", default="minilm", help="sentence-transformers model for passage similarity")
+    p.add_argument("--encoder", "--model", dest="model", default="minilm",
+                   help="sentence-transformers model for passage similarity (default: minilm)")
     p.add_argument("--labels", help="labels file to read (default: <run_dir>/labels.parquet)")
     p.add_argument("--out", help="output file (default: <run_dir>/labels_noise<r>_seed<s>.parquet)")
     p.add_argument("--undo", metavar="LOG", help="restore the values changed by this log instead")

@@ -110,21 +110,21 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def register(add: AddCommand) -> None:
     """Add the stage sub-commands."""
-    p = add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
-    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
+    add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
     p = add("label", cmd_label, "apply the labeling functions and write votes.parquet")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     add_engine_arguments(p)
     p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
-    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
+    p.add_argument("--label-model", "--model", dest="model", choices=sorted(MODELS),
+                   help="label model (overrides [aggregate] model)")
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
-    p.add_argument("--split", action="append", help="restrict to a split (repeatable)")
+    p.add_argument("--split", action="append", help="restrict to a split (repeatable; default: [analyze] splits)")
     p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze; then train, rerank, "
             "evaluate against BM25 when the config has [train])")
     p.add_argument("--resume", action="store_true", help="continue training from its checkpoint")
     p.add_argument("--stages", help="comma-separated subset of stages")
-    p.add_argument("--max-queries", type=int, help="keep the first N queries of each split (fast subset)")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
-    p.add_argument("--model", choices=sorted(MODELS), help="override the config's label model")
+    p.add_argument("--label-model", "--model", dest="model", choices=sorted(MODELS),
+                   help="label model (overrides [aggregate] model)")
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
     add_engine_arguments(p)

@@ -7,7 +7,9 @@ import os
 from dataclasses import fields
 
 from weakrank.commands import AddCommand, pipeline_config
+from weakrank.policy.rewards import REWARDS
 from weakrank.training import TrainConfig, rerank, train
+from weakrank.training.config import ARCHITECTURES, LOSSES, MODES, PRECISIONS, SAMPLERS, TARGETS
 from weakrank.training.distributed import teardown
 
 
@@ -32,19 +34,92 @@ def cmd_rerank(args: argparse.Namespace) -> None:
     print(f"wrote {path}")
 
 
-def register(add: AddCommand) -> None:
-    """Add ``train`` (every [train] key is also a flag) and ``rerank``."""
-    p = add("train", cmd_train, "fine-tune a BERT-PR cross-encoder on the pseudo-labels (or gold with --supervised)")
-    p.add_argument("--resume", action="store_true", help="continue from <output>/checkpoint.pt")
+# Each [train] key's flag: help text, and the Hugging Face Trainer / sentence-transformers name first where
+# one exists (today's name stays an alias).
+HELP = {
+    "encoder": "pretrained encoder: 'minilm' (packaged), a Hugging Face name or a local path",
+    "architecture": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scaled cosine)",
+    "scale": "bi-encoder: cosine → logit factor",
+    "mode": "training instances: pairwise (q, p+, p−), pointwise (q, p) or listwise (a group per query)",
+    "loss": "hinge (pairwise), ce (cross-entropy; soft targets) or kl (listwise distillation)",
+    "target": "plain, noise_aware (confidence-weighted), ls/tls (label smoothing, two-stage), "
+              "wsls/twsls (weakly-supervised label smoothing), lr (label relaxation)",
+    "noise_aware": "weight each instance's loss by its label confidence",
+    "epsilon": "label-smoothing mass ε of ls/tls/wsls/twsls, in [0, 1]",
+    "alpha": "label relaxation: the credal set p(+) ≥ 1 − alpha, in [0, 1)",
+    "two_stage_fraction": "tls/twsls: share of the steps that smooth (then ε = 0)",
+    "margin": "hinge loss margin",
+    "sampler": "negatives: bm25 (top-k of the list), uniform (any labelled negative), random (collection), "
+               "mixed, policy (AC-IR) or random_policy",
+    "bm25_top_k": "bm25 sampler: draw negatives from the top K of the list by the ns_lf score",
+    "ns_lf": "the LF whose score drives the bm25 sampler and WSLS",
+    "min_confidence": "a pair labelled 0 is a negative only with at least this confidence",
+    "group_size": "listwise: candidates per query in a group (the teacher's top one + random others)",
+    "temperature": "listwise: temperature of the teacher's softmax over standardised scores",
+    "mixed_probabilities": "mixed sampler: probabilities of bm25 and random",
+    "negatives": "negatives per positive (pairwise)",
+    "batch_size": "effective batch per optimiser step (anchors, or queries when listwise), whatever the processes",
+    "grad_accum": "micro-batches per step on each process",
+    "lr": "AdamW learning rate",
+    "head_lr": "learning rate of the fresh MLP head (0: the learning rate)",
+    "weight_decay": "AdamW weight decay (not on biases and norms)",
+    "warmup": "share of the steps with linear warm-up (then linear decay)",
+    "epochs": "passes over the training queries (used only when max-steps is 0)",
+    "max_steps": "train this many steps, over as many epochs as it takes (0: use the epochs)",
+    "max_length": "max tokens of query + passage",
+    "freeze_embeddings": "keep the word-embedding matrix fixed (faster steps on CPU)",
+    "grad_clip": "clip the gradient norm to this value",
+    "seed": "random seed (data order, negatives, initialisation)",
+    "precision": "auto: bf16 autocast on CUDA (fp16 without bf16), fp32 on CPU",
+    "checkpoint_every": "write checkpoint.pt every N steps (0: at the end only)",
+    "eval_every": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end)",
+    "patience": "stop after N evaluations without a better dev MAP",
+    "dev_queries": "dev queries per evaluation",
+    "track_train_queries": "also evaluate on N training queries (the memorisation gap)",
+    "train_split": "split to train on",
+    "dev_split": "split for early stopping ('' for none)",
+    "supervised": "train on the gold labels instead of the pseudo-labels",
+    "labels": "labels Parquet file to train on ('': <run_dir>/labels.parquet)",
+    "output": "model directory, relative to run_dir: <output>/best, final, checkpoint.pt",
+    "fuse_lfs": "rerank: fuse the model's scores with the LFs' (the fusion label model, a second round)",
+    "policy_every": "AC-IR: steps between two sampler choices",
+    "policy_reward": "AC-IR reward: change of validation MAP (diff), MAP (raw), MAP − ceiling (ceil) or "
+                     "MAP − best so far (ceil_running)",
+    "policy_ceiling": "AC-IR: m_max of the ceil reward",
+    "policy_path": "AC-IR: file to load the policy from and save it to ('': none)",
+    "policy_val_queries": "AC-IR: dev queries of the reward's validation MAP",
+}
+HF_NAMES = {
+    "lr": "--learning-rate", "epochs": "--num-train-epochs", "warmup": "--warmup-ratio", "grad_clip": "--max-grad-norm",
+    "eval_every": "--eval-steps", "checkpoint_every": "--save-steps", "output": "--output-dir",
+}
+CHOICES = {
+    "architecture": ARCHITECTURES, "mode": MODES, "loss": LOSSES, "target": TARGETS, "sampler": SAMPLERS,
+    "precision": PRECISIONS, "policy_reward": REWARDS,
+}
+
+
+def add_train_flags(p: argparse.ArgumentParser) -> None:
+    """One flag per [train] key, overriding the config (absent: the config's value, else the default shown)."""
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
+        names = [HF_NAMES[f.name], flag] if f.name in HF_NAMES else [flag]
+        options = {"dest": f.name, "help": f"{HELP.get(f.name, '')} (default: {f.default!r})"}
         if f.type == "bool":
-            p.add_argument(flag, action="store_true", default=None, dest=f.name)
+            p.add_argument(*names, action=argparse.BooleanOptionalAction, default=None, **options)
         elif f.name == "mixed_probabilities":
-            p.add_argument(flag, type=float, nargs=2, dest=f.name)
+            p.add_argument(*names, type=float, nargs=2, metavar=("BM25", "RANDOM"), **options)
         else:
-            p.add_argument(flag, type={"int": int, "float": float}.get(f.type, str), dest=f.name)
+            p.add_argument(*names, type={"int": int, "float": float}.get(f.type, str), choices=CHOICES.get(f.name), **options)
+
+
+def register(add: AddCommand) -> None:
+    """Add ``train`` (every [train] key is also a flag) and ``rerank``."""
+    p = add("train", cmd_train, "fine-tune a ranker on the pseudo-labels (or gold with --supervised); every flag "
+            "overrides the config's [train] key of the same name")
+    p.add_argument("--resume", action="store_true", help="continue from <output>/checkpoint.pt")
+    add_train_flags(p)
     p = add("rerank", cmd_rerank, "score a split's candidates with a trained model and write a TREC run")
-    p.add_argument("--model", help="model directory (default: <run_dir>/model/best or final)")
-    p.add_argument("--split", default="test")
-    p.add_argument("--name", help="run name (file runs/<name>.trec and TREC tag)")
+    p.add_argument("--model-dir", "--model", dest="model", help="trained model directory (default: <run_dir>/model/best or final)")
+    p.add_argument("--split", default="test", help="split whose candidates are scored (default: test)")
+    p.add_argument("--name", help="run name (file runs/<name>.trec and TREC tag; default: the model's folder)")

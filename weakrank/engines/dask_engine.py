@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from weakrank.engines.partitions import pairs_dataset, part_ids, read_part, write_votes_part
 from weakrank.engines.shipping import LFBundle
+from weakrank.progress import tqdm
 
 
 def _label_and_write(pairs: pd.DataFrame, bundle: LFBundle, out_dir: str) -> pd.DataFrame:

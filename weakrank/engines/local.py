@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from weakrank.engines.partitions import part_ids, read_part, write_votes_part
 from weakrank.engines.shipping import LFBundle
+from weakrank.progress import tqdm
 
 
 def run(pairs_dir: Path, out_dir: Path, bundle: LFBundle, *, progress: bool = True) -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
@@ -30,6 +29,7 @@ from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
 from weakrank.label_models import fit_labels
 from weakrank.labeling import lf_names
 from weakrank.pipeline import RunPaths
+from weakrank.progress import tqdm
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},

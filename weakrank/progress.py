@@ -1,0 +1,61 @@
+"""Progress bars: ``tqdm`` on a terminal; on a stream that is not one (a log file), whole lines at most every
+``LOG_INTERVAL`` seconds and no library bars; nothing at all with ``--quiet`` (:func:`configure`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+from tqdm.auto import tqdm as _tqdm
+
+LOG_INTERVAL = 30.0  # seconds between two lines of a bar written to a file
+_NOTEBOOK = _tqdm.__module__.startswith("tqdm.notebook")  # widgets: left as they are
+_quiet = False
+
+
+def configure(quiet: bool = False) -> None:
+    """No bar at all with ``quiet``. With ``quiet`` or stderr not a terminal, none from transformers or
+    huggingface_hub either ("Loading weights", "Writing model shards": carriage returns in a log)."""
+    global _quiet
+    _quiet = quiet
+    if quiet or not sys.stderr.isatty():
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # for child processes too (torchrun, dask workers)
+        from huggingface_hub.utils import disable_progress_bars
+        from transformers.utils import logging
+
+        disable_progress_bars()
+        logging.disable_progress_bar()
+
+
+class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
+    """``tqdm.auto.tqdm`` that ``configure(quiet=True)`` turns off, and that writes whole lines (at most one every
+    ``LOG_INTERVAL`` seconds, and the final state) to a stream that is not a terminal."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        stream = kwargs.get("file") or sys.stderr
+        self._lines = not _NOTEBOOK and not (hasattr(stream, "isatty") and stream.isatty())
+        self._next_line, self._line_n = 0.0, -1.0
+        if _quiet:
+            kwargs["disable"] = True
+        super().__init__(*args, **kwargs)
+
+    def display(self, msg: str | None = None, pos: int | None = None) -> bool:
+        if not self._lines:
+            return super().display(msg, pos)
+        if msg is None and time.monotonic() >= self._next_line:  # msg "" clears a terminal line: nothing to do
+            self._write_line()
+        return False
+
+    def close(self) -> None:
+        if self._lines and not self.disable:
+            if self.leave is not False and self.n != self._line_n:
+                self._write_line()
+            self.leave = False
+        super().close()
+
+    def _write_line(self) -> None:
+        self.fp.write(f"{self}\n")
+        self.fp.flush()
+        self._next_line, self._line_n = time.monotonic() + LOG_INTERVAL, self.n
