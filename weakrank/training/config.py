@@ -7,11 +7,12 @@ from typing import Any
 
 from weakrank.errors import ConfigError
 
-MODES = ("pairwise", "pointwise", "listwise")
+MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 LOSSES = ("hinge", "ce", "kl")
 TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "lr")
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+ARCHITECTURES = ("cross-encoder", "bi-encoder")
 
 
 @dataclass
@@ -19,6 +20,8 @@ class TrainConfig:
     """Everything a training run depends on (see README, "Training")."""
 
     encoder: str = "minilm"
+    architecture: str = "cross-encoder"  # or "bi-encoder": scale · cos of separately embedded query and passage
+    scale: float = 20.0  # bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)
     mode: str = "pairwise"
     loss: str = "hinge"
     target: str = "plain"
@@ -67,7 +70,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name, allowed in (
-            ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
+            ("architecture", ARCHITECTURES), ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
         ):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
@@ -77,6 +80,12 @@ class TrainConfig:
             raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
         if self.mode == "listwise" and self.target != "plain":
             raise ConfigError("[train] listwise distillation takes target = 'plain' (its targets are the teacher's scores)")
+        if self.scale <= 0:
+            raise ConfigError("[train] scale must be > 0")
+        if self.mode == "in_batch" and (self.architecture != "bi-encoder" or self.loss != "ce"):
+            raise ConfigError("[train] mode = 'in_batch' (in-batch negatives) needs architecture = 'bi-encoder', loss = 'ce'")
+        if self.mode == "in_batch" and self.target not in ("plain", "noise_aware", "ls", "tls", "lr"):
+            raise ConfigError("[train] in_batch takes target plain, noise_aware, ls, tls or lr")
         if self.group_size < 2 or self.temperature <= 0:
             raise ConfigError("[train] group_size must be >= 2 and temperature > 0")
         if not 0 <= self.min_confidence <= 1:

@@ -22,7 +22,7 @@ import torch
 import torch.distributed as dist
 
 from weakrank.training.data import Batch, ListBatch
-from weakrank.training.model import BertPR
+from weakrank.training.rankers import Ranker
 
 
 @dataclass(frozen=True)
@@ -97,9 +97,9 @@ def micro_batches(batch: Batch | ListBatch, env: DistEnv, grad_accum: int) -> li
 
 
 class DDPRanker:
-    """A :class:`BertPR` behind ``DistributedDataParallel``: ``score`` runs through the DDP forward."""
+    """A ranker behind ``DistributedDataParallel``: ``score`` runs through the DDP forward."""
 
-    def __init__(self, model: BertPR, env: DistEnv) -> None:
+    def __init__(self, model: Ranker, env: DistEnv) -> None:
         device_ids = [env.local_rank] if model.device.type == "cuda" else None
         # the encoder's pooler is not used by the [CLS]-MLP head: its parameters get no gradient
         self.ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids, find_unused_parameters=True)
@@ -108,6 +108,10 @@ class DDPRanker:
     @property
     def device(self) -> torch.device:
         return self.module.device
+
+    def __call__(self, **inputs: torch.Tensor) -> torch.Tensor:
+        """The model's forward on tokenised ``inputs``, through DDP."""
+        return self.ddp(**inputs)
 
     def score(self, queries: Sequence[str], passages: Sequence[str]) -> torch.Tensor:
         """Scores of aligned pairs, with gradients synchronised across processes on backward."""

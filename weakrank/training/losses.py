@@ -12,6 +12,10 @@ Targets (the probability given to "relevant" / "positive first"):
 Label relaxation (seed 004) replaces the target by the credal set {p : p(y) ≥ 1 − α}: zero loss inside,
 KL(p_r ‖ p̂) to its boundary p_r(y) = 1 − α outside.
 Noise-aware weighting (seed 002 Eq. 4) multiplies each instance's loss by its label confidence.
+In-batch (bi-encoder, seed 004): each query's positive against every passage of the batch (the other
+queries' positives and all hard negatives), a softmax over the batch's C candidates: PR is its
+cross-entropy, LS spreads ε uniformly (target (1 − ε)·y + ε/C), label relaxation takes the credal set
+{p : p(y) ≥ 1 − α} with the projection p_r(y) = 1 − α, p_r(k) ∝ p̂(k) elsewhere.
 Listwise distillation passes on the label model's whole ranking of a group of a query's candidates:
 KL(softmax(teacher / T) ‖ softmax(student)).
 """
@@ -65,3 +69,29 @@ def listwise_kl(student: torch.Tensor, teacher: torch.Tensor, temperature: float
     """KL(softmax(teacher / T) ‖ softmax(student)) over one group of candidates."""
     target = F.softmax(teacher / temperature, dim=-1)
     return F.kl_div(F.log_softmax(student, dim=-1), target, reduction="sum")
+
+
+def in_batch_cross_entropy(logits: torch.Tensor, target: torch.Tensor, epsilon: float = 0.0) -> torch.Tensor:
+    """Per-row softmax cross-entropy of ``logits`` (rows × candidates, −inf = masked) against the column
+    ``target`` of each row, with label smoothing ε spread over the row's unmasked candidates."""
+    log_p = F.log_softmax(logits, dim=-1)
+    nll = -log_p.gather(1, target[:, None])[:, 0]
+    if epsilon == 0:
+        return nll
+    valid = torch.isfinite(logits)
+    uniform = -torch.where(valid, log_p, torch.zeros_like(log_p)).sum(-1) / valid.sum(-1)
+    return (1 - epsilon) * nll + epsilon * uniform
+
+
+def in_batch_relaxation(logits: torch.Tensor, target: torch.Tensor, alpha: float) -> torch.Tensor:
+    """Per-row label relaxation over the row's candidates: 0 when p̂(y) ≥ 1 − α, else KL(p_r ‖ p̂) with
+    p_r(y) = 1 − α and the rest α · p̂(k) / (1 − p̂(y)) (the closest member of the credal set)."""
+    log_p = F.log_softmax(logits, dim=-1)
+    log_py = log_p.gather(1, target[:, None])[:, 0]
+    keep = 1.0 - alpha
+    # KL(p_r ‖ p̂) = keep·(log keep − log p̂(y)) + α·(log α − log(1 − p̂(y))): the other classes' ratio is p̂'s
+    kl = keep * (torch.log(torch.tensor(keep)) - log_py)
+    if alpha > 0:
+        log_rest = torch.log1p(-log_py.exp().clamp(max=1 - 1e-7))
+        kl = kl + alpha * (torch.log(torch.tensor(alpha)) - log_rest)
+    return torch.where(log_py.exp() >= keep, torch.zeros_like(kl), kl)

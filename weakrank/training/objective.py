@@ -6,11 +6,20 @@ import torch
 
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, ListBatch
-from weakrank.training.losses import hinge, listwise_kl, relaxation, smoothed_target, soft_cross_entropy, weighted_mean
-from weakrank.training.model import BertPR
+from weakrank.training.losses import (
+    hinge,
+    in_batch_cross_entropy,
+    in_batch_relaxation,
+    listwise_kl,
+    relaxation,
+    smoothed_target,
+    soft_cross_entropy,
+    weighted_mean,
+)
+from weakrank.training.rankers import Ranker
 
 
-def list_loss(model: BertPR, batch: ListBatch, cfg: TrainConfig) -> torch.Tensor:
+def list_loss(model: Ranker, batch: ListBatch, cfg: TrainConfig) -> torch.Tensor:
     """Mean over queries of KL(softmax(teacher / T) ‖ softmax(student)) over each query's group."""
     sizes = [len(p) for p in batch.passages]
     queries = [q for q, n in zip(batch.queries, sizes) for _ in range(n)]
@@ -22,10 +31,29 @@ def list_loss(model: BertPR, batch: ListBatch, cfg: TrainConfig) -> torch.Tensor
     return torch.stack(losses).mean()
 
 
-def batch_loss(model: BertPR, batch: Batch | ListBatch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
+def in_batch_loss(model: Ranker, batch: Batch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
+    """Seed 004's bi-encoder loss: each query's positive against all of the batch's positives and negatives
+    (another anchor's positive of the same query is masked); PR, LS or label relaxation over them."""
+    k = len(batch.queries)
+    module = getattr(model, "module", model)
+    logits = model(**module.tokenize_all(batch.queries, batch.positives + batch.negatives)).float()
+    same = torch.tensor([[a == b for b in batch.queries] for a in batch.queries], device=logits.device)
+    same_positive = same & ~torch.eye(k, dtype=torch.bool, device=logits.device)
+    mask = torch.cat([same_positive, torch.zeros_like(same_positive)], dim=1)
+    logits = logits.masked_fill(mask, float("-inf"))
+    target = torch.arange(k, device=logits.device)
+    weights = torch.as_tensor(batch.pos_confidence, device=logits.device) if cfg.noise_aware else None
+    if cfg.target == "lr":
+        return weighted_mean(in_batch_relaxation(logits, target, cfg.alpha), weights)
+    return weighted_mean(in_batch_cross_entropy(logits, target, epsilon), weights)
+
+
+def batch_loss(model: Ranker, batch: Batch | ListBatch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
     """Mean (optionally confidence-weighted) loss of ``batch`` under ``cfg``'s mode, loss and target."""
     if isinstance(batch, ListBatch):
         return list_loss(model, batch, cfg)
+    if cfg.mode == "in_batch":
+        return in_batch_loss(model, batch, cfg, epsilon)
     k = len(batch.queries)
     device = model.device
     # one forward pass over positives and negatives together

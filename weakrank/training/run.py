@@ -18,7 +18,7 @@ from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
-from weakrank.training.model import BertPR
+from weakrank.training.rankers import load_ranker
 from weakrank.training.trainer import Progress, StepCallback, Trainer
 
 
@@ -75,7 +75,7 @@ def policy_callback(tc: TrainConfig, trainer: Trainer, dataset: Dataset) -> Poli
 def train(
     cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[StepCallback] | None = None, **overrides: Any
 ) -> Progress:
-    """Train a BERT-PR ranker as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
+    """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
     tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
     result = trainer.fit(resume=resume, show_progress=progress)
@@ -113,7 +113,7 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    pairs["score"] = BertPR.load(model).predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+    pairs["score"] = load_ranker(model).predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
     return pairs[["query_id", "passage_id", "score"]]
 
 

@@ -24,8 +24,8 @@ from weakrank.io import atomic_path, write_text
 from weakrank.training import distributed
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
-from weakrank.training.model import BertPR
 from weakrank.training.objective import batch_loss
+from weakrank.training.rankers import Ranker, new_ranker
 from weakrank.training.samplers import (
     BM25Sampler,
     MixedSampler,
@@ -94,7 +94,7 @@ def set_numpy_state(state: dict) -> None:
     np.random.set_state((state["kind"], keys, state["pos"], state["has_gauss"], state["gauss"]))
 
 
-def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
+def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
     """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both)."""
     aps, recalls = [], []
     for qid in query_ids:
@@ -112,8 +112,8 @@ def ranking_metrics(model: BertPR, data: TrainingData, query_ids: list[str], bat
 StepCallback = Callable[["Trainer", Batch, float, float], None]
 
 
-def parameter_groups(model: BertPR, cfg: TrainConfig) -> list[dict]:
-    """AdamW groups: no weight decay on biases and norms; the fresh MLP head at ``head_lr`` when set."""
+def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
+    """AdamW groups: no weight decay on biases and norms; the fresh MLP head (cross-encoder) at ``head_lr`` when set."""
     no_decay = ("bias", "LayerNorm.weight", "norm.weight")
     groups = []
     for part, lr in ((model.encoder, cfg.lr), (model.head, cfg.head_lr or cfg.lr)):
@@ -122,11 +122,11 @@ def parameter_groups(model: BertPR, cfg: TrainConfig) -> list[dict]:
             {"params": [p for n, p in named if not n.endswith(no_decay)], "weight_decay": cfg.weight_decay, "lr": lr},
             {"params": [p for n, p in named if n.endswith(no_decay)], "weight_decay": 0.0, "lr": lr},
         ]
-    return groups
+    return [g for g in groups if g["params"]]
 
 
 class Trainer:
-    """Fine-tunes a :class:`BertPR` on labelled lists; see :func:`weakrank.training.train`."""
+    """Fine-tunes a ranker (:class:`BertPR` or :class:`BiEncoder`) on labelled lists; see :func:`weakrank.training.train`."""
 
     def __init__(
         self,
@@ -145,7 +145,7 @@ class Trainer:
         self.device, self.amp_dtype = pick_device_and_precision(cfg)
         if self.device.type == "cuda":
             self.device = torch.device("cuda", self.dist.local_rank)
-        self.model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(self.device)
+        self.model = new_ranker(cfg).to(self.device)
         if cfg.freeze_embeddings:
             self.model.encoder.get_input_embeddings().weight.requires_grad_(False)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
@@ -224,16 +224,17 @@ class Trainer:
         return distributed.mean_over_ranks(total, self.dist)
 
     def step(self, batch: Batch | ListBatch) -> tuple[float, float]:
-        """One optimisation step; returns (loss, gradient norm of the head)."""
+        """One optimisation step; returns (loss, gradient norm of the head, or of the whole model without one)."""
         loss = self.backward(batch)
         self.scaler.unscale_(self.optimizer)
-        head_norm = float(torch.nn.utils.clip_grad_norm_(self.model.head.parameters(), float("inf")))
-        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
+        head = list(self.model.head.parameters())
+        head_norm = float(torch.nn.utils.clip_grad_norm_(head, float("inf"))) if head else 0.0
+        total_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
         self.progress.step += 1
-        return loss, head_norm
+        return loss, head_norm if head else total_norm
 
     def evaluate(self) -> dict[str, float]:
         """Dev MAP and recall@1 against the dev labels (pseudo-labels in weak mode, gold in supervised
