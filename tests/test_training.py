@@ -229,3 +229,18 @@ def test_the_model_card_says_how_the_model_was_trained(tmp_path):
     text = card.read_text()
     assert "| LFs | bm25, tfidf |" in text and "| steps | 20 |" in text and "| dev_map | 0.5000 |" in text
     assert "CrossEncoder" in text
+
+
+def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_data, tmp_path):
+    collection = tiny.passages["passage_id"].tolist()
+    with pytest.raises(DataError, match="no checkpoint"):
+        Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", collection).fit(resume=True, show_progress=False)
+    Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", collection).fit(show_progress=False)
+    before = (tmp_path / "m" / "checkpoint.pt").read_bytes()
+    with pytest.raises(ConfigError, match="'lr'"):
+        Trainer(small(max_steps=2, lr=1e-3), tiny_data, None, tmp_path / "m", collection).fit(resume=True)
+    assert (tmp_path / "m" / "checkpoint.pt").read_bytes() == before
+    resumed = Trainer(small(max_steps=1, eval_every=5), tiny_data, None, tmp_path / "m", collection)
+    resumed.fit(resume=True, show_progress=False)  # when to evaluate may change
+    card = (tmp_path / "m" / "final" / "README.md").read_text()
+    assert "| steps | 1 |" in card and "| mode | pairwise |" in card

@@ -11,8 +11,9 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import atomic_path, read_parquet
+from weakrank.io import read_parquet, write_run
 from weakrank.label_models.fusion import fuse_ranker
+from weakrank.labeling import lf_names
 from weakrank.pipeline import RunPaths
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
@@ -52,7 +53,9 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCall
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
     collection = dataset.passages["passage_id"].tolist()
-    trainer = Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, list(callbacks or []))
+    card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
+            "LFs": lf_names(labels), "train queries": len(data.lists), "collection": str(cfg.run_dir)}
+    trainer = Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, list(callbacks or []), card=card)
     if tc.sampler in ("policy", "random_policy"):
         trainer.callbacks.append(policy_callback(tc, trainer, dataset))
     return trainer
@@ -116,12 +119,3 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
     pairs["score"] = load_ranker(model).predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
     return pairs[["query_id", "passage_id", "score"]]
 
-
-def write_run(scored: pd.DataFrame, path: Path, tag: str) -> Path:
-    """Write ``query_id, passage_id, score`` rows as a TREC run (rank by score, ties by candidate order)."""
-    ordered = scored.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    ranks = ordered.groupby("query_id").cumcount() + 1
-    lines = [f"{q} Q0 {p} {r} {s:.6f} {tag}" for q, p, r, s in zip(ordered["query_id"], ordered["passage_id"], ranks, ordered["score"])]
-    with atomic_path(path) as tmp:
-        tmp.write_text("\n".join(lines) + "\n")
-    return path

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -16,14 +15,15 @@ import numpy as np
 import pandas as pd
 import torch
 from sklearn.metrics import average_precision_score
-from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from weakrank.errors import DataError
-from weakrank.io import atomic_path, write_text
+from weakrank.errors import ConfigError, DataError
+from weakrank.io import atomic_dir, atomic_path, write_text
+from weakrank.progress import tqdm
 from weakrank.training import distributed
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
+from weakrank.training.model import write_model_card
 from weakrank.training.objective import batch_loss
 from weakrank.training.rankers import Ranker, new_ranker
 from weakrank.training.samplers import (
@@ -36,6 +36,8 @@ from weakrank.training.samplers import (
 )
 
 CHECKPOINT = "checkpoint.pt"
+# settings a resumed run may change: they decide when to evaluate and save, not what is learnt
+RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "patience", "fuse_lfs"})
 
 
 @dataclass
@@ -136,8 +138,10 @@ class Trainer:
         out_dir: Path,
         collection: list[str],
         callbacks: list[StepCallback] | None = None,
+        card: dict | None = None,
     ) -> None:
         seed_everything(cfg.seed)
+        self.card = dict(card or {})  # what the model card says besides the config: labels, LFs
         self.cfg, self.data, self.dev_data, self.out_dir = cfg, data, dev_data, Path(out_dir)
         self.dev_queries = list(dev_data.lists)[: cfg.dev_queries] if dev_data is not None else []
         self.train_queries = list(data.lists)[: cfg.track_train_queries]
@@ -195,15 +199,31 @@ class Trainer:
         set_numpy_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
 
+    def resume(self) -> None:
+        """Load ``checkpoint.pt``; refuse a missing one, or one written under other training settings."""
+        path = self.out_dir / CHECKPOINT
+        if not path.exists():
+            raise DataError("--resume: no checkpoint to resume from (train without --resume to start afresh)", file=path)
+        saved = torch.load(path, weights_only=True, map_location="cpu")["config"]
+        changed = sorted(k for k, v in asdict(self.cfg).items()
+                         if k not in RESUME_MAY_CHANGE and k in saved and saved[k] != v)
+        if changed:
+            raise ConfigError(f"--resume with changed training settings {changed} (the checkpoint was trained with "
+                              f"{ {k: saved[k] for k in changed} }); train afresh into another output to change them")
+        self.load_checkpoint()
+
     def save_model(self, directory: Path) -> None:
-        """Write the model into ``directory`` via a temp directory and a rename (rank 0 only)."""
+        """Write the model and its card into ``directory``, swapped in whole (rank 0 only)."""
         if not self.dist.is_main:
             return
-        tmp = directory.with_name(f".{directory.name}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        self.model.save(tmp)
-        shutil.rmtree(directory, ignore_errors=True)
-        tmp.rename(directory)
+        cfg = self.cfg
+        info = {**self.card, "architecture": cfg.architecture, "encoder": cfg.encoder, "supervised": cfg.supervised,
+                "mode": cfg.mode, "loss": cfg.loss, "target": cfg.target, "steps": self.progress.step,
+                "batch size": cfg.batch_size, "max length": cfg.max_length, "learning rate": cfg.lr, "seed": cfg.seed}
+        last = self.progress.history[-1] if self.progress.history else None
+        with atomic_dir(directory) as tmp:
+            self.model.save(tmp)
+            write_model_card(tmp, info, {k: v for k, v in last.items() if k != "step"} if last else None)
 
     # -- training ------------------------------------------------------------------------------
     def backward(self, batch: Batch | ListBatch) -> float:
@@ -269,8 +289,8 @@ class Trainer:
         """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``."""
         cfg = self.cfg
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        if resume and (self.out_dir / CHECKPOINT).exists():
-            self.load_checkpoint()
+        if resume:
+            self.resume()
         if self.dist.is_main:
             write_text(json.dumps(asdict(cfg), indent=1), self.out_dir / "train_config.json")
         show_progress = show_progress and self.dist.is_main
