@@ -7,6 +7,7 @@
 ``<run_dir>/partitioned/``        label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
 ``<run_dir>/labels.parquet``      aggregate: the votes table plus p_relevant, label, confidence
 ``<run_dir>/analysis/``           analyze: lf_summary.csv, quality.csv/.md/.png
+``<run_dir>/index/<model>/``      index: passage embeddings and Faiss index (see :mod:`weakrank.retrieval`)
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class RunPaths:
     @property
     def analysis(self) -> Path:
         return self.root / "analysis"
+
+    @property
+    def index(self) -> Path:
+        return self.root / "index"
 
 
 def ingest(cfg: PipelineConfig) -> Dataset:

@@ -15,11 +15,12 @@ from collections.abc import Sequence
 import ir_measures
 import numpy as np
 import pandas as pd
-from ir_measures import AP, RR, P, nDCG
+from ir_measures import AP, RR, P, R, nDCG
 
 from weakrank.errors import DataError
 
 MEASURES = {"MAP": AP, "MRR": RR, "P@1": P @ 1, "P@5": P @ 5, "nDCG@10": nDCG @ 10}
+RETRIEVAL_MEASURES = {"MRR@10": RR @ 10, "R@10": R @ 10, "MAP": AP, "nDCG@10": nDCG @ 10}  # of a top-k over a collection
 
 
 def judged_queries(qrels: pd.DataFrame, require: str = "both") -> set[str]:
@@ -74,18 +75,18 @@ def r_n_at_k(run: pd.DataFrame, qrels: pd.DataFrame, negatives: pd.DataFrame, n:
     return pd.Series(out, name=f"R_{n}@{k}", dtype=float)
 
 
-def _measure(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
-    measures = {str(m): name for name, m in MEASURES.items()}
+def _measure(run: pd.DataFrame, qrels: pd.DataFrame, measures: dict) -> pd.DataFrame:
+    names = {str(m): name for name, m in measures.items()}
     rows = [
-        (m.query_id, measures[str(m.measure)], m.value)
+        (m.query_id, names[str(m.measure)], m.value)
         for m in ir_measures.iter_calc(
-            list(MEASURES.values()),
+            list(measures.values()),
             qrels.rename(columns={"passage_id": "doc_id"}).astype({"relevance": int}),
             run.rename(columns={"passage_id": "doc_id"}).astype({"score": float}),
         )
     ]
     table = pd.DataFrame(rows, columns=["query_id", "measure", "value"])
-    return table.pivot(index="query_id", columns="measure", values="value")[list(MEASURES)]
+    return table.pivot(index="query_id", columns="measure", values="value")[list(measures)]
 
 
 def evaluate_run(
@@ -96,8 +97,10 @@ def evaluate_run(
     negatives: pd.DataFrame | None = None,
     seed: int = 0,
     tie_draws: int = 10,
+    measures: dict | None = None,
 ) -> pd.DataFrame:
-    """Per-query metrics (rows: query_id; columns: MAP, MRR, P@1, P@5, nDCG@10, R_n@k…).
+    """Per-query metrics (rows: query_id; columns: ``measures``' names, default MAP, MRR, P@1, P@5,
+    nDCG@10; then R_n@k…).
 
     ``run``: query_id, passage_id, score. ``qrels``: query_id, passage_id, relevance. Tied scores are
     ordered at random, and a run with ties is scored as the mean over ``tie_draws`` seeded orders (an
@@ -115,7 +118,7 @@ def evaluate_run(
     draws = [break_ties(run, seed + i) for i in range(tie_draws if has_ties(run) else 1)]
     tables = []
     for drawn in draws:
-        table = _measure(drawn, qrels)
+        table = _measure(drawn, qrels, measures or MEASURES)
         for n, k in rn if negatives is not None else ():
             table[f"R_{n}@{k}"] = r_n_at_k(drawn, qrels, negatives, n, k).reindex(table.index)
         tables.append(table)
