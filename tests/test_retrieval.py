@@ -53,7 +53,8 @@ def test_index_is_reused_while_model_and_collection_are_unchanged(tiny, tmp_path
     assert encoder.encoded == 6 and np.allclose(first.embeddings, encoder.encode(tiny.passages["text"].tolist()))
     encoder.encoded = 0
     again = passage_index(encoder, "model-a", tiny.passages, where, progress=False)
-    assert encoder.encoded == 0 and np.array_equal(again.embeddings, first.embeddings)
+    assert encoder.encoded == 0 and again.cached and not first.cached
+    assert np.array_equal(again.embeddings, first.embeddings)
     query = encoder.encode(["capital of france"])
     assert again.search(query, ["q1"], k=1)["passage_id"].tolist() == ["p1"]
     encoder.encoded = 0
@@ -82,3 +83,5 @@ def test_weakrank_index_retrieves_evaluates_and_writes_the_run(tmp_path, monkeyp
     assert 0 < table.loc["minilm", "MRR@10"] <= 1
     assert "MRR@10" in capsys.readouterr().out
     assert len(list((paths.index).iterdir())) == 1
+    assert main(["index", config, "--run-dir", str(tmp_path), "--k", "5", "--quiet"]) == 0
+    assert "cached index" in capsys.readouterr().out

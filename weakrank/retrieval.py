@@ -112,11 +112,12 @@ def numpy_search(embeddings: np.ndarray, queries: np.ndarray, k: int, chunk: int
 
 @dataclass
 class DenseIndex:
-    """A collection's passage ids, their embeddings and the Faiss index over them."""
+    """A collection's passage ids, their embeddings and the Faiss index over them (``cached``: read from disk)."""
 
     passage_ids: np.ndarray
     embeddings: np.ndarray
     index: faiss.Index
+    cached: bool = False
 
     def search(self, queries: np.ndarray, query_ids: Sequence[str], k: int = 100) -> pd.DataFrame:
         """``query_id, passage_id, score`` of each query's top ``k`` passages (cosine), best first."""
@@ -139,7 +140,7 @@ def passage_index(encoder: Encoder, model_digest: str, passages: pd.DataFrame, d
     ids = passages["passage_id"].to_numpy(dtype=object)
     if (directory / MANIFEST).exists() and json.loads((directory / MANIFEST).read_text()) == manifest:
         embeddings = np.load(directory / "embeddings.npy")
-        return DenseIndex(ids, embeddings, faiss.read_index(str(directory / "index.faiss")))
+        return DenseIndex(ids, embeddings, faiss.read_index(str(directory / "index.faiss")), cached=True)
     embeddings = encode_texts(encoder, passages["text"].tolist(), batch_size, progress, desc="encoding passages")
     index = flat_index(embeddings)
     with atomic_dir(directory) as tmp:
@@ -150,10 +151,10 @@ def passage_index(encoder: Encoder, model_digest: str, passages: pd.DataFrame, d
 
 
 def retrieve(model: str, passages: pd.DataFrame, queries: pd.DataFrame, cache_root: str | Path, k: int = 100,
-             batch_size: int = 64, progress: bool = True) -> pd.DataFrame:
-    """Top-``k`` passages of each query (``query_id, text``) under ``model`` (a name or directory), the
-    collection's index cached in ``<cache_root>/<model key>/``."""
+             batch_size: int = 64, progress: bool = True) -> tuple[pd.DataFrame, DenseIndex]:
+    """Top-``k`` passages of each query (``query_id, text``) under ``model`` (a name or directory), and the
+    collection's index, cached in ``<cache_root>/<model key>/``."""
     encoder = load_encoder(model)
     index = passage_index(encoder, model_hash(model), passages, Path(cache_root) / model_key(model), batch_size, progress)
     embedded = encode_texts(encoder, queries["text"].tolist(), batch_size, progress, desc="encoding queries")
-    return index.search(embedded, queries["query_id"].tolist(), k)
+    return index.search(embedded, queries["query_id"].tolist(), k), index

@@ -38,14 +38,14 @@ def cmd_index(args: argparse.Namespace) -> None:
     dataset = Dataset.load(paths.dataset).subset(splits=[args.split], max_queries=cfg.dataset.max_queries)
     if dataset.queries.empty:
         raise DataError(f"split {args.split!r} has no queries", field="split")
-    run = retrieve(args.model, dataset.passages, dataset.queries, paths.index, k=args.k,
-                   batch_size=args.batch_size, progress=not args.quiet)
+    run, index = retrieve(args.model, dataset.passages, dataset.queries, paths.index, k=args.k,
+                          batch_size=args.batch_size, progress=not args.quiet)
     name = args.name or run_name(args.model)
     out = write_run(run, paths.root / "runs" / f"{name}.retrieval.trec", name)
     table = evaluate_retrieval(run, dataset.qrels, name)
     write_text(table.to_csv(), out.with_suffix(".csv"))
     print(f"{args.split}: {table.loc[name, 'queries']} queries with a relevant passage, top {args.k} of "
-          f"{len(dataset.passages)} passages")
+          f"{len(dataset.passages)} passages ({'cached' if index.cached else 'new'} index under {paths.index})")
     print(format_table(table).to_string())
     print(f"\nwrote {out} and {out.with_suffix('.csv')}")
 
