@@ -24,14 +24,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import psutil
+from matplotlib.figure import Figure
 
 from labeling_functions import make_bm25, make_tfidf, word_overlap
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import EngineConfig, run_engine
 from weakrank.engines.partitions import iter_votes, vote_columns, write_pairs
-from weakrank.io import atomic_path
-from weakrank.plots import plt
+from weakrank.plots import save_figure
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -198,17 +198,15 @@ def main() -> None:
 def plot(table: pd.DataFrame, path: Path) -> None:
     """Throughput and peak memory per engine and size, side by side."""
     labels = [f"{e} @ {p:,} pairs" for e, p in zip(table["engine"], table["pairs"])]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 0.5 * len(table) + 1.5))
+    fig = Figure(figsize=(10, 0.5 * len(table) + 1.5))
+    axes = fig.subplots(1, 2)
     for ax, column in zip(axes, ("pairs/s", "peak MB")):
         ax.barh(labels, table[column], color="tab:blue")
         ax.set_title(column)
         ax.invert_yaxis()
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"label engines on SciFact pairs ({psutil.cpu_count()}-core CPU)")
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 if __name__ == "__main__":

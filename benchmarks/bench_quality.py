@@ -38,7 +38,7 @@ from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import SCORE, lf_names
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
 from weakrank.training.run import score_split

@@ -32,9 +32,6 @@ def test_a_policy_cell_depends_on_the_seeds_before_it(tmp_path):
 
 
 def test_trained_run_carries_the_policy_from_seed_to_seed(tmp_path, monkeypatch):
-    import weakrank.training
-    import weakrank.training.run
-
     cfg = grid_config(tmp_path, [0, 1])
     (tmp_path / "dataset").mkdir()
     pd.DataFrame({"query_id": ["q", "q"], "passage_id": ["a", "b"], "relevance": [1, 0]}).to_parquet(
@@ -55,9 +52,9 @@ def test_trained_run_carries_the_policy_from_seed_to_seed(tmp_path, monkeypatch)
         history = pd.DataFrame({"step": [1], "dev_recall@1": [0.5]})
         history.to_csv(tmp_path / overrides["output"] / "history.csv", index=False)
 
-    monkeypatch.setattr(weakrank.training, "train", fake_train)
-    monkeypatch.setattr(weakrank.training, "model_dir", lambda cfg, output: output)
-    monkeypatch.setattr(weakrank.training.run, "score_split", lambda *args: pd.DataFrame())
+    monkeypatch.setattr(grid, "train", fake_train)
+    monkeypatch.setattr(grid, "model_dir", lambda cfg, output: output)
+    monkeypatch.setattr(grid, "score_split", lambda *args: pd.DataFrame())
     first, second = policy_cells(cfg)
     root = tmp_path / "experiment"
     stale = ActorCriticAgent(["bm25", "random"], 3, seed=7)

@@ -14,7 +14,8 @@ from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError
-from weakrank.pipeline import RunPaths, ingest
+from weakrank.paths import RunPaths
+from weakrank.pipeline import ingest
 
 HEADER = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
 

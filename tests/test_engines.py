@@ -114,7 +114,8 @@ def test_engine_options_are_checked():
 def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask_client):
     from tests.test_pipeline import write_config
     from weakrank.config import load_config
-    from weakrank.pipeline import RunPaths, ingest, label
+    from weakrank.paths import RunPaths
+    from weakrank.pipeline import ingest, label
 
     cfg = load_config(write_config(tmp_path, extra="[label.dask]\npart_rows = 30\nchunk_size = 30"))
     ingest(cfg)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from weakrank.cli import main
 from weakrank.datasets import load_dataset
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = ROOT / "data" / "fixtures" / "own_collection"

@@ -9,7 +9,8 @@ from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.errors import ConfigError
 from weakrank.io import read_metadata
-from weakrank.pipeline import RunPaths, aggregate, analyze, ingest, label
+from weakrank.paths import RunPaths
+from weakrank.pipeline import aggregate, analyze, ingest, label
 
 
 def write_config(tmp_path, lfs='["bm25", "tfidf", "my_lfs.py:length_ratio"]', extra=""):

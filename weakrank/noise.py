@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
+from weakrank.models import resolve_model
 
 Encoder = Callable[[list[str]], np.ndarray]
 LOG_COLUMNS = ["query_id", "passage_id", "column", "old", "new", "swapped_with"]
@@ -21,8 +22,6 @@ LOG_COLUMNS = ["query_id", "passage_id", "column", "old", "new", "swapped_with"]
 def sentence_encoder(model: str = "minilm") -> Encoder:
     """Normalised sentence-transformers embeddings (the packaged MiniLM by default)."""
     from sentence_transformers import SentenceTransformer
-
-    from weakrank.models import resolve_model
 
     encoder = SentenceTransformer(resolve_model(model))
     return lambda texts: encoder.encode(texts, normalize_embeddings=True, show_progress_bar=False)

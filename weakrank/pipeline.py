@@ -1,19 +1,8 @@
-"""The pipeline stages, each reading and writing files under the run directory.
-
-``<run_dir>/dataset/*.parquet``  ingest: the canonical dataset (see :mod:`weakrank.dataset`)
-``<run_dir>/dataset/qrels.trec``  ingest: the qrels as a TREC file (trec_eval, ``weakrank evaluate --qrels``)
-``<run_dir>/lf_scores/*.parquet`` label: per-LF raw score cache (re-runs reuse it)
-``<run_dir>/votes.parquet``       label: see :mod:`weakrank.labeling`
-``<run_dir>/partitioned/``        label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
-``<run_dir>/labels.parquet``      aggregate: the votes table plus p_relevant, label, confidence
-``<run_dir>/analysis/``           analyze: lf_summary.csv, quality.csv/.md/.png
-``<run_dir>/index/<model>/``      index: passage embeddings and Faiss index (see :mod:`weakrank.retrieval`)
-"""
+"""The label stages (ingest, label, aggregate, analyze), each reading and writing files of the run
+directory (its layout: :mod:`weakrank.paths`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -27,43 +16,9 @@ from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
+from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.registry import resolve_lf
-
-
-@dataclass(frozen=True)
-class RunPaths:
-    """The files of one run directory."""
-
-    root: Path
-
-    @property
-    def dataset(self) -> Path:
-        return self.root / "dataset"
-
-    @property
-    def lf_scores(self) -> Path:
-        return self.root / "lf_scores"
-
-    @property
-    def partitioned(self) -> Path:
-        return self.root / "partitioned"
-
-    @property
-    def votes(self) -> Path:
-        return self.root / "votes.parquet"
-
-    @property
-    def labels(self) -> Path:
-        return self.root / "labels.parquet"
-
-    @property
-    def analysis(self) -> Path:
-        return self.root / "analysis"
-
-    @property
-    def index(self) -> Path:
-        return self.root / "index"
 
 
 def ingest(cfg: PipelineConfig) -> Dataset:

@@ -9,7 +9,7 @@ from weakrank.commands import AddCommand, pipeline_config
 from weakrank.dataset import Dataset
 from weakrank.io import read_parquet, write_parquet
 from weakrank.noise import corrupt_labels, sentence_encoder, undo_corruption
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 
 
 def cmd_corrupt(args: argparse.Namespace) -> None:

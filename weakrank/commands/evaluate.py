@@ -16,7 +16,7 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.report import build_report
 from weakrank.evaluation.tables import format_table, results_table
 from weakrank.io import read_parquet, read_qrels, read_run, write_text
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 
 
 def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
@@ -35,9 +35,9 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         if not args.run:
             raise ConfigError("no run file given (or, without a config, pass --qrels FILE)")
         paths = RunPaths(pipeline_config(args).run_dir)
-        runs, qrels = args.run, read_parquet(paths.dataset / "qrels.parquet")
+        runs, qrels = args.run, read_parquet(paths.qrels)
         negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
-        out = paths.root / "runs" / "evaluation.csv"
+        out = paths.runs / "evaluation.csv"
     table = runs_table(runs, qrels, args.require, negatives)
     if out:
         write_text(table.to_csv(), out)

@@ -6,17 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import torch
+from matplotlib.figure import Figure
+from sklearn.calibration import calibration_curve
+from torchmetrics.functional.classification import binary_calibration_error
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import torch  # noqa: E402
-from sklearn.calibration import calibration_curve  # noqa: E402
-from torchmetrics.functional.classification import binary_calibration_error  # noqa: E402
-
-from weakrank.plots import save_figure  # noqa: E402
+from weakrank.plots import save_figure
 
 
 def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
@@ -46,7 +43,8 @@ def ranking_ece(scores: np.ndarray, gold: np.ndarray, query_ids: np.ndarray, bin
 def reliability_diagram(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], path: str | Path, bins: int = 10,
                         title: str = "Reliability diagram", xlabel: str = "predicted P(relevant)") -> Path:
     """Observed relevance rate against the mean predicted probability per bin, one line per system, with ECE."""
-    fig, ax = plt.subplots(figsize=(5.5, 5))
+    fig = Figure(figsize=(5.5, 5))
+    ax = fig.subplots()
     ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfectly calibrated")
     for name, (prob, gold) in curves.items():
         observed, predicted = calibration_curve(gold, prob, n_bins=bins, strategy="uniform")
@@ -69,7 +67,8 @@ def memorisation_gap(history: list[dict], metric: str = "recall@1") -> pd.DataFr
 
 def plot_gap(gap: pd.DataFrame, path: str | Path, metric: str = "recall@1") -> Path:
     """Train and validation curves over steps, the shaded area being the gap."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     ax.plot(gap["step"], gap[f"train_{metric}"], marker="o", label=f"train {metric}")
     ax.plot(gap["step"], gap[f"dev_{metric}"], marker="o", label=f"validation {metric}")
     ax.fill_between(gap["step"], gap[f"dev_{metric}"], gap[f"train_{metric}"], alpha=0.2, label="gap (memorisation)")

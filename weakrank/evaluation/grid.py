@@ -28,8 +28,11 @@ from weakrank.fusion import METHODS
 from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
 from weakrank.label_models import fit_labels
 from weakrank.labeling import lf_names
-from weakrank.pipeline import RunPaths
+from weakrank.noise import corrupt_labels, sentence_encoder
+from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
+from weakrank.training import model_dir, train
+from weakrank.training.run import score_split
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},
@@ -127,13 +130,9 @@ CellRunner = Callable[[PipelineConfig, Cell, Path], pd.DataFrame]
 
 def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     """Train the cell's ranker (on label-model labels, corrupted when asked) and score the eval split."""
-    from weakrank.noise import corrupt_labels, sentence_encoder
-    from weakrank.training import model_dir, train
-    from weakrank.training.run import score_split
-
     exp = cfg.sections.get("experiment", {})
     paths = RunPaths(cfg.run_dir)
-    root = paths.root / "experiment"
+    root = paths.experiment
     params = dict(cell.params)
     overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
     overrides.update({k: params[k] for k in ("mode", "loss", "target", "epsilon", "alpha", "sampler") if k in params})
@@ -141,7 +140,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         overrides.update({"supervised": True, "mode": "pairwise", "target": "plain"})
     else:
         name = f"{params['label_model']}_noise{params['noise']:g}_seed{cell.seed}.parquet"
-        labels_path = paths.root / "experiment" / "labels" / name
+        labels_path = root / "labels" / name
         if not labels_path.exists():
             votes = read_parquet(paths.votes)
             labels, _ = fit_labels(votes, params["label_model"])
@@ -153,7 +152,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     if params.get("sampler") == "policy":
         overrides["policy_path"] = str(carried_policy(root, cell, workdir))
     train(cfg, progress=False, **overrides)
-    judged = judged_queries(read_parquet(paths.dataset / "qrels.parquet"), exp.get("require", "both"))
+    judged = judged_queries(read_parquet(paths.qrels), exp.get("require", "both"))
     run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.get("split", "test"), judged)
     for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots
         if (workdir / log).exists():
@@ -180,9 +179,9 @@ def run_experiment(
     exp = cfg.sections.get("experiment", {})
     split = exp.get("split", "test")
     paths = RunPaths(cfg.run_dir)
-    root = paths.root / "experiment"
+    root = paths.experiment
     votes = read_parquet(paths.votes)
-    qrels = read_parquet(paths.dataset / "qrels.parquet")
+    qrels = read_parquet(paths.qrels)
     cells = grid_cells(cfg, votes)
     unsupervised: dict[str, pd.DataFrame] | None = None
     results: dict[str, list[pd.DataFrame]] = {}

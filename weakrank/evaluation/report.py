@@ -8,17 +8,14 @@ import os
 import platform
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+import torch
+from matplotlib.figure import Figure
+from scipy.special import expit
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import torch  # noqa: E402
-from scipy.special import expit  # noqa: E402
-
-from weakrank.config import PipelineConfig  # noqa: E402
-from weakrank.evaluation.calibration import (  # noqa: E402
+from weakrank.config import PipelineConfig
+from weakrank.evaluation.calibration import (
     ece,
     memorisation_gap,
     plot_gap,
@@ -26,13 +23,13 @@ from weakrank.evaluation.calibration import (  # noqa: E402
     reliability_diagram,
     softmax_within,
 )
-from weakrank.evaluation.grid import Cell, grid_cells  # noqa: E402
-from weakrank.evaluation.systems import column_run, label_model_scores  # noqa: E402
-from weakrank.evaluation.tables import format_table, results_table, significance_legend  # noqa: E402
-from weakrank.io import read_metadata, read_parquet, write_text  # noqa: E402
-from weakrank.pipeline import RunPaths  # noqa: E402
-from weakrank.plots import bar_table, line_plot, save_figure  # noqa: E402
-from weakrank.training.data import minmax_within  # noqa: E402
+from weakrank.evaluation.grid import Cell, grid_cells
+from weakrank.evaluation.systems import column_run, label_model_scores
+from weakrank.evaluation.tables import format_table, results_table, significance_legend
+from weakrank.io import read_metadata, read_parquet, write_text
+from weakrank.paths import RunPaths
+from weakrank.plots import bar_table, line_plot, save_figure
+from weakrank.training.data import minmax_within
 
 
 def cached_cells(root: Path) -> pd.DataFrame:
@@ -48,7 +45,8 @@ def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
     """Seed 000 Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each list, by gold label."""
     rows = votes[(votes["split"] == split) & votes["gold"].notna()]
     norm = minmax_within(rows["score_bm25"], rows["query_id"])
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig = Figure(figsize=(6, 3.6))
+    ax = fig.subplots()
     bins = np.linspace(0, 1, 21)
     for gold, name in ((0, "non-relevant"), (1, "relevant")):
         ax.hist(norm[rows["gold"].to_numpy() == gold], bins=bins, density=True, alpha=0.55, label=name)
@@ -62,7 +60,8 @@ def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame
     """Seed 000 Fig. 2: ``metric`` against ε (smoothing) or α (relaxation), mean ± std over seeds."""
     if cells.empty or not {"epsilon", "alpha"} & set(cells.columns):
         return None
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     drawn = False
     for knob, symbol in (("epsilon", "ε"), ("alpha", "α")):
         if knob not in cells.columns:
@@ -77,7 +76,6 @@ def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame
             ax.errorbar(by_value.index, means, yerr=stds, marker="o", capsize=3, label=f"{target.upper()} ({symbol})")
             drawn = True
     if not drawn:
-        plt.close(fig)
         return None
     ax.set(xlabel="ε or α", ylabel=metric, title=f"{metric} sensitivity (mean ± std over seeds)")
     ax.legend(fontsize=8)
@@ -182,26 +180,26 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     exp = cfg.sections.get("experiment", {})
     split = exp.get("split", "test")
     paths = RunPaths(cfg.run_dir)
-    out = paths.root / "report" / cfg.name
+    out = paths.report(cfg.name)
     votes = read_parquet(paths.votes)
     table = results_table(results)
     shown = format_table(table)
     figures: list[tuple[str, Path]] = []
     figures.append(("Negative-sampler score distribution (seed 000, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
     grid = {c.key: c for c in grid_cells(cfg, votes)}
-    cells = cached_cells(paths.root / "experiment")
+    cells = cached_cells(paths.experiment)
     if len(cells):  # the grid's cells, in table order
         order = {key: i for i, key in enumerate(grid)}
         cells = cells[cells["key"].isin(grid)].sort_values("key", key=lambda keys: keys.map(order))
-    actions = action_figure(cells, paths.root / "experiment" / "actions", out / "policy_actions.png")
+    actions = action_figure(cells, paths.experiment / "actions", out / "policy_actions.png")
     if actions:
         figures.append(("Negative sampler chosen over training, all seeds (seed 001)", actions))
     sens = sensitivity_figure(cells, results, metric, out / "sensitivity.png")
     if sens:
         figures.append((f"{metric} sensitivity to ε / α (seed 000, Fig. 2)", sens))
-    calibration, reliability = calibration_section(votes, cells, grid, paths.root / "experiment" / "runs", split,
+    calibration, reliability = calibration_section(votes, cells, grid, paths.experiment / "runs", split,
                                                    exp.get("label_models", ["majority", "generative"]), out)
-    figures += reliability + gap_figures(cells, paths.root / "experiment" / "history", out)
+    figures += reliability + gap_figures(cells, paths.experiment / "history", out)
     samplers = sampler_table(cells, table, metric)
     quality = paths.analysis / "quality.csv"
     if quality.exists():

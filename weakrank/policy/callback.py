@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.io import write_text
+from weakrank.plots import line_plot
 from weakrank.policy.agent import ActorCriticAgent
 from weakrank.policy.rewards import reward
 from weakrank.policy.state import TermWeightedEncoder, TrainingState
@@ -45,11 +46,9 @@ class PolicyCallback:
         self.td_errors: list[float] = []
 
     def _validation_map(self, trainer) -> float:
-        from weakrank.training.trainer import ranking_metrics
-
         if trainer.dev_data is None:
             return 0.0
-        value = ranking_metrics(trainer.model, trainer.dev_data, trainer.dev_queries[: self.val_queries])["map"]
+        value = trainer.dev_metrics(self.val_queries)["map"]
         return 0.0 if np.isnan(value) else value
 
     def _learn(self, done: bool) -> None:
@@ -99,8 +98,6 @@ class PolicyCallback:
 
 def plot_action_frequencies(actions: pd.DataFrame, path: Path, window: int = 20) -> Path:
     """Share of steps using each sampler over training (moving window)."""
-    from weakrank.plots import line_plot
-
     shares = pd.get_dummies(actions.set_index("step")["sampler"]).astype(float).rolling(window, min_periods=1).mean()
     return line_plot(shares, path, title="Negative sampler chosen by the policy", xlabel="training step",
                      ylabel=f"share of the last {window} steps")

@@ -14,7 +14,7 @@ from weakrank.errors import DataError
 from weakrank.io import read_parquet, write_run
 from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import lf_names
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
@@ -34,7 +34,7 @@ def _label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
     if tc.labels:
         return read_parquet(tc.labels)
     if tc.supervised:  # gold lives in every table; votes also carry BM25 scores for the sampler
-        source = paths.votes if paths.votes.exists() else paths.dataset / "candidates.parquet"
+        source = paths.votes if paths.votes.exists() else paths.candidates
         return read_parquet(source)
     return read_parquet(paths.labels)
 
@@ -55,7 +55,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCall
     collection = dataset.passages["passage_id"].tolist()
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(labels), "train queries": len(data.lists), "collection": str(cfg.run_dir)}
-    trainer = Trainer(tc, data, dev_data, cfg.run_dir / tc.output, collection, list(callbacks or []), card=card)
+    trainer = Trainer(tc, data, dev_data, paths.models(tc.output), collection, list(callbacks or []), card=card)
     if tc.sampler in ("policy", "random_policy"):
         trainer.callbacks.append(policy_callback(tc, trainer, dataset))
     return trainer
@@ -90,7 +90,7 @@ def train(
 
 def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
     """The best checkpoint of a training run if early stopping kept one, else its final model."""
-    root = cfg.run_dir / output
+    root = RunPaths(cfg.run_dir).models(output)
     for name in ("best", "final"):
         if (root / name).exists():
             return root / name
@@ -107,7 +107,7 @@ def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "t
     scored = score_split(cfg, model, split, batch_size=batch_size)
     if tc.fuse_lfs:
         scored = fuse_ranker(read_parquet(RunPaths(cfg.run_dir).votes), scored, split)
-    return write_run(scored, RunPaths(cfg.run_dir).root / "runs" / f"{tag}.trec", tag)
+    return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from sklearn.metrics import average_precision_score
+from ir_measures import AP, R
 from transformers import get_linear_schedule_with_warmup
 
 from weakrank.errors import ConfigError, DataError
+from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import atomic_dir, atomic_path, write_text
 from weakrank.progress import tqdm
 from weakrank.training import distributed
@@ -96,9 +97,13 @@ def set_numpy_state(state: dict) -> None:
     np.random.set_state((state["kind"], keys, state["pos"], state["has_gauss"], state["gauss"]))
 
 
+LIST_MEASURES = {"map": AP, "recall@1": R @ 1}
+
+
 def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
-    """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both)."""
-    aps, recalls = [], []
+    """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both), by
+    :func:`~weakrank.evaluation.metrics.evaluate_run` (ir-measures; tied scores in random order)."""
+    lists = []
     for qid in query_ids:
         ql = data.lists[qid]
         relevant = (ql.labels == 1).astype(int)
@@ -106,9 +111,13 @@ def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], bat
             continue
         pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
         scores = model.predict(pairs, batch_size=batch_size)
-        aps.append(average_precision_score(relevant, scores))
-        recalls.append(relevant[int(np.argmax(scores))] / relevant.sum())
-    return {"map": float(np.mean(aps)) if aps else float("nan"), "recall@1": float(np.mean(recalls)) if recalls else float("nan")}
+        lists.append(pd.DataFrame({"query_id": qid, "passage_id": ql.passage_ids, "score": scores, "relevance": relevant}))
+    if not lists:
+        return {name: float("nan") for name in LIST_MEASURES}
+    table = pd.concat(lists, ignore_index=True)
+    per_query = evaluate_run(table[["query_id", "passage_id", "score"]], table[["query_id", "passage_id", "relevance"]],
+                             rn=(), measures=LIST_MEASURES)
+    return {name: float(value) for name, value in per_query.mean().items()}
 
 
 StepCallback = Callable[["Trainer", Batch, float, float], None]
@@ -261,10 +270,14 @@ class Trainer:
         mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
         out: dict[str, float] = {"step": self.progress.step}
         if self.dev_data is not None:
-            out.update({f"dev_{k}": v for k, v in ranking_metrics(self.model, self.dev_data, self.dev_queries).items()})
+            out.update({f"dev_{k}": v for k, v in self.dev_metrics().items()})
         if self.train_queries:
             out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries).items()})
         return out
+
+    def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
+        """MAP and recall@1 on the first ``queries`` dev queries (all ``dev_queries`` when None); needs dev data."""
+        return ranking_metrics(self.model, self.dev_data, self.dev_queries[:queries])
 
     def smoothing_stage(self, step: int) -> bool:
         """True during the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model."""

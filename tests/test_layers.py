@@ -1,0 +1,88 @@
+"""The import graph of ``weakrank/``: layers that only point down, no cycles, no backend switched at import."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
+
+# lowest first; a module may import its own layer and those below, never one above
+LAYERS = [
+    # foundations: errors, files and paths, progress bars, figures, text, models, metrics of runs
+    ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.models",
+     "weakrank.paths", "weakrank.io", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation.metrics"],
+    # data and labeling functions
+    ["weakrank.dataset", "weakrank.datasets", "weakrank.lf", "weakrank.voting", "weakrank.registry",
+     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
+    # from votes to labels, and where the LFs run
+    ["weakrank.label_models", "weakrank.fusion", "weakrank.analysis", "weakrank.engines"],
+    # the pipeline config, the label stages, the AC-IR policy (it drives a trainer it does not import)
+    ["weakrank.config", "weakrank.pipeline", "weakrank.policy"],
+    ["weakrank.training"],
+    ["weakrank.evaluation", "weakrank.retrieval"],
+    ["weakrank.commands", "weakrank.cli"],
+]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    """The layer of the longest listed prefix of ``module`` (the package ``weakrank`` itself: its imports')."""
+    best = max((prefix for row in LAYERS for prefix in row if module == prefix or module.startswith(prefix + ".")),
+               key=len, default=None)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS"
+    return next(i for i, row in enumerate(LAYERS) if best in row)
+
+
+def imports(module: str) -> set[str]:
+    """The ``weakrank`` modules ``module`` imports, anywhere in its file (functions and TYPE_CHECKING included)."""
+    found = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # `from weakrank.x import y`: the module weakrank.x.y when there is one, else weakrank.x
+            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module for a in node.names}
+    return {name for name in found if name in MODULES and name != module}
+
+
+def test_every_import_points_down():
+    upward = [
+        f"{module} (layer {layer(module)}) imports {target} (layer {layer(target)})"
+        for module in MODULES if module != "weakrank"
+        for target in sorted(imports(module)) if layer(target) > layer(module)
+    ]
+    assert upward == []
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = {module: imports(module) - {"weakrank"} for module in MODULES}
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        assert module not in path, " → ".join(path[path.index(module):] + [module])
+        if module in done:
+            return
+        for target in sorted(graph[module]):
+            if not module.startswith(target + "."):  # a submodule reading its package's __init__ is no cycle
+                visit(target, path + [module])
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
+
+
+def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
+    code = ("import matplotlib; matplotlib.use('svg'); import weakrank.training, weakrank.evaluation.report, "
+            "weakrank.cli; print(matplotlib.get_backend())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "svg"

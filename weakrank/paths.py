@@ -1,0 +1,79 @@
+"""The layout of a run directory, in one place: every stage reads and writes these paths.
+
+``dataset/*.parquet``         ingest: the canonical dataset (see :mod:`weakrank.dataset`)
+``dataset/qrels.trec``        ingest: the qrels as a TREC file (trec_eval, ``weakrank evaluate --qrels``)
+``lf_scores/*.parquet``       label: per-LF raw score cache (re-runs reuse it)
+``votes.parquet``             label: see :mod:`weakrank.labeling`
+``partitioned/``              label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
+``labels.parquet``            aggregate: the votes table plus p_relevant, label, confidence
+``analysis/``                 analyze: lf_summary.csv, quality.csv/.md/.png
+``<output>/``                 train: ``best/``, ``final/``, ``checkpoint.pt``, ``history.csv`` (``[train] output``)
+``runs/<name>.trec``          rerank, evaluate, index: TREC runs and their metrics
+``experiment/``               experiment: cached cells, runs, labels, histories, policies of the grid
+``report/<name>/``            experiment: report.md, report.html, results.csv and figures
+``index/<model>/``            index: passage embeddings and Faiss index (see :mod:`weakrank.retrieval`)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """The files of one run directory."""
+
+    root: Path
+
+    @property
+    def dataset(self) -> Path:
+        return self.root / "dataset"
+
+    @property
+    def candidates(self) -> Path:
+        return self.dataset / "candidates.parquet"
+
+    @property
+    def qrels(self) -> Path:
+        return self.dataset / "qrels.parquet"
+
+    @property
+    def lf_scores(self) -> Path:
+        return self.root / "lf_scores"
+
+    @property
+    def partitioned(self) -> Path:
+        return self.root / "partitioned"
+
+    @property
+    def votes(self) -> Path:
+        return self.root / "votes.parquet"
+
+    @property
+    def labels(self) -> Path:
+        return self.root / "labels.parquet"
+
+    @property
+    def analysis(self) -> Path:
+        return self.root / "analysis"
+
+    def models(self, output: str = "model") -> Path:
+        """A training run's folder (``[train] output``)."""
+        return self.root / output
+
+    @property
+    def runs(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def experiment(self) -> Path:
+        return self.root / "experiment"
+
+    def report(self, name: str) -> Path:
+        """The report folder of experiment ``name``."""
+        return self.root / "report" / name
+
+    @property
+    def index(self) -> Path:
+        return self.root / "index"
