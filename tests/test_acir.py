@@ -7,15 +7,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from weakrank.config import AggregateConfig, ExperimentConfig
 from weakrank.errors import DataError
 from weakrank.evaluation import grid
 from weakrank.policy import ActorCriticAgent
 
 
 def grid_config(run_dir, seeds):
-    sections = {"experiment": {"label_models": ["generative"], "variants": ["hinge"], "samplers": ["bm25", "policy"],
-                               "seeds": seeds, "supervised": False}}
-    return SimpleNamespace(run_dir=run_dir, sections=sections)
+    experiment = ExperimentConfig(label_models=["generative"], variants=["hinge"], samplers=["bm25", "policy"],
+                                  seeds=seeds, supervised=False)
+    return SimpleNamespace(run_dir=run_dir, name="acir", source=None, train=None, aggregate=AggregateConfig(),
+                           experiment=experiment)
 
 
 def policy_cells(cfg) -> list[grid.Cell]:

@@ -1,20 +1,102 @@
 """Declarative pipeline configs (TOML, one per dataset/experiment under ``pipelines/``).
 
-Relative paths are resolved against the current working directory (run from the repository root).
-Sections other than those read here (``train``, ``evaluate``, …) are kept in ``sections`` for the
-stages that use them.
+Every section is a typed dataclass: a misspelt section or key, or a value of the wrong type, stops with a
+:class:`ConfigError` naming the file, the section and the key, with the closest known name. ``[train]`` is
+kept as a table and read into a :class:`~weakrank.training.config.TrainConfig` (as strictly) when training
+starts, with the command line's overrides. Relative paths are resolved against the current working
+directory (run from the repository root).
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import inspect
 import json
 import tomllib
-from dataclasses import dataclass, field
+import types
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from weakrank.errors import ConfigError
+from weakrank.label_models import MODELS, LabelModel, make_label_model
+
+T = TypeVar("T")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` with the known name closest to a misspelt ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def located(source: Path | None, where: str) -> str:
+    """``"<file>: <where>"``, the start of every config error."""
+    return f"{source}: {where}" if source else where
+
+
+def matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` (as TOML gives it) is of the type ``hint``: ``int`` passes for ``float``, ``bool`` for neither."""
+    origin, args = get_origin(hint), get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (Union, types.UnionType):
+        return any(matches(value, arg) for arg in args)
+    if origin in (list, tuple):
+        return isinstance(value, (list, tuple)) and all(matches(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def type_name(hint: Any) -> str:
+    return str(hint) if get_args(hint) else getattr(hint, "__name__", str(hint))
+
+
+def check_keys(values: Mapping[str, Any], schema: Mapping[str, Any], where: str, source: Path | None) -> None:
+    """Every key of ``values`` in ``schema`` (key → type hint) with a value of its type, else a
+    :class:`ConfigError` naming the file, ``where`` (``[section]``) and the key, and the known key closest to it."""
+    for key, value in values.items():
+        if key not in schema:
+            raise ConfigError(f"{located(source, where)} unknown key {key!r}{did_you_mean(key, schema)}; "
+                              f"known: {', '.join(sorted(schema))}")
+        if not matches(value, schema[key]):
+            raise ConfigError(f"{located(source, where)} {key} must be {type_name(schema[key])}, got {value!r}")
+
+
+def schema(cls: type) -> dict[str, Any]:
+    """Field name → type hint of a dataclass."""
+    hints = get_type_hints(cls)
+    return {f.name: hints[f.name] for f in fields(cls)}
+
+
+def typed(cls: type[T], values: Mapping[str, Any], section: str, source: Path | None) -> T:
+    """``cls(**values)`` of section ``[section]`` once :func:`check_keys` passes; its own checks' errors are located too."""
+    check_keys(values, schema(cls), f"[{section}]", source)
+    try:
+        return cls(**values)
+    except ConfigError as err:
+        raise ConfigError(f"{located(source, f'[{section}]')} {err}") from None
+
+
+def check_label_model(name: str, where: str) -> None:
+    """A :class:`ConfigError` unless ``name`` is a label model."""
+    if name not in MODELS:
+        raise ConfigError(f"{where} unknown label model {name!r}{did_you_mean(name, MODELS)}; choose from {sorted(MODELS)}")
+
+
+def label_model_options(name: str) -> dict[str, Any]:
+    """Option name → type hint of label model ``name``'s constructor."""
+    init = MODELS[name].__init__
+    hints = get_type_hints(init) if init is not object.__init__ else {}
+    params = inspect.signature(MODELS[name]).parameters
+    return {p: hints.get(p, Any) for p in params}
 
 
 @dataclass
@@ -46,24 +128,101 @@ class LabelConfig:
 
 @dataclass
 class AggregateConfig:
-    """The label model and its options."""
+    """The label model and its options (checked against its constructor)."""
 
     model: str = "generative"
     options: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        check_label_model(self.model, "model:")
+        check_keys(self.options, label_model_options(self.model), f"options of label model {self.model!r}:", None)
+
+    def options_for(self, name: str) -> dict[str, Any]:
+        """The options of label model ``name``: this section's when it is the configured model, else none."""
+        return self.options if name == self.model else {}
+
+    def label_model(self, name: str | None = None) -> LabelModel:
+        """The label model ``name`` (default: the configured one) with :meth:`options_for` — what every stage fits."""
+        name = name or self.model
+        return make_label_model(name, **self.options_for(name))
+
+
+@dataclass
+class AnalyzeConfig:
+    """The splits ``analyze`` scores (default: all)."""
+
+    splits: list[str] | None = None
+
+
+@dataclass
+class EvaluateConfig:
+    """The split ``rerank`` scores and the ``evaluate`` stage reports."""
+
+    split: str = "test"
+
+
+REQUIRE = ("both", "relevant", "all")
+
+
+@dataclass
+class ExperimentConfig:
+    """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``): unsupervised rows
+    of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model)
+    × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
+    scored on ``split``'s queries with ``require`` judgements, R_n@k for each ``[n, k]`` of ``rn``; ``train``
+    overrides ``[train]`` in every trained cell."""
+
+    label_models: list[str] = field(default_factory=lambda: ["majority", "generative"])
+    train_label_models: list[str] | None = None
+    variants: list[str] | None = None
+    epsilons: list[float] = field(default_factory=lambda: [0.1])
+    alphas: list[float] = field(default_factory=lambda: [0.1])
+    samplers: list[str] = field(default_factory=lambda: ["bm25"])
+    noise_ratios: list[float] = field(default_factory=lambda: [0.0])
+    seeds: list[int] = field(default_factory=lambda: [0])
+    supervised: bool = True
+    split: str = "test"
+    require: str = "both"
+    rn: list[list[int]] = field(default_factory=lambda: [[10, 1]])
+    train: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name in [*self.label_models, *(self.train_label_models or [])]:
+            check_label_model(name, "label_models:")
+        if self.require not in REQUIRE:
+            raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}")
+        if any(len(pair) != 2 or min(pair) < 1 for pair in self.rn):
+            raise ConfigError(f"rn must hold [n, k] pairs of positive integers, got {self.rn!r}")
+
+    @property
+    def trained_label_models(self) -> list[str]:
+        """The label models whose labels the trained rows learn from."""
+        return self.label_models[-1:] if self.train_label_models is None else self.train_label_models
+
 
 @dataclass
 class PipelineConfig:
-    """One pipeline: a dataset, its LFs, a label model, the run directory its stages write to."""
+    """One pipeline: a dataset, its LFs, a label model, the run directory its stages write to, and what
+    ``train``, ``rerank``, ``evaluate`` and ``experiment`` read."""
 
     name: str
     run_dir: Path
     dataset: DatasetConfig
     label: LabelConfig
     aggregate: AggregateConfig = field(default_factory=AggregateConfig)
-    analyze_splits: list[str] | None = None
-    sections: dict[str, Any] = field(default_factory=dict)
+    analyze: AnalyzeConfig = field(default_factory=AnalyzeConfig)
+    train: dict[str, Any] | None = None  # the [train] table (None: no training stages)
+    evaluate: EvaluateConfig = field(default_factory=EvaluateConfig)
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    grids: dict[str, ExperimentConfig] = field(default_factory=dict)  # [experiment_<name>] by name
     source: Path | None = None
+
+
+# the raw keys of the sections that are not read one to one into a dataclass
+DATASET_KEYS = {"loader": str, "path": str, "options": dict, "max_queries": Any, "splits": Any}  # max_queries: check_max_queries
+LABEL_KEYS = {"lfs": list[str], "options": dict, "engine": str, "local": dict, "dask": dict, "spark": dict}
+SECTIONS = ("name", "run_dir", "dataset", "label", "aggregate", "analyze", "train", "evaluate", "experiment")
+GRID = "experiment_"  # [experiment_<name>]: one more grid
 
 
 def _section(raw: dict, key: str, source: Path, required: bool = True) -> dict:
@@ -77,25 +236,14 @@ def _section(raw: dict, key: str, source: Path, required: bool = True) -> dict:
     return value
 
 
-# the keys each section may hold; a misspelt key or section is an error, never silently ignored
-KEYS = {
-    "dataset": {"loader", "path", "options", "max_queries", "splits"},
-    "label": {"lfs", "options", "engine", "local", "dask", "spark"},
-    "aggregate": {"model", "options"},
-    "analyze": {"splits"},
-}
-TOP_LEVEL = {"name", "run_dir", *KEYS, "train", "evaluate", "experiment"}  # and experiment_<grid>
-
-
-def _check_keys(raw: dict, source: Path) -> None:
-    unknown = [k for k in raw if k not in TOP_LEVEL and not k.startswith("experiment_")]
-    if unknown:
-        raise ConfigError(f"{source}: unknown section or key {unknown[0]!r}; known: {sorted(TOP_LEVEL)}, experiment_<grid>")
-    for section, keys in KEYS.items():
-        value = raw.get(section)
-        extra = sorted(set(value) - keys) if isinstance(value, dict) else []
-        if extra:
-            raise ConfigError(f"{source}: [{section}] unknown key {extra[0]!r}; known: {sorted(keys)}")
+def _check_sections(raw: dict, source: Path) -> None:
+    for key in raw:
+        if key not in SECTIONS and not key.startswith(GRID):
+            raise ConfigError(f"{source}: unknown section or key {key!r}{did_you_mean(key, SECTIONS)}; "
+                              f"known: {', '.join(SECTIONS)}, {GRID}<name>")
+    for key in ("name", "run_dir"):
+        if key in raw and not isinstance(raw[key], str):
+            raise ConfigError(f"{source}: {key} must be a string, got {raw[key]!r}")
 
 
 def _require(section: dict, key: str, where: str, source: Path) -> Any:
@@ -112,7 +260,7 @@ def check_max_queries(value: Any, where: str) -> int:
 
 
 def load_config(path: str | Path) -> PipelineConfig:
-    """Parse a pipeline TOML file; a missing or bad key raises :class:`ConfigError` naming it."""
+    """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it."""
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"config file {path} not found")
@@ -120,13 +268,13 @@ def load_config(path: str | Path) -> PipelineConfig:
         raw = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
-    _check_keys(raw, path)
+    _check_sections(raw, path)
     ds = _section(raw, "dataset", path)
     lab = _section(raw, "label", path)
-    agg = _section(raw, "aggregate", path, required=False)
-    ana = _section(raw, "analyze", path, required=False)
+    check_keys(ds, DATASET_KEYS, "[dataset]", path)
+    check_keys(lab, LABEL_KEYS, "[label]", path)
     lfs = _require(lab, "lfs", "label", path)
-    if not isinstance(lfs, list) or not lfs:
+    if not lfs:
         raise ConfigError(f"{path}: [label] lfs must be a non-empty list")
     max_queries = ds.get("max_queries")
     if max_queries is not None:
@@ -137,7 +285,8 @@ def load_config(path: str | Path) -> PipelineConfig:
             raise ConfigError(f"{path}: [dataset] splits given twice (also in [dataset.options])")
         options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
-    known = {"name", "run_dir", "dataset", "label", "aggregate", "analyze"}
+    grids = {key.removeprefix(GRID): typed(ExperimentConfig, _section(raw, key, path), key, path)
+             for key in raw if key.startswith(GRID)}
     return PipelineConfig(
         name=name,
         run_dir=Path(raw.get("run_dir", f"data/{name}")),
@@ -151,10 +300,13 @@ def load_config(path: str | Path) -> PipelineConfig:
             lfs=list(lfs),
             lf_options=lab.get("options", {}),
             engine=lab.get("engine", "local"),
-            engine_options={k: lab[k] for k in ("local", "dask", "spark") if isinstance(lab.get(k), dict)},
+            engine_options={k: lab[k] for k in ("local", "dask", "spark") if k in lab},
         ),
-        aggregate=AggregateConfig(model=agg.get("model", "generative"), options=agg.get("options", {})),
-        analyze_splits=ana.get("splits"),
-        sections={k: v for k, v in raw.items() if k not in known},
+        aggregate=typed(AggregateConfig, _section(raw, "aggregate", path, required=False), "aggregate", path),
+        analyze=typed(AnalyzeConfig, _section(raw, "analyze", path, required=False), "analyze", path),
+        train=_section(raw, "train", path) if "train" in raw else None,
+        evaluate=typed(EvaluateConfig, _section(raw, "evaluate", path, required=False), "evaluate", path),
+        experiment=typed(ExperimentConfig, _section(raw, "experiment", path, required=False), "experiment", path),
+        grids=grids,
         source=path,
     )

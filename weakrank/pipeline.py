@@ -14,7 +14,7 @@ from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import MODELS, fit_labels, fit_predict, make_label_model, usable
+from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
@@ -65,8 +65,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
-    options = cfg.aggregate.options if name == cfg.aggregate.model else {}
-    labels, label_model = fit_labels(votes, name, **options)
+    label_model = cfg.aggregate.label_model(name)
+    labels = fit_labels(votes, label_model)
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params()})
     return labels
 
@@ -76,13 +76,12 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
-    splits = splits or cfg.analyze_splits
+    splits = splits or cfg.analyze.splits
     scored = votes.copy()
     scorers = lf_scorers(votes)
     for name in MODELS:
         if usable(name, len(lf_names(votes))):
-            options = cfg.aggregate.options if name == cfg.aggregate.model else {}
-            scored[f"p_{name}"] = fit_predict(votes, make_label_model(name, **options))
+            scored[f"p_{name}"] = fit_predict(votes, cfg.aggregate.label_model(name))
             scorers[name] = f"p_{name}"
     for name, run in fusion_runs(votes).items():
         scored[f"p_{name}"] = run["score"].to_numpy()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.commands import AddCommand, pipeline_config
+from weakrank.config import did_you_mean
 from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import bm25_negatives, run_experiment
 from weakrank.evaluation.metrics import evaluate_run
@@ -47,10 +48,9 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
 def cmd_experiment(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     if args.grid:
-        section = f"experiment_{args.grid}"
-        if section not in cfg.sections:
-            raise ConfigError(f"{args.config} has no [{section}] section")
-        cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", sections={**cfg.sections, "experiment": cfg.sections[section]})
+        if args.grid not in cfg.grids:
+            raise ConfigError(f"{args.config} has no [experiment_{args.grid}] section{did_you_mean(args.grid, cfg.grids)}")
+        cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", experiment=cfg.grids[args.grid])
     results = run_experiment(cfg, progress=not args.quiet)
     print(format_table(results_table(results)).to_string())
     print(f"\nreport: {build_report(cfg, results)}")

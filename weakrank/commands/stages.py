@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
 
-from weakrank import pipeline, training
+from weakrank import pipeline
 from weakrank.commands import AddCommand, evaluate, pipeline_config
+from weakrank.commands.train import add_train_flags, rerank_stage, train_overrides, train_stage
 from weakrank.engines import add_engine_arguments, engine_overrides
 from weakrank.errors import WeakrankError
 from weakrank.evaluation.systems import column_run
@@ -15,6 +17,8 @@ from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_run
 from weakrank.label_models import MODELS
 from weakrank.labeling import SCORE, lf_names
+from weakrank.paths import RunPaths
+from weakrank.training import train_config
 
 
 def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
@@ -29,56 +33,50 @@ def cmd_ingest(args: argparse.Namespace) -> None:
     ds = pipeline.ingest(cfg)
     print(
         f"ingested {cfg.name}: {len(ds.queries)} queries, {len(ds.passages)} passages, "
-        f"{len(ds.candidates)} candidates → {pipeline.RunPaths(cfg.run_dir).dataset}"
+        f"{len(ds.candidates)} candidates → {RunPaths(cfg.run_dir).dataset}"
     )
 
 
 def cmd_label(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     votes = pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine, **engine_overrides(args))
-    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {pipeline.RunPaths(cfg.run_dir).votes}")
+    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     labels = pipeline.aggregate(cfg, model=args.model)
     share = labels["label"].mean()
-    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {pipeline.RunPaths(cfg.run_dir).labels}")
+    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {RunPaths(cfg.run_dir).labels}")
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     tables = pipeline.analyze(cfg, splits=args.split)
     _print_tables(tables)
-    print(f"\nwritten to {pipeline.RunPaths(cfg.run_dir).analysis}")
+    print(f"\nwritten to {RunPaths(cfg.run_dir).analysis}")
 
 
-def cmd_train(args: argparse.Namespace) -> None:
-    cfg = pipeline_config(args)
-    progress = training.train(cfg, resume=args.resume, progress=not args.quiet)
-    print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f})")
+def stage_train(args: argparse.Namespace) -> None:
+    """``weakrank train`` with ``run``'s flags."""
+    train_stage(pipeline_config(args), train_overrides(args), resume=args.resume, quiet=args.quiet)
 
 
-def eval_split(cfg) -> str:
-    """The split that ``rerank`` scores and the ``evaluate`` stage reports (``[evaluate] split``, default test)."""
-    return cfg.sections.get("evaluate", {}).get("split", "test")
-
-
-def cmd_rerank(args: argparse.Namespace) -> None:
-    cfg = pipeline_config(args)
-    print(f"wrote {training.rerank(cfg, split=eval_split(cfg))}")
+def stage_rerank(args: argparse.Namespace) -> None:
+    """``weakrank rerank`` of the model just trained, on ``--eval-split``."""
+    rerank_stage(pipeline_config(args), train_overrides(args), split=args.eval_split)
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
     """The trained ranker side by side with what a user already has: BM25 (the baseline of the t-tests),
     every other LF, RRF fusion of the LFs, and the label model it learned from."""
     cfg = pipeline_config(args)
-    paths = pipeline.RunPaths(cfg.run_dir)
-    split = eval_split(cfg)
+    paths = RunPaths(cfg.run_dir)
+    split = args.eval_split or cfg.evaluate.split
     votes = read_parquet(paths.votes)
     if SCORE + "bm25" not in votes.columns:
         raise WeakrankError(f"{paths.votes} has no bm25 scores: the evaluate stage compares with the bm25 LF")
-    runs = paths.root / "runs"
+    runs = paths.runs
     names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
     systems = {name: column_run(votes, SCORE + name, split) for name in names}
     systems["fusion-rrf"] = column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)
@@ -86,23 +84,25 @@ def cmd_compare(args: argparse.Namespace) -> None:
         model = read_metadata(paths.labels).get("model", "labels")
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
     files = [str(write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
-    trained = runs / f"{cfg.sections['train'].get('output', 'model')}.trec"
+    trained = runs / f"{Path(train_config(cfg, **train_overrides(args)).output).name}.trec"
     evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=files + [str(trained)], require="both", qrels=None))
 
 
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
-TRAIN_STAGES = {"train": cmd_train, "rerank": cmd_rerank, "evaluate": cmd_compare}
+TRAIN_STAGES = {"train": stage_train, "rerank": stage_rerank, "evaluate": cmd_compare}
 
 
 def cmd_run(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
-    available = {**STAGE_COMMANDS, **(TRAIN_STAGES if "train" in cfg.sections else {})}
+    available = {**STAGE_COMMANDS, **(TRAIN_STAGES if cfg.train is not None else {})}
     stages = tuple(args.stages.split(",")) if args.stages else tuple(available)
-    if "train" not in cfg.sections and set(stages) & set(TRAIN_STAGES):
+    if cfg.train is None and set(stages) & set(TRAIN_STAGES):
         raise WeakrankError(f"{args.config} has no [train] section: stages {list(TRAIN_STAGES)} need one")
     unknown = [s for s in stages if s not in available]
     if unknown:
         raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(available)}")
+    if set(stages) & set(TRAIN_STAGES):
+        train_config(cfg, **train_overrides(args))  # a bad [train] stops the run before its first stage
     for stage in stages:
         print(f"--- {stage}", flush=True)
         available[stage](args)
@@ -120,11 +120,14 @@ def register(add: AddCommand) -> None:
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
     p.add_argument("--split", action="append", help="restrict to a split (repeatable; default: [analyze] splits)")
     p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze; then train, rerank, "
-            "evaluate against BM25 when the config has [train])")
+            "evaluate against BM25 when the config has [train]); the train flags override [train] as in `train`")
     p.add_argument("--resume", action="store_true", help="continue training from its checkpoint")
     p.add_argument("--stages", help="comma-separated subset of stages")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     p.add_argument("--label-model", "--model", dest="model", choices=sorted(MODELS),
                    help="label model (overrides [aggregate] model)")
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
+    p.add_argument("--eval-split", help="split that rerank scores and evaluate reports (default: [evaluate] split, "
+                   "else test)")
     add_engine_arguments(p)
+    add_train_flags(p)

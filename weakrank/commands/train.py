@@ -1,37 +1,54 @@
-"""``weakrank train`` and ``weakrank rerank``."""
+"""``weakrank train`` and ``weakrank rerank``; ``weakrank run`` trains and reranks through the same functions."""
 
 from __future__ import annotations
 
 import argparse
 import os
 from dataclasses import fields
+from pathlib import Path
+from typing import Any
 
 from weakrank.commands import AddCommand, pipeline_config
+from weakrank.config import PipelineConfig
+from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
-from weakrank.training import TrainConfig, rerank, train
+from weakrank.training import TrainConfig, rerank, train, train_config
 from weakrank.training.config import ARCHITECTURES, LOSSES, MODES, PRECISIONS, SAMPLERS, TARGETS
 from weakrank.training.distributed import teardown
 
 
-def _overrides(args: argparse.Namespace) -> dict:
+def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``[train]`` keys given as flags."""
     return {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
 
 
-def cmd_train(args: argparse.Namespace) -> None:
-    cfg = pipeline_config(args)
+def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = False, quiet: bool = False) -> None:
+    """Train as ``[train]`` with ``overrides`` says, leave the torchrun process group (if any) however it ends,
+    and say where the model went (once under torchrun)."""
     try:
-        progress = train(cfg, resume=args.resume, progress=not args.quiet, **_overrides(args))
+        progress = train(cfg, resume=resume, progress=not quiet, **overrides)
     finally:
-        teardown()  # leaves the torchrun process group, if any
-    out = cfg.run_dir / (args.output or cfg.sections.get("train", {}).get("output", "model"))
-    if int(os.environ.get("RANK", "0")) == 0:  # once under torchrun
+        teardown()
+    out = RunPaths(cfg.run_dir).models(train_config(cfg, **overrides).output)
+    if int(os.environ.get("RANK", "0")) == 0:
         print(f"trained {progress.step} steps (best dev MAP {progress.best:.4f}) → {out}")
 
 
-def cmd_rerank(args: argparse.Namespace) -> None:
-    cfg = pipeline_config(args)
-    path = rerank(cfg, model=args.model, split=args.split, name=args.name)
+def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | None = None,
+                 model: str | None = None, name: str | None = None) -> Path:
+    """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the trained one
+    of ``[train]`` with ``overrides``) into ``runs/<name>.trec``."""
+    path = rerank(cfg, model=model, split=split or cfg.evaluate.split, name=name, **overrides)
     print(f"wrote {path}")
+    return path
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    train_stage(pipeline_config(args), train_overrides(args), resume=args.resume, quiet=args.quiet)
+
+
+def cmd_rerank(args: argparse.Namespace) -> None:
+    rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name)
 
 
 # Each [train] key's flag: help text, and the Hugging Face Trainer / sentence-transformers name first where
@@ -121,5 +138,5 @@ def register(add: AddCommand) -> None:
     add_train_flags(p)
     p = add("rerank", cmd_rerank, "score a split's candidates with a trained model and write a TREC run")
     p.add_argument("--model-dir", "--model", dest="model", help="trained model directory (default: <run_dir>/model/best or final)")
-    p.add_argument("--split", default="test", help="split whose candidates are scored (default: test)")
+    p.add_argument("--split", help="split whose candidates are scored (default: [evaluate] split, else test)")
     p.add_argument("--name", help="run name (file runs/<name>.trec and TREC tag; default: the model's folder)")

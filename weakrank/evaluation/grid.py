@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.config import PipelineConfig
+from weakrank.config import PipelineConfig, check_keys, did_you_mean, schema
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
@@ -31,7 +31,8 @@ from weakrank.labeling import lf_names
 from weakrank.noise import corrupt_labels, sentence_encoder
 from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
-from weakrank.training import model_dir, train
+from weakrank.training import TrainConfig, model_dir, train
+from weakrank.training.config import SAMPLERS
 from weakrank.training.run import score_split
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -65,25 +66,34 @@ class Cell:
         return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
+def check_grid(cfg: PipelineConfig) -> None:
+    """The grid's variants, samplers and ``train`` keys exist, else a :class:`ConfigError` naming the file,
+    the grid and the name (with the closest known one)."""
+    exp, where = cfg.experiment, f"{cfg.source}: experiment grid {cfg.name!r}:"
+    for kind, names, known in (("variant", exp.variants or [], VARIANTS), ("sampler", exp.samplers, SAMPLERS)):
+        for name in names:
+            if name not in known:
+                raise ConfigError(f"{where} unknown {kind} {name!r}{did_you_mean(name, known)}; choose from {sorted(known)}")
+    check_keys(exp.train, schema(TrainConfig), f"{where} [train]", None)
+
+
 def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
-    """Every cell of the ``[experiment]`` section, in table order."""
-    exp = cfg.sections.get("experiment", {})
-    label_models = exp.get("label_models", ["majority", "generative"])
+    """Every cell of the grid ``cfg.experiment``, in table order."""
+    check_grid(cfg)
+    exp = cfg.experiment
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
     if len(lf_names(votes)) > 1:
         cells += [Cell(name, "unsupervised") for name in METHODS]  # fusion:rrf, fusion:combsum
-    cells += [Cell(model, "unsupervised") for model in label_models]
-    seeds = exp.get("seeds", [0])
-    train = tuple(sorted({**cfg.sections.get("train", {}), **exp.get("train", {})}.items()))
-    for model in exp.get("train_label_models", label_models[-1:]):
-        for variant in exp.get("variants", list(VARIANTS)):
-            if variant not in VARIANTS:
-                raise ConfigError(f"[experiment] unknown variant {variant!r}; choose from {sorted(VARIANTS)}")
+    cells += [Cell(model, "unsupervised") for model in exp.label_models]
+    seeds = exp.seeds
+    train = tuple(sorted({**(cfg.train or {}), **exp.train}.items()))
+    for model in exp.trained_label_models:
+        for variant in list(VARIANTS) if exp.variants is None else exp.variants:
             knob = "alpha" if variant == "lr" else "epsilon" if variant in ("ls", "tls", "wsls", "twsls") else None
-            values = exp.get("alphas" if knob == "alpha" else "epsilons", [0.1]) if knob else [None]
+            values = (exp.alphas if knob == "alpha" else exp.epsilons) if knob else [None]
             for value in values:
-                for sampler in exp.get("samplers", ["bm25"]):
-                    for noise in exp.get("noise_ratios", [0.0]):
+                for sampler in exp.samplers:
+                    for noise in exp.noise_ratios:
                         params = {**VARIANTS[variant], "sampler": sampler, "label_model": model, "noise": noise}
                         row = f"BERT-PR {LABELS[variant]}"
                         if knob:
@@ -93,7 +103,7 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                         for seed in seeds:
                             cell_params = tuple(sorted({**params, **episode(sampler, seeds, seed)}.items()))
                             cells.append(Cell(row, "weak", cell_params, seed, train))
-    if exp.get("supervised", True):
+    if exp.supervised:
         cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells
 
@@ -130,7 +140,7 @@ CellRunner = Callable[[PipelineConfig, Cell, Path], pd.DataFrame]
 
 def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     """Train the cell's ranker (on label-model labels, corrupted when asked) and score the eval split."""
-    exp = cfg.sections.get("experiment", {})
+    exp = cfg.experiment
     paths = RunPaths(cfg.run_dir)
     root = paths.experiment
     params = dict(cell.params)
@@ -143,7 +153,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         labels_path = root / "labels" / name
         if not labels_path.exists():
             votes = read_parquet(paths.votes)
-            labels, _ = fit_labels(votes, params["label_model"])
+            labels = fit_labels(votes, cfg.aggregate.label_model(params["label_model"]))
             if params["noise"]:
                 passages = Dataset.load(paths.dataset).passages
                 labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)
@@ -152,8 +162,8 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     if params.get("sampler") == "policy":
         overrides["policy_path"] = str(carried_policy(root, cell, workdir))
     train(cfg, progress=False, **overrides)
-    judged = judged_queries(read_parquet(paths.qrels), exp.get("require", "both"))
-    run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.get("split", "test"), judged)
+    judged = judged_queries(read_parquet(paths.qrels), exp.require)
+    run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.split, judged)
     for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots
         if (workdir / log).exists():
             write_text((workdir / log).read_text(), root / folder / f"{cell.key}.csv")
@@ -176,8 +186,7 @@ def run_experiment(
 ) -> dict[str, list[pd.DataFrame]]:
     """Run (or load from cache) every cell; returns ``row → [per-query metrics of each seed]`` and
     writes each cell's per-query metrics and scores under ``<run_dir>/experiment/``."""
-    exp = cfg.sections.get("experiment", {})
-    split = exp.get("split", "test")
+    exp = cfg.experiment
     paths = RunPaths(cfg.run_dir)
     root = paths.experiment
     votes = read_parquet(paths.votes)
@@ -192,13 +201,13 @@ def run_experiment(
                 if unsupervised is None:
                     models = [c.row for c in cells
                               if c.kind == "unsupervised" and c.row not in lf_names(votes) and c.row not in METHODS]
-                    unsupervised = unsupervised_runs(votes, split, models)
+                    unsupervised = unsupervised_runs(votes, exp.split, {m: cfg.aggregate.options_for(m) for m in models})
                 run = unsupervised[cell.row]
             else:
                 run = runner(cfg, cell, root / "models" / cell.key)
             write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
-            metrics = evaluate_run(run, qrels, require=exp.get("require", "both"),
-                                   rn=tuple(tuple(x) for x in exp.get("rn", [[10, 1]])), negatives=bm25_negatives(votes))
+            metrics = evaluate_run(run, qrels, require=exp.require, rn=tuple(tuple(x) for x in exp.rn),
+                                   negatives=bm25_negatives(votes))
             write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
         results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
     return results

@@ -113,14 +113,15 @@ RANKING_ECE = "ranking ECE (softmax per list)"
 
 
 def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str, Cell], runs: Path, split: str,
-                        label_models: list[str], out: Path) -> tuple[pd.DataFrame, list[tuple[str, Path]]]:
+                        options: dict[str, dict], out: Path) -> tuple[pd.DataFrame, list[tuple[str, Path]]]:
     """Seed 004's calibration: classic ECE and reliability of probabilities (label models' P(relevant),
     σ(score) of pointwise rankers), ranking ECE (Eq. 4) and reliability of the softmax within each list of
-    every trained ranker (first seed). Pairwise scores have no trained level, so no classic ECE."""
+    every trained ranker (first seed). Pairwise scores have no trained level, so no classic ECE. ``options``:
+    label model name → its options."""
     gold = votes.set_index(["query_id", "passage_id"])["gold"]
     probabilities, softmaxes, ranking = {}, {}, {}
-    for model in label_models:
-        run = column_run(votes.assign(p=label_model_scores(votes, model)), "p", split)
+    for model in options:
+        run = column_run(votes.assign(p=label_model_scores(votes, model, **options[model])), "p", split)
         probabilities[model] = (run["score"].to_numpy(), gold_of(gold, run))
     trained = cells[[grid[key].kind != "unsupervised" for key in cells["key"]]] if len(cells) else cells
     for _, cell in trained.drop_duplicates("row").iterrows():
@@ -177,8 +178,7 @@ def machine() -> str:
 
 def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], metric: str = "MAP") -> Path:
     """Write ``<run_dir>/report/report.md`` and ``report.html`` with the table and every figure."""
-    exp = cfg.sections.get("experiment", {})
-    split = exp.get("split", "test")
+    split = cfg.experiment.split
     paths = RunPaths(cfg.run_dir)
     out = paths.report(cfg.name)
     votes = read_parquet(paths.votes)
@@ -198,7 +198,8 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     if sens:
         figures.append((f"{metric} sensitivity to ε / α (seed 000, Fig. 2)", sens))
     calibration, reliability = calibration_section(votes, cells, grid, paths.experiment / "runs", split,
-                                                   exp.get("label_models", ["majority", "generative"]), out)
+                                                   {m: cfg.aggregate.options_for(m) for m in cfg.experiment.label_models},
+                                                   out)
     figures += reliability + gap_figures(cells, paths.experiment / "history", out)
     samplers = sampler_table(cells, table, metric)
     quality = paths.analysis / "quality.csv"

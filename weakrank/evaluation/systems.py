@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import pandas as pd
 
 from weakrank.fusion import fusion_runs
@@ -20,12 +23,14 @@ def label_model_scores(votes: pd.DataFrame, model: str, **options) -> pd.Series:
     return pd.Series(fit_predict(votes, make_label_model(model, **options)), index=votes.index)
 
 
-def unsupervised_runs(votes: pd.DataFrame, split: str, label_models: list[str]) -> dict[str, pd.DataFrame]:
+def unsupervised_runs(
+    votes: pd.DataFrame, split: str, label_models: Mapping[str, Mapping[str, Any]]
+) -> dict[str, pd.DataFrame]:
     """Runs of each single LF (its raw score; ``bm25`` is the BM25 baseline), of the unsupervised fusions
-    of the LFs (``fusion:rrf``, ``fusion:combsum``) and of each label model."""
+    of the LFs (``fusion:rrf``, ``fusion:combsum``) and of each label model (name → its options)."""
     runs = {name: column_run(votes, SCORE + name, split) for name in lf_names(votes)}
     runs.update({name: column_run(run, "score", split) for name, run in fusion_runs(votes).items()})
-    for model in label_models:
-        scored = votes.assign(p=label_model_scores(votes, model))
+    for model, options in label_models.items():
+        scored = votes.assign(p=label_model_scores(votes, model, **options))
         runs[model] = column_run(scored, "p", split)
     return runs

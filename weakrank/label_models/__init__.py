@@ -21,7 +21,9 @@ from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
 from weakrank.labeling import score_matrix, vote_matrix
 
-MODELS: dict[str, type[LabelModelBase] | type[ScoreFusionModel]] = {
+LabelModel = LabelModelBase | ScoreFusionModel
+
+MODELS: dict[str, type[LabelModel]] = {
     "majority": MajorityVote,
     "snorkel": SnorkelLabelModel,
     "generative": GenerativeModel,
@@ -30,7 +32,7 @@ MODELS: dict[str, type[LabelModelBase] | type[ScoreFusionModel]] = {
 }
 
 
-def make_label_model(name: str, **options: Any) -> LabelModelBase | ScoreFusionModel:
+def make_label_model(name: str, **options: Any) -> LabelModel:
     """The label model called ``name`` (majority, snorkel, generative, dawid_skene, fusion) with ``options``."""
     if name not in MODELS:
         raise ConfigError(f"unknown label model {name!r}; choose one of {sorted(MODELS)}")
@@ -45,7 +47,7 @@ def usable(name: str, n_lfs: int) -> bool:
     return n_lfs >= getattr(MODELS[name], "min_lfs", 1)
 
 
-def fit_predict(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel) -> np.ndarray:
+def fit_predict(votes: pd.DataFrame, model: LabelModel) -> np.ndarray:
     """Fit ``model`` on a votes table (no gold is read) and return P(relevant) of every row."""
     if isinstance(model, ScoreFusionModel):
         scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
@@ -54,22 +56,20 @@ def fit_predict(votes: pd.DataFrame, model: LabelModelBase | ScoreFusionModel) -
     return model.fit(matrix).predict_proba(matrix)
 
 
-def fit_labels(
-    votes: pd.DataFrame, name: str, **options: Any
-) -> tuple[pd.DataFrame, LabelModelBase | ScoreFusionModel]:
-    """The labels table (votes + p_relevant, label, confidence, score) of label model ``name`` fitted on
-    ``votes`` without gold, and the fitted model. ``score``, what a ranker distils, is the fused score of the
-    score model and the log-odds of P(relevant) for vote models."""
-    model = make_label_model(name, **options)
+def fit_labels(votes: pd.DataFrame, model: LabelModel) -> pd.DataFrame:
+    """The labels table (votes + p_relevant, label, confidence, score) of ``model`` fitted on ``votes``
+    without gold. ``score``, what a ranker distils, is the fused score of the score model and the log-odds
+    of P(relevant) for vote models."""
     p_relevant = fit_predict(votes, model)
     fused = None
     if isinstance(model, ScoreFusionModel):
         fused = model.fused(score_matrix(votes), votes["query_id"].to_numpy())
-    return with_labels(votes, p_relevant, fused), model
+    return with_labels(votes, p_relevant, fused)
 
 
 __all__ = [
     "MODELS",
+    "LabelModel",
     "DawidSkeneModel",
     "GenerativeModel",
     "LabelModelBase",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from weakrank.config import check_keys, did_you_mean, located, schema
 from weakrank.errors import ConfigError
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
@@ -98,16 +100,22 @@ class TrainConfig:
             self.noise_aware = True
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
-        """Build from a TOML section (+ overrides); unknown keys are an error naming them."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(f"unknown [train] key(s) {unknown}")
+    def from_dict(cls, values: dict[str, Any], source: Path | None = None) -> TrainConfig:
+        """Build from a TOML section (+ overrides) of file ``source``; an unknown key or a value of the wrong
+        type is an error naming the file and the key (and the known key closest to it)."""
+        known = schema(cls)
+        for key in values:
+            if key not in known:
+                raise ConfigError(f"{located(source, 'unknown [train] key')} {key!r}{did_you_mean(key, known)}; "
+                                  f"known: {', '.join(sorted(known))}")
+        check_keys(values, known, "[train]", source)
         values = dict(values)
         if "mixed_probabilities" in values:
             values["mixed_probabilities"] = tuple(values["mixed_probabilities"])
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ConfigError as err:
+            raise ConfigError(located(source, str(err))) from None
 
     @property
     def needs_ns_score(self) -> bool:

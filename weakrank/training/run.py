@@ -25,9 +25,9 @@ from weakrank.training.trainer import Progress, StepCallback, Trainer
 
 def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
     """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored)."""
-    values = dict(cfg.sections.get("train", {}))
+    values = dict(cfg.train or {})
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(values)
+    return TrainConfig.from_dict(values, cfg.source)
 
 
 def _label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
@@ -98,10 +98,11 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-           batch_size: int = 64) -> Path:
-    """Score every candidate of ``split`` with a trained model; write ``<run_dir>/runs/<name>.trec``. With
-    ``[train] fuse_lfs``, the model's scores are fused with the LFs' (see :func:`fuse_ranker`)."""
-    tc = train_config(cfg)
+           batch_size: int = 64, **overrides: Any) -> Path:
+    """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
+    trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the model's scores are fused
+    with the LFs' (see :func:`fuse_ranker`)."""
+    tc = train_config(cfg, **overrides)
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
     scored = score_split(cfg, model, split, batch_size=batch_size)

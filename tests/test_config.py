@@ -1,0 +1,99 @@
+"""Every config section is checked: a misspelt or mistyped section or key stops with the file, the section,
+the key and the closest known name."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from weakrank.config import AggregateConfig, load_config
+from weakrank.errors import ConfigError
+from weakrank.evaluation.grid import grid_cells
+from weakrank.label_models import GenerativeModel, MajorityVote
+from weakrank.training import train_config
+
+BASE = '[dataset]\nloader = "trec"\npath = "data"\n[label]\nlfs = ["bm25", "tfidf"]\n'
+
+
+def config(tmp_path, text: str):
+    path = tmp_path / "pipe.toml"
+    path.write_text(text)
+    return path
+
+
+def fails(path, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}: "), err.value
+    assert re.search(message, str(err.value)), err.value
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (BASE.replace("path =", "pth = 'x'\npath ="), r"\[dataset\] unknown key 'pth' \(did you mean 'path'\?\)"),
+        (BASE + "engin = 'dask'\n", r"\[label\] unknown key 'engin' \(did you mean 'engine'\?\)"),
+        (BASE.replace('["bm25", "tfidf"]', '"bm25"'), r"\[label\] lfs must be list\[str\], got 'bm25'"),
+        (BASE + "[aggregate]\nmodle = 'majority'\n", r"\[aggregate\] unknown key 'modle' \(did you mean 'model'\?\)"),
+        (BASE + "[aggregate]\nmodel = 'generativ'\n", r"\[aggregate\] model: unknown label model 'generativ' "
+                                                       r"\(did you mean 'generative'\?\)"),
+        (BASE + "[aggregate]\nmodel = 'generative'\noptions = {priorr = 0.2}\n",
+         r"\[aggregate\] options of label model 'generative': unknown key 'priorr' \(did you mean 'prior'\?\)"),
+        (BASE + "[aggregate]\nmodel = 'generative'\noptions = {prior = 'high'}\n",
+         r"\[aggregate\] options of label model 'generative': prior must be float \| None, got 'high'"),
+        (BASE + "[aggregate]\nmodel = 'majority'\noptions = {prior = 0.2}\n",
+         r"options of label model 'majority': unknown key 'prior'"),
+        (BASE + "[analyze]\nsplit = ['test']\n", r"\[analyze\] unknown key 'split' \(did you mean 'splits'\?\)"),
+        (BASE + "[evaluate]\nsplits = 'dev'\n", r"\[evaluate\] unknown key 'splits' \(did you mean 'split'\?\)"),
+        (BASE + "[experiment]\nepsilon = [0.1]\n", r"\[experiment\] unknown key 'epsilon' \(did you mean 'epsilons'\?\)"),
+        (BASE + "[experiment]\nseeds = 3\n", r"\[experiment\] seeds must be list\[int\], got 3"),
+        (BASE + "[experiment]\nrequire = 'any'\n", r"\[experiment\] require = 'any'; choose one of"),
+        (BASE + "[experiment]\nlabel_models = ['majorty']\n", r"\[experiment\] label_models: unknown label model "
+                                                             r"'majorty' \(did you mean 'majority'\?\)"),
+        (BASE + "[experiment_noise]\nnoise_ratio = [0.1]\n",
+         r"\[experiment_noise\] unknown key 'noise_ratio' \(did you mean 'noise_ratios'\?\)"),
+        (BASE + "[trian]\nmax_steps = 2\n", r"unknown section or key 'trian' \(did you mean 'train'\?\)"),
+        ("run_dir = 3\n" + BASE, r"run_dir must be a string, got 3"),
+    ],
+)
+def test_a_misspelt_or_mistyped_key_or_section_names_file_section_and_key(tmp_path, text, message):
+    fails(config(tmp_path, text), message)
+
+
+def test_train_keys_are_checked_with_the_file_and_a_suggestion(tmp_path):
+    cfg = load_config(config(tmp_path, BASE + "[train]\nlearning_rate = 1e-5\n"))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: unknown \[train\] key 'learning_rate'"):
+        train_config(cfg)
+    cfg = load_config(config(tmp_path, BASE + "[train]\nbatch_size = 'big'\n"))
+    with pytest.raises(ConfigError, match=r"\[train\] batch_size must be int, got 'big'"):
+        train_config(cfg)
+    cfg = load_config(config(tmp_path, BASE + "[train]\nloss = 'hinge'\ntarget = 'ls'\n"))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: hinge loss"):
+        train_config(cfg)
+
+
+def test_grid_variants_samplers_and_train_keys_are_checked(tmp_path):
+    for grid, message in (("variants = ['wsl']", r"unknown variant 'wsl' \(did you mean 'wsls'\?\)"),
+                          ("samplers = ['bm26']", r"unknown sampler 'bm26' \(did you mean 'bm25'\?\)"),
+                          ("[experiment.train]\nmax_step = 3", r"\[train\] unknown key 'max_step' \(did you mean "
+                                                               r"'max_steps'\?\)")):
+        cfg = load_config(config(tmp_path, BASE + f"[experiment]\n{grid}\n"))
+        with pytest.raises(ConfigError, match=rf"{re.escape(str(cfg.source))}: experiment grid 'pipe': {message}"):
+            grid_cells(cfg, pd.DataFrame(columns=["query_id"]))
+
+
+def test_one_place_makes_the_label_model_with_the_configured_options(tmp_path):
+    cfg = load_config(config(tmp_path, BASE + "[aggregate]\nmodel = 'generative'\noptions = {prior = 0.3}\n"))
+    assert cfg.aggregate == AggregateConfig("generative", {"prior": 0.3})
+    model = cfg.aggregate.label_model()
+    assert isinstance(model, GenerativeModel) and model.prior == 0.3
+    assert isinstance(cfg.aggregate.label_model("majority"), MajorityVote)  # other models: their defaults
+    assert cfg.aggregate.options_for("majority") == {}
+
+
+@pytest.mark.parametrize("name", ["wikiqa", "trecqa", "semeval", "scifact"])
+def test_the_shipped_pipelines_load(name):
+    cfg = load_config(Path(__file__).resolve().parents[1] / "pipelines" / f"{name}.toml")
+    train_config(cfg)
+    assert cfg.train is not None
