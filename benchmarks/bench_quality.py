@@ -49,15 +49,23 @@ SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 1}
 # BEIR qrels judge only relevant documents: every query with a relevant one is evaluated, unjudged = not relevant
 REQUIRE = {"wikiqa": "both", "trecqa": "both", "semeval": "both", "scifact": "relevant"}
 LABEL_MODELS = ["majority", "generative", "dawid_skene", "fusion"]
+BI_ENCODER = {"architecture": "bi-encoder", "lr": 2e-5}  # the rest as the pipeline's [train]
 METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 
 
-def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tuple[pd.DataFrame, float]:
-    """Scores of ``split`` by a ranker trained as ``[train]`` says (cached per config, labels and seed)."""
-    tc = train_config(cfg, seed=seed, supervised=supervised or None)
+# keys added to TrainConfig after runs were cached: left out of the cache key at their default value, so the
+# cached runs (trained identically) stay valid
+LATER_KEYS = {"architecture": "cross-encoder", "scale": 20.0}
+
+
+def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **overrides) -> tuple[pd.DataFrame, float]:
+    """Scores of ``split`` by a ranker trained as ``[train]`` (+ ``overrides``) says (cached per config, labels
+    and seed)."""
+    tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
     labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
     content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
-    training = {k: v for k, v in asdict(tc).items() if k != "fuse_lfs"}  # fuse_lfs acts at rerank time only
+    training = {k: v for k, v in asdict(tc).items()
+                if k != "fuse_lfs" and LATER_KEYS.get(k, object()) != v}  # fuse_lfs acts at rerank time only
     blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
     key = hashlib.sha1(blob.encode()).hexdigest()[:12]
     name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
@@ -66,14 +74,15 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool) -> tu
         return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
     output = f"bench/models/{name}"
     started = time.perf_counter()
-    train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output)
+    train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
     minutes = (time.perf_counter() - started) / 60
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})
     return run, minutes
 
 
-def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
+def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_encoder: bool
+                     ) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
     """The dataset's rows of the quality table, and each system's per-query MAP (mean over seeds)."""
     cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
     paths = RunPaths(cfg.run_dir)
@@ -101,6 +110,9 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool) -> tu
             runs[system].append(run)
             minutes[system] += took / n
     runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
+    if bi_encoder:  # the bi-encoder starts from the embedding LF's own model
+        run, minutes["weak:bi-encoder"] = trained_run(cfg, split, 0, False, quiet, **BI_ENCODER)
+        runs["weak:bi-encoder"], runs["weak:bi-encoder+lfs"] = [run], [fuse_ranker(votes, run, split)]
     per_query = {s: [evaluate_run(r, qrels, require=REQUIRE[name], rn=()) for r in rs] for s, rs in runs.items()}
     rows = []
     for system, tables in per_query.items():
@@ -153,6 +165,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, help="weak-ranker seeds (default: 3 on WikiQA, TrecQA; 1 elsewhere)")
     parser.add_argument("--markdown", action="store_true", help="only print quality.csv as the README's table")
     parser.add_argument("--no-supervised", action="store_true", help="skip the gold-label ranker")
+    parser.add_argument("--bi-encoder", action="store_true", help="also the weak bi-encoder (1 seed)")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "quality.csv"
@@ -162,12 +175,16 @@ def main() -> None:
         return
     for name in args.datasets:
         seeds = args.seeds or SEEDS[name]
-        table, per_query_map = evaluate_dataset(name, seeds, args.quiet, not args.no_supervised)
+        table, per_query_map = evaluate_dataset(name, seeds, args.quiet, not args.no_supervised, args.bi_encoder)
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
         print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
         old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()  # re-read: another run may have written
-        old = pd.concat([old[old["dataset"] != name] if len(old) else old, table], ignore_index=True)
+        if len(old):  # rows of systems not measured this time (e.g. --no-supervised) are kept from the last run
+            kept = old[(old["dataset"] == name) & ~old["system"].isin(table["system"])]
+            old = pd.concat([old[old["dataset"] != name], table, kept], ignore_index=True)
+        else:
+            old = table
         columns = ["dataset", "system", "seeds", "map", "mrr", "p1", "ndcg10", "minutes", "map_std", "p_vs_bm25",
                    "queries"]
         write_text(old[columns].to_csv(index=False, float_format="%.4f"), csv)
