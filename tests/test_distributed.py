@@ -82,6 +82,7 @@ def _rank_main(rank: int, world: int, port: int, encoder: str, dataset, out: str
     teardown()
 
 
+@pytest.mark.slow
 def test_ddp_on_two_cpu_processes_matches_one_process(tiny, tiny_encoder, tmp_path):
     mp.spawn(_rank_main, args=(2, _free_port(), tiny_encoder, tiny, str(tmp_path)), nprocs=2, join=True)
     rank0, rank1 = (torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1))

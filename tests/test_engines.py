@@ -80,18 +80,21 @@ def test_parquet_round_trip_in_partitions(wikiqa, reference, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs", "votes"]
 
 
+@pytest.mark.slow
 def test_dask_engine_matches_local(wikiqa, reference, dask_client, tmp_path):
     engine = EngineConfig("dask", {"client": dask_client}, part_rows=40, chunk_size=20)
     votes = label_dataset(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
     pd.testing.assert_frame_equal(votes, reference)
 
 
+@pytest.mark.slow
 def test_spark_engine_matches_local(wikiqa, reference, spark, tmp_path):
     engine = EngineConfig("spark", {"spark": spark}, part_rows=40, chunk_size=20)
     votes = label_dataset(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
     pd.testing.assert_frame_equal(votes, reference)
 
 
+@pytest.mark.slow
 def test_embedding_model_loads_once_per_dask_worker(wikiqa, dask_client, tmp_path):
     small = wikiqa.subset(max_queries=5)
     lfs = [make_embedding_cosine(batch_size=16), word_overlap]
@@ -111,6 +114,7 @@ def test_engine_options_are_checked():
         EngineConfig("dask", {"master": "local[*]"})
 
 
+@pytest.mark.slow
 def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask_client):
     from tests.test_pipeline import write_config
     from weakrank.config import load_config

@@ -52,6 +52,7 @@ def write_config(tmp_path, lfs='["bm25", "tfidf", "my_lfs.py:length_ratio"]', ex
     return cfg
 
 
+@pytest.mark.slow
 def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
     train = ("[train]\nbatch_size = 2\nmax_length = 32\nmax_steps = 2\neval_every = 0\ncheckpoint_every = 0\n"
              "output = 'weak'\nfuse_lfs = true")

@@ -120,6 +120,7 @@ def test_state_vector_from_the_real_tokenizer():
     assert not np.allclose(encoder.encode(["cat"]), encoder.encode(["stock markets"]))
 
 
+@pytest.mark.slow
 def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     from tests.conftest import shared
     from weakrank.datasets import load_dataset

@@ -1,5 +1,6 @@
-"""Calibration against gold (seed 004): ranking ECE (Eq. 4) of a ranker's scores, classic ECE of
-probabilities, reliability diagrams, and the train-vs-validation gap over training as a memorisation signal."""
+"""Calibration against gold (the label-relaxation paper, seed 004): ranking ECE (Eq. 4) of a ranker's
+scores, classic ECE of probabilities, reliability diagrams, and the train-vs-validation gap over training
+as a memorisation signal."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ def softmax_within(scores: np.ndarray, query_ids: np.ndarray) -> np.ndarray:
 
 
 def ranking_ece(scores: np.ndarray, gold: np.ndarray, query_ids: np.ndarray, bins: int = 10) -> float:
-    """Seed 004's ranking ECE (Eq. 4): the classic ECE of the softmax of ``scores`` within each query's
-    list against 0/1 ``gold``; needs no trained absolute score level (pairwise rankers)."""
+    """The label-relaxation paper's (seed 004) ranking ECE (Eq. 4): the classic ECE of the softmax of
+    ``scores`` within each query's list against 0/1 ``gold``; needs no trained absolute score level
+    (pairwise rankers)."""
     return ece(softmax_within(scores, query_ids), gold, bins)
 
 

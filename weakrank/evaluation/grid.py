@@ -73,7 +73,8 @@ def check_grid(cfg: PipelineConfig) -> None:
     for kind, names, known in (("variant", exp.variants or [], VARIANTS), ("sampler", exp.samplers, SAMPLERS)):
         for name in names:
             if name not in known:
-                raise ConfigError(f"{where} unknown {kind} {name!r}{did_you_mean(name, known)}; choose from {sorted(known)}")
+                raise ConfigError(f"{where} unknown {kind} {name!r}{did_you_mean(name, known)}; "
+                                  f"choose from {sorted(known)}")
     check_keys(exp.train, schema(TrainConfig), f"{where} [train]", None)
 
 
@@ -175,7 +176,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
 
 
 def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
-    """The BM25 scores that pick R_n@k's negatives (seed 000), None without the bm25 LF."""
+    """The BM25 scores that pick R_n@k's negatives (the WSLS paper, seed 000), None without the bm25 LF."""
     if "score_bm25" not in votes.columns:
         return None
     return votes[["query_id", "passage_id"]].assign(score=votes["score_bm25"])
@@ -201,7 +202,8 @@ def run_experiment(
                 if unsupervised is None:
                     models = [c.row for c in cells
                               if c.kind == "unsupervised" and c.row not in lf_names(votes) and c.row not in METHODS]
-                    unsupervised = unsupervised_runs(votes, exp.split, {m: cfg.aggregate.options_for(m) for m in models})
+                    options = {m: cfg.aggregate.options_for(m) for m in models}
+                    unsupervised = unsupervised_runs(votes, exp.split, options)
                 run = unsupervised[cell.row]
             else:
                 run = runner(cfg, cell, root / "models" / cell.key)

@@ -42,7 +42,8 @@ def cached_cells(root: Path) -> pd.DataFrame:
 
 
 def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
-    """Seed 000 Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each list, by gold label."""
+    """The WSLS paper (seed 000), Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each
+    list, by gold label."""
     rows = votes[(votes["split"] == split) & votes["gold"].notna()]
     norm = minmax_within(rows["score_bm25"], rows["query_id"])
     fig = Figure(figsize=(6, 3.6))
@@ -57,7 +58,8 @@ def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
 
 
 def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame]], metric: str, path: Path) -> Path | None:
-    """Seed 000 Fig. 2: ``metric`` against ε (smoothing) or α (relaxation), mean ± std over seeds."""
+    """The WSLS paper (seed 000), Fig. 2: ``metric`` against ε (smoothing) or α (relaxation), mean ± std
+    over seeds."""
     if cells.empty or not {"epsilon", "alpha"} & set(cells.columns):
         return None
     fig = Figure(figsize=(6, 4))
@@ -114,10 +116,10 @@ RANKING_ECE = "ranking ECE (softmax per list)"
 
 def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str, Cell], runs: Path, split: str,
                         options: dict[str, dict], out: Path) -> tuple[pd.DataFrame, list[tuple[str, Path]]]:
-    """Seed 004's calibration: classic ECE and reliability of probabilities (label models' P(relevant),
-    σ(score) of pointwise rankers), ranking ECE (Eq. 4) and reliability of the softmax within each list of
-    every trained ranker (first seed). Pairwise scores have no trained level, so no classic ECE. ``options``:
-    label model name → its options."""
+    """The label-relaxation paper's (seed 004) calibration: classic ECE and reliability of probabilities
+    (label models' P(relevant), σ(score) of pointwise rankers), ranking ECE (Eq. 4) and reliability of the
+    softmax within each list of every trained ranker (first seed). Pairwise scores have no trained level, so
+    no classic ECE. ``options``: label model name → its options."""
     gold = votes.set_index(["query_id", "passage_id"])["gold"]
     probabilities, softmaxes, ranking = {}, {}, {}
     for model in options:
@@ -146,8 +148,8 @@ def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str
 
 
 def gap_figures(cells: pd.DataFrame, history: Path, out: Path, metric: str = "recall@1") -> list[tuple[str, Path]]:
-    """Seed 004's memorisation signal: train vs validation ``metric`` over training (mean over seeds) of
-    each trained row whose runs tracked training queries (``track_train_queries``)."""
+    """The label-relaxation paper's (seed 004) memorisation signal: train vs validation ``metric`` over
+    training (mean over seeds) of each trained row whose runs tracked training queries (``track_train_queries``)."""
     figures = []
     for row, group in cells.groupby("row", sort=False) if len(cells) else []:
         tables = [pd.read_csv(history / f"{key}.csv") for key in group["key"] if (history / f"{key}.csv").exists()]
@@ -161,8 +163,8 @@ def gap_figures(cells: pd.DataFrame, history: Path, out: Path, metric: str = "re
 
 
 def sampler_table(cells: pd.DataFrame, table: pd.DataFrame, metric: str) -> pd.DataFrame | None:
-    """Seed 001's comparison: ``metric`` mean and std over seeds of each trained row by negative sampler
-    (fixed samplers, AC-IR ``policy``, ``random_policy``); None when the grid has one sampler."""
+    """The AC-IR paper's (seed 001) comparison: ``metric`` mean and std over seeds of each trained row by
+    negative sampler (fixed samplers, AC-IR ``policy``, ``random_policy``); None when the grid has one sampler."""
     if "sampler" not in cells.columns or cells["sampler"].nunique() < 2:
         return None
     samplers = cells.dropna(subset=["sampler"]).drop_duplicates("row").set_index("row")["sampler"]

@@ -1,11 +1,11 @@
 """Class-conditional accuracies (Dawid & Skene, 1979): each LF has its own vote distribution per class.
 
-Seed paper 002's generative model gives an LF one accuracy α for both classes. A top-1/bottom-half LF is
-far from symmetric: its +1 votes (one per list) are right much less often than its −1 votes are. Here
-each LF i has, for each class y, a distribution θ_i[y] over its votes {+1, −1, 0}; given y the LFs are
-independent. EM on the distinct vote patterns, as in :mod:`.generative`. The classes are identified by
-requiring each LF to vote +1 more often on relevant than on non-relevant pairs (the swap that breaks
-it for most LFs is undone); ``prior`` fixes γ = P(relevant).
+The BERT-PR paper's (seed 002) generative model gives an LF one accuracy α for both classes. A
+top-1/bottom-half LF is far from symmetric: its +1 votes (one per list) are right much less often than
+its −1 votes are. Here each LF i has, for each class y, a distribution θ_i[y] over its votes {+1, −1, 0};
+given y the LFs are independent. EM on the distinct vote patterns, as in :mod:`.generative`. The classes
+are identified by requiring each LF to vote +1 more often on relevant than on non-relevant pairs (the
+swap that breaks it for most LFs is undone); ``prior`` fixes γ = P(relevant).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""AC-IR (seed paper 001): an actor-critic agent that picks the negative sampler during training."""
+"""AC-IR (the AC-IR paper, seed 001): an actor-critic agent that picks the negative sampler during training."""
 
 from weakrank.policy.agent import ActorCriticAgent
 from weakrank.policy.rewards import REWARDS, reward

@@ -51,7 +51,7 @@ def minmax_within(values: pd.Series, groups: pd.Series) -> np.ndarray:
 
 
 def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``values`` min-max normalised over the entries where ``mask`` holds (seed 000: over a query's
+    """``values`` min-max normalised over the entries where ``mask`` holds (the WSLS paper, seed 000: over a query's
     negatives, so its hardest negative gets 1); 0.5 where those are constant, NaN outside ``mask``."""
     out = np.full(len(values), np.nan)
     if mask.any():

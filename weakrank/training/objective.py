@@ -32,8 +32,9 @@ def list_loss(model: Ranker, batch: ListBatch, cfg: TrainConfig) -> torch.Tensor
 
 
 def in_batch_loss(model: Ranker, batch: Batch, cfg: TrainConfig, epsilon: float) -> torch.Tensor:
-    """Seed 004's bi-encoder loss: each query's positive against all of the batch's positives and negatives
-    (another anchor's positive of the same query is masked); PR, LS or label relaxation over them."""
+    """The label-relaxation paper's (seed 004) bi-encoder loss: each query's positive against all of the
+    batch's positives and negatives (another anchor's positive of the same query is masked); PR, LS or
+    label relaxation over them."""
     k = len(batch.queries)
     module = getattr(model, "module", model)
     logits = model(**module.tokenize_all(batch.queries, batch.positives + batch.negatives)).float()
