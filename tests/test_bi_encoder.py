@@ -54,7 +54,7 @@ def test_a_saved_bi_encoder_reloads_with_sentence_transformers_and_scores_by_sca
 def test_in_batch_masks_another_positive_of_the_same_query_and_a_step_lowers_the_loss(tiny):
     data = TrainingData(labelled(tiny).assign(split="train"), tiny.queries, tiny.passages, "train")
     batch = data.batch(data.anchors, UniformSampler(), 2, np.random.default_rng(0))  # each anchor twice
-    for changes in ({"target": "plain"}, {"target": "ls", "epsilon": 0.2}, {"target": "lr", "alpha": 0.1}):
+    for changes in ({"target": "plain"}, {"target": "ls", "epsilon": 0.2}, {"target": "relax", "alpha": 0.1}):
         torch.manual_seed(0)
         cfg = small(architecture="bi-encoder", mode="in_batch", loss="ce", **changes)
         model = BiEncoder.from_encoder("minilm", max_length=32, scale=1.0)  # a flat softmax: LR is not yet 0

@@ -52,7 +52,7 @@ def run_episode(tmp_path, steps: int, maps: dict[int, float], **options) -> Poli
     batch = SimpleNamespace(queries=["q"], positives=["p"])
     for step in range(1, steps + 1):
         trainer.progress.step = trainer.progress.batch_in_epoch = step  # epoch progress = step / 1 batch per epoch
-        callback(trainer, batch, 0.5, 1.0)
+        callback.on_step(trainer, batch, 0.5, 1.0)
     callback.on_end(trainer)
     return callback
 

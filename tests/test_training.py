@@ -8,7 +8,7 @@ import torch
 from tests.conftest import shared
 from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError
-from weakrank.training import BertPR, TrainConfig
+from weakrank.training import BertPR, TrainConfig, TrainerCallback
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
 from weakrank.training.model import write_model_card
@@ -65,7 +65,7 @@ def test_one_step_lowers_the_loss_for_every_objective(tiny_data):
         {"loss": "hinge"},
         {"loss": "ce", "target": "wsls", "epsilon": 0.2, "noise_aware": True},
         {"loss": "ce", "mode": "pointwise", "target": "ls"},
-        {"loss": "ce", "mode": "pointwise", "target": "lr", "alpha": 0.05},
+        {"loss": "ce", "mode": "pointwise", "target": "relax", "alpha": 0.05},
     ):
         torch.manual_seed(0)
         cfg = small(**changes)
@@ -96,11 +96,12 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
     class Interrupt(Exception):
         pass
 
-    def stop_after_3(trainer, *_):
-        if trainer.progress.step == 3:
-            raise Interrupt
+    class StopAfter3(TrainerCallback):
+        def on_step(self, trainer, *_):
+            if trainer.progress.step == 3:
+                raise Interrupt
 
-    broken = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection, callbacks=[stop_after_3])
+    broken = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection, callbacks=[StopAfter3()])
     with pytest.raises(Interrupt):
         broken.fit(show_progress=False)
     resumed = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection)
@@ -244,3 +245,9 @@ def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_dat
     resumed.fit(resume=True, show_progress=False)  # when to evaluate may change
     card = (tmp_path / "m" / "final" / "README.md").read_text()
     assert "| steps | 1 |" in card and "| mode | pairwise |" in card
+
+
+def test_target_lr_is_the_deprecated_name_of_relax():
+    with pytest.warns(FutureWarning, match="target = 'lr' is deprecated: use 'relax'"):
+        cfg = TrainConfig.from_dict({"loss": "ce", "target": "lr"})
+    assert cfg.target == "relax"

@@ -13,7 +13,7 @@ from weakrank.config import PipelineConfig
 from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
 from weakrank.training import TrainConfig, rerank, train, train_config
-from weakrank.training.config import ARCHITECTURES, LOSSES, MODES, PRECISIONS, SAMPLERS, TARGETS
+from weakrank.training.config import ARCHITECTURES, LOSSES, MODES, PRECISIONS, SAMPLERS, TARGET_ALIASES, TARGETS
 from weakrank.training.distributed import teardown
 
 
@@ -60,7 +60,7 @@ HELP = {
     "mode": "training instances: pairwise (q, p+, p−), pointwise (q, p) or listwise (a group per query)",
     "loss": "hinge (pairwise), ce (cross-entropy; soft targets) or kl (listwise distillation)",
     "target": "plain, noise_aware (confidence-weighted), ls/tls (label smoothing, two-stage), "
-              "wsls/twsls (weakly-supervised label smoothing), lr (label relaxation)",
+              "wsls/twsls (weakly-supervised label smoothing), relax (label relaxation; 'lr' is its deprecated name)",
     "noise_aware": "weight each instance's loss by its label confidence",
     "epsilon": "label-smoothing mass ε of ls/tls/wsls/twsls, in [0, 1]",
     "alpha": "label relaxation: the credal set p(+) ≥ 1 − alpha, in [0, 1)",
@@ -111,8 +111,8 @@ HF_NAMES = {
     "eval_every": "--eval-steps", "checkpoint_every": "--save-steps", "output": "--output-dir",
 }
 CHOICES = {
-    "architecture": ARCHITECTURES, "mode": MODES, "loss": LOSSES, "target": TARGETS, "sampler": SAMPLERS,
-    "precision": PRECISIONS, "policy_reward": REWARDS,
+    "architecture": ARCHITECTURES, "mode": MODES, "loss": LOSSES, "target": (*TARGETS, *TARGET_ALIASES),
+    "sampler": SAMPLERS, "precision": PRECISIONS, "policy_reward": REWARDS,
 }
 
 

@@ -42,7 +42,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "tls": {"mode": "pairwise", "loss": "ce", "target": "tls"},
     "wsls": {"mode": "pairwise", "loss": "ce", "target": "wsls"},
     "twsls": {"mode": "pairwise", "loss": "ce", "target": "twsls"},
-    "lr": {"mode": "pairwise", "loss": "ce", "target": "lr"},
+    "lr": {"mode": "pairwise", "loss": "ce", "target": "relax"},
     "distill": {"mode": "listwise", "loss": "kl", "target": "plain"},
 }
 LABELS = {"hinge": "hinge", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from weakrank.callbacks import TrainerCallback
 from weakrank.io import write_text
 from weakrank.plots import line_plot
 from weakrank.policy.agent import ActorCriticAgent
@@ -22,7 +23,7 @@ from weakrank.policy.rewards import reward
 from weakrank.policy.state import TermWeightedEncoder, TrainingState
 
 
-class PolicyCallback:
+class PolicyCallback(TrainerCallback):
     """AC-IR decisions every ``every`` steps; records the sampler each step ran with."""
 
     def __init__(
@@ -62,7 +63,7 @@ class PolicyCallback:
             return int(self.rng.integers(len(self.agent.actions)))
         return self.agent.act(state)
 
-    def __call__(self, trainer, batch, loss: float, grad_norm: float) -> None:
+    def on_step(self, trainer, batch, loss: float, grad_norm: float) -> None:
         step = trainer.progress.step
         self.actions.append((step, trainer.sampler.active))
         if self.transition is not None:  # the last decision's action ran this step: the episode went on

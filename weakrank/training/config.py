@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from weakrank.errors import ConfigError
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 LOSSES = ("hinge", "ce", "kl")
-TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "lr")
+TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "relax")
+TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) read like the learning rate
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ARCHITECTURES = ("cross-encoder", "bi-encoder")
@@ -71,13 +73,17 @@ class TrainConfig:
     policy_val_queries: int = 20
 
     def __post_init__(self) -> None:
+        if self.target in TARGET_ALIASES:
+            warnings.warn(f"[train] target = {self.target!r} is deprecated: use {TARGET_ALIASES[self.target]!r}",
+                          FutureWarning, stacklevel=3)
+            self.target = TARGET_ALIASES[self.target]
         for name, allowed in (
             ("architecture", ARCHITECTURES), ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
         ):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
         if self.loss == "hinge" and (self.mode != "pairwise" or self.target not in ("plain", "noise_aware")):
-            raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/LR")
+            raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/relax")
         if (self.mode == "listwise") != (self.loss == "kl"):
             raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
         if self.mode == "listwise" and self.target != "plain":
@@ -86,8 +92,8 @@ class TrainConfig:
             raise ConfigError("[train] scale must be > 0")
         if self.mode == "in_batch" and (self.architecture != "bi-encoder" or self.loss != "ce"):
             raise ConfigError("[train] mode = 'in_batch' (in-batch negatives) needs architecture = 'bi-encoder', loss = 'ce'")
-        if self.mode == "in_batch" and self.target not in ("plain", "noise_aware", "ls", "tls", "lr"):
-            raise ConfigError("[train] in_batch takes target plain, noise_aware, ls, tls or lr")
+        if self.mode == "in_batch" and self.target not in ("plain", "noise_aware", "ls", "tls", "relax"):
+            raise ConfigError("[train] in_batch takes target plain, noise_aware, ls, tls or relax")
         if self.group_size < 2 or self.temperature <= 0:
             raise ConfigError("[train] group_size must be >= 2 and temperature > 0")
         if not 0 <= self.min_confidence <= 1:

@@ -44,7 +44,7 @@ def in_batch_loss(model: Ranker, batch: Batch, cfg: TrainConfig, epsilon: float)
     logits = logits.masked_fill(mask, float("-inf"))
     target = torch.arange(k, device=logits.device)
     weights = torch.as_tensor(batch.pos_confidence, device=logits.device) if cfg.noise_aware else None
-    if cfg.target == "lr":
+    if cfg.target == "relax":
         return weighted_mean(in_batch_relaxation(logits, target, cfg.alpha), weights)
     return weighted_mean(in_batch_cross_entropy(logits, target, epsilon), weights)
 
@@ -68,7 +68,7 @@ def batch_loss(model: Ranker, batch: Batch | ListBatch, cfg: TrainConfig, epsilo
             return weighted_mean(hinge(pos, neg, cfg.margin), weights)
         margin = pos - neg  # logit of "the positive ranks first"
         ones = torch.ones(k, device=device)
-        if cfg.target == "lr":
+        if cfg.target == "relax":
             return weighted_mean(relaxation(margin, ones, cfg.alpha), weights)
         target = 1 - epsilon * ns if wsls else smoothed_target(ones, epsilon)
         return weighted_mean(soft_cross_entropy(margin, target), weights)
@@ -76,7 +76,7 @@ def batch_loss(model: Ranker, batch: Batch | ListBatch, cfg: TrainConfig, epsilo
     weights = None
     if cfg.noise_aware:
         weights = torch.as_tensor(batch.pos_confidence.tolist() + batch.neg_confidence.tolist(), device=device)
-    if cfg.target == "lr":
+    if cfg.target == "relax":
         return weighted_mean(relaxation(scores, y, cfg.alpha), weights)
     ns_all = torch.cat([torch.full((k,), float("nan"), device=device), ns]) if wsls else None
     return weighted_mean(soft_cross_entropy(scores, smoothed_target(y, epsilon, ns_all)), weights)

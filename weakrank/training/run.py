@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from weakrank.callbacks import TrainerCallback
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
@@ -20,7 +21,7 @@ from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.rankers import load_ranker
-from weakrank.training.trainer import Progress, StepCallback, Trainer
+from weakrank.training.trainer import Progress, Trainer
 
 
 def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
@@ -39,7 +40,7 @@ def _label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
     return read_parquet(paths.labels)
 
 
-def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[StepCallback] | None = None) -> Trainer:
+def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
     """A :class:`Trainer` over the run directory's dataset and labels."""
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
@@ -76,7 +77,8 @@ def policy_callback(tc: TrainConfig, trainer: Trainer, dataset: Dataset) -> Poli
 
 
 def train(
-    cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[StepCallback] | None = None, **overrides: Any
+    cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[TrainerCallback] | None = None,
+    **overrides: Any
 ) -> Progress:
     """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
     tc = train_config(cfg, **overrides)

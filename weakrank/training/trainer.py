@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -17,12 +16,13 @@ import torch
 from ir_measures import AP, R
 from transformers import get_linear_schedule_with_warmup
 
+from weakrank.callbacks import TrainerCallback
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import atomic_dir, atomic_path, write_text
 from weakrank.progress import tqdm
 from weakrank.training import distributed
-from weakrank.training.config import TrainConfig
+from weakrank.training.config import TARGET_ALIASES, TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
 from weakrank.training.model import write_model_card
 from weakrank.training.objective import batch_loss
@@ -120,9 +120,6 @@ def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], bat
     return {name: float(value) for name, value in per_query.mean().items()}
 
 
-StepCallback = Callable[["Trainer", Batch, float, float], None]
-
-
 def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
     """AdamW groups: no weight decay on biases and norms; the fresh MLP head (cross-encoder) at ``head_lr`` when set."""
     no_decay = ("bias", "LayerNorm.weight", "norm.weight")
@@ -146,7 +143,7 @@ class Trainer:
         dev_data: TrainingData | None,
         out_dir: Path,
         collection: list[str],
-        callbacks: list[StepCallback] | None = None,
+        callbacks: list[TrainerCallback] | None = None,
         card: dict | None = None,
     ) -> None:
         seed_everything(cfg.seed)
@@ -214,6 +211,8 @@ class Trainer:
         if not path.exists():
             raise DataError("--resume: no checkpoint to resume from (train without --resume to start afresh)", file=path)
         saved = torch.load(path, weights_only=True, map_location="cpu")["config"]
+        if saved.get("target") in TARGET_ALIASES:  # written under a deprecated target name
+            saved["target"] = TARGET_ALIASES[saved["target"]]
         changed = sorted(k for k, v in asdict(self.cfg).items()
                          if k not in RESUME_MAY_CHANGE and k in saved and saved[k] != v)
         if changed:
@@ -286,6 +285,8 @@ class Trainer:
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
+        for callback in self.callbacks:
+            callback.on_evaluate(self, metrics)
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
@@ -326,7 +327,7 @@ class Trainer:
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
                 for callback in self.callbacks:
-                    callback(self, batch, loss, head_norm)
+                    callback.on_step(self, batch, loss, head_norm)
                 if cfg.eval_every and self.progress.step % cfg.eval_every == 0:
                     stop = self._after_eval(self.evaluate())
                 if cfg.checkpoint_every and self.progress.step % cfg.checkpoint_every == 0:
@@ -337,8 +338,7 @@ class Trainer:
                 self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
         bar.close()
         for callback in self.callbacks:
-            if hasattr(callback, "on_end"):
-                callback.on_end(self)
+            callback.on_end(self)
         if (self.dev_data is not None or self.train_queries) and (
             not self.progress.history or self.progress.history[-1]["step"] != self.progress.step
         ):
