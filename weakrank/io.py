@@ -169,16 +169,23 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
     return write_text("".join(line + "\n" for line in lines), path)
 
 
-def _read_trec(path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], columns: list[str]) -> pd.DataFrame:
+def read_utf8(path: str | Path) -> str:
+    """The text of ``path`` (a byte-order mark dropped); a missing or non-UTF-8 file raises :class:`DataError`
+    (at the line of the first bad byte)."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         raise DataError("file not found", file=path)
     data = path.read_bytes()
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         raise DataError(f"not UTF-8 (byte 0x{data[err.start]:02x})", file=path, line=line) from None
+
+
+def _read_trec(path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], columns: list[str]) -> pd.DataFrame:
+    path = Path(path)
+    text = read_utf8(path)
     try:
         rows = list(reader(io.StringIO(text)))
     except ValueError as err:  # locate the first line the reader refuses

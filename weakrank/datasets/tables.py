@@ -14,20 +14,14 @@ import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows, qrels_from_candidates
 from weakrank.errors import DataError
+from weakrank.io import read_utf8
 
 FILE, LINE = "_file", "_line"
 
 
 def read_text(path: Path) -> str:
     """The UTF-8 text of ``path``; a missing, non-UTF-8 or empty file raises :class:`DataError`."""
-    if not path.is_file():
-        raise DataError("file not found", file=path)
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise DataError(f"not UTF-8 (byte 0x{data[err.start]:02x})", file=path, line=line) from None
+    text = read_utf8(path)
     if not text.strip():
         raise DataError("empty file", file=path)
     return text
