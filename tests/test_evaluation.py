@@ -192,3 +192,25 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
     path = action_figure(cells, tmp_path, tmp_path / "actions.png")
     assert path is not None and path.stat().st_size > 5000
     assert action_figure(cells[cells["sampler"] == "bm25"], tmp_path, tmp_path / "none.png") is None
+
+
+def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
+    """The label-relaxation paper's (seed 004) noise study: PR / PR+LR bi-encoder cells on gold labels."""
+    from weakrank.config import load_config
+    from weakrank.evaluation import grid
+
+    cfg_path = write_config(tmp_path)
+    text = cfg_path.read_text().replace('variants = ["hinge", "twsls"]', textwrap.dedent('''\
+        variants = ["pr", "pr_relax"]
+        train_label_models = ["gold"]
+        noise_ratios = [0.0, 0.05]
+        supervised = false'''))
+    cfg_path.write_text(text + '[experiment.train]\narchitecture = "bi-encoder"\n')
+    cfg = load_config(cfg_path)
+    votes = pd.DataFrame({"query_id": ["q1", "q1", "q2"], "passage_id": ["a", "b", "c"], "split": "train",
+                          "gold": [1.0, 0.0, np.nan], "score_bm25": [1.0, 2.0, 3.0]})
+    rows = [c.row for c in grid.grid_cells(cfg, votes) if c.kind == "weak"]
+    assert rows[:2] == ["bi-encoder PR (gold, NS bm25)"] * 2  # two seeds
+    assert "bi-encoder PR+LR α=0.1 (gold, NS bm25, noise 0.05)" in rows and len(rows) == 2 * 2 * 2
+    labels = grid.gold_labels(votes)
+    assert labels["label"].tolist() == [1, 0] and (labels["confidence"] == 1).all()  # unjudged pairs dropped

@@ -167,7 +167,8 @@ REQUIRE = ("both", "relevant", "all")
 @dataclass
 class ExperimentConfig:
     """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``): unsupervised rows
-    of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model)
+    of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
+    ``"gold"``: the gold labels)
     × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
     scored on ``split``'s queries with ``require`` judgements, R_n@k for each ``[n, k]`` of ``rn``; ``train``
     overrides ``[train]`` in every trained cell."""
@@ -187,7 +188,7 @@ class ExperimentConfig:
     train: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in [*self.label_models, *(self.train_label_models or [])]:
+        for name in [*self.label_models, *[m for m in self.train_label_models or [] if m != "gold"]]:
             check_label_model(name, "label_models:")
         if self.require not in REQUIRE:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}")

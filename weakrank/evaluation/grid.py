@@ -44,9 +44,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "twsls": {"mode": "pairwise", "loss": "ce", "target": "twsls"},
     "lr": {"mode": "pairwise", "loss": "ce", "target": "relax"},
     "distill": {"mode": "listwise", "loss": "kl", "target": "plain"},
+    # bi-encoder (architecture = "bi-encoder"), in-batch negatives: the label-relaxation paper's (seed 004) PR, LS, LR
+    "pr": {"mode": "in_batch", "loss": "ce", "target": "plain"},
+    "pr_ls": {"mode": "in_batch", "loss": "ce", "target": "ls"},
+    "pr_relax": {"mode": "in_batch", "loss": "ce", "target": "relax"},
 }
+GOLD = "gold"  # train_label_models entry: the gold labels (corrupted at each noise ratio), the seed 004 noise study
 LABELS = {"hinge": "hinge", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
-          "lr": "LR", "distill": "listwise distillation"}
+          "lr": "LR", "distill": "listwise distillation", "pr": "PR", "pr_ls": "PR+LS", "pr_relax": "PR+LR"}
+KNOBS = {"lr": "alpha", "pr_relax": "alpha", "ls": "epsilon", "tls": "epsilon", "wsls": "epsilon", "twsls": "epsilon",
+         "pr_ls": "epsilon"}
 
 
 @dataclass(frozen=True)
@@ -88,15 +95,16 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     cells += [Cell(model, "unsupervised") for model in exp.label_models]
     seeds = exp.seeds
     train = tuple(sorted({**(cfg.train or {}), **exp.train}.items()))
+    architecture = "bi-encoder" if dict(train).get("architecture") == "bi-encoder" else "BERT-PR"
     for model in exp.trained_label_models:
         for variant in list(VARIANTS) if exp.variants is None else exp.variants:
-            knob = "alpha" if variant == "lr" else "epsilon" if variant in ("ls", "tls", "wsls", "twsls") else None
+            knob = KNOBS.get(variant)
             values = (exp.alphas if knob == "alpha" else exp.epsilons) if knob else [None]
             for value in values:
                 for sampler in exp.samplers:
                     for noise in exp.noise_ratios:
                         params = {**VARIANTS[variant], "sampler": sampler, "label_model": model, "noise": noise}
-                        row = f"BERT-PR {LABELS[variant]}"
+                        row = f"{architecture} {LABELS[variant]}"
                         if knob:
                             params[knob] = value
                             row += f" {'α' if knob == 'alpha' else 'ε'}={value:g}"
@@ -105,7 +113,7 @@ def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
                             cell_params = tuple(sorted({**params, **episode(sampler, seeds, seed)}.items()))
                             cells.append(Cell(row, "weak", cell_params, seed, train))
     if exp.supervised:
-        cells += [Cell("BERT-PR supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
+        cells += [Cell(f"{architecture} supervised", "supervised", (("loss", "hinge"),), seed, train) for seed in seeds]
     return cells
 
 
@@ -154,7 +162,10 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         labels_path = root / "labels" / name
         if not labels_path.exists():
             votes = read_parquet(paths.votes)
-            labels = fit_labels(votes, cfg.aggregate.label_model(params["label_model"]))
+            if params["label_model"] == GOLD:
+                labels = gold_labels(votes)
+            else:
+                labels = fit_labels(votes, cfg.aggregate.label_model(params["label_model"]))
             if params["noise"]:
                 passages = Dataset.load(paths.dataset).passages
                 labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)
@@ -173,6 +184,13 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
             shutil.copyfile(workdir / "policy.pt", tmp)
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
     return run
+
+
+def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
+    """The judged pairs of ``votes`` labelled by their gold relevance, with confidence 1 (labels.parquet's shape)."""
+    judged = votes.dropna(subset=["gold"])
+    gold = (judged["gold"] > 0).astype(int)
+    return judged.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
 
 
 def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
