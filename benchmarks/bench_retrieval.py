@@ -38,7 +38,7 @@ import torch
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 from weakrank.progress import configure
 from weakrank.retrieval import (
     DenseIndex,

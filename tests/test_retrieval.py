@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.cli import main
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 from weakrank.retrieval import DenseIndex, flat_index, numpy_search, passage_index
 
 ROOT = Path(__file__).resolve().parents[1]

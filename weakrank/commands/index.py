@@ -14,7 +14,7 @@ from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.tables import format_table, results_table
 from weakrank.io import write_run, write_text
 from weakrank.models import DEFAULT_ENCODER
-from weakrank.pipeline import RunPaths
+from weakrank.paths import RunPaths
 from weakrank.retrieval import retrieve
 
 
