@@ -22,7 +22,7 @@ import argparse
 import hashlib
 import json
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,7 @@ from scipy.stats import ttest_rel
 
 from weakrank import pipeline
 from weakrank.config import load_config
+from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.fusion import fusion_runs
@@ -41,7 +42,9 @@ from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
-from weakrank.training.run import score_split
+from weakrank.training.config import TrainConfig
+from weakrank.training.data import TrainingData
+from weakrank.training.run import label_table, score_split
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -55,7 +58,19 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 
 # keys added to TrainConfig after runs were cached: left out of the cache key at their default value, so the
 # cached runs (trained identically) stay valid
-LATER_KEYS = {"architecture": "cross-encoder", "scale": 20.0}
+LATER_KEYS = {"architecture": "cross-encoder", "scale": 20.0, "max_epochs": 0.0}
+
+
+def effective(cfg, tc: TrainConfig) -> TrainConfig:
+    """``tc`` with the number of steps it trains (``max_epochs`` applied) and no cap: a cap that does not bind
+    leaves the cache key as it was."""
+    if not tc.max_epochs:
+        return tc
+    dataset = Dataset.load(RunPaths(cfg.run_dir).dataset)
+    data = TrainingData(label_table(RunPaths(cfg.run_dir), tc), dataset.queries, dataset.passages, tc.train_split,
+                        supervised=tc.supervised, ns_lf=None, min_confidence=tc.min_confidence)
+    per_epoch = -(-len(data.list_ids if tc.mode == "listwise" else data.anchors) // tc.batch_size)
+    return replace(tc, max_steps=tc.total_steps(per_epoch), max_epochs=0.0)
 
 
 def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **overrides) -> tuple[pd.DataFrame, float]:
@@ -64,7 +79,7 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
     tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
     labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
     content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
-    training = {k: v for k, v in asdict(tc).items()
+    training = {k: v for k, v in asdict(effective(cfg, tc)).items()
                 if k != "fuse_lfs" and LATER_KEYS.get(k, object()) != v}  # fuse_lfs acts at rerank time only
     blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
     key = hashlib.sha1(blob.encode()).hexdigest()[:12]

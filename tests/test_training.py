@@ -157,6 +157,9 @@ def test_training_runs_to_max_steps_over_as_many_epochs_as_it_takes(tiny, tiny_d
     trainer = Trainer(cfg, tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
     progress = trainer.fit(show_progress=False)
     assert progress.step == 5 and progress.epoch >= 4
+    capped = Trainer(small(max_steps=5, max_epochs=3), tiny_data, None, tmp_path / "c", tiny.passages["passage_id"].tolist())
+    assert capped.fit(show_progress=False).step == 3  # max_epochs: 3 epochs of one step, before max_steps
+    assert small(max_steps=400, max_epochs=8).total_steps(22) == 176 and small(max_steps=400).total_steps(22) == 400
 
 
 def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):

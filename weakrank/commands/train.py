@@ -83,6 +83,7 @@ HELP = {
     "warmup": "share of the steps with linear warm-up (then linear decay)",
     "epochs": "passes over the training queries (used only when max-steps is 0)",
     "max_steps": "train this many steps, over as many epochs as it takes (0: use the epochs)",
+    "max_epochs": "but stop after this many epochs (0: no cap), so a small train split is not overfitted",
     "max_length": "max tokens of query + passage",
     "freeze_embeddings": "keep the word-embedding matrix fixed (faster steps on CPU)",
     "grad_clip": "clip the gradient norm to this value",

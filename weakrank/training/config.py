@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,7 @@ class TrainConfig:
     warmup: float = 0.1
     epochs: int = 1  # used only when max_steps = 0
     max_steps: int = 0  # > 0: train this many steps, over as many epochs as it takes
+    max_epochs: float = 0.0  # > 0: but never more than this many epochs (a small train split is not overfitted)
     max_length: int = 128
     freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (faster steps on CPU)
     grad_clip: float = 1.0
@@ -88,6 +90,8 @@ class TrainConfig:
             raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
         if self.mode == "listwise" and self.target != "plain":
             raise ConfigError("[train] listwise distillation takes target = 'plain' (its targets are the teacher's scores)")
+        if self.max_epochs < 0 or self.max_steps < 0:
+            raise ConfigError("[train] max_steps and max_epochs must be >= 0")
         if self.scale <= 0:
             raise ConfigError("[train] scale must be > 0")
         if self.mode == "in_batch" and (self.architecture != "bi-encoder" or self.loss != "ce"):
@@ -129,6 +133,12 @@ class TrainConfig:
         return self.mode != "listwise" and (
             self.sampler in ("bm25", "mixed", "policy", "random_policy") or self.target in ("wsls", "twsls")
         )
+
+    def total_steps(self, per_epoch: int) -> int:
+        """Optimiser steps of a run whose epoch is ``per_epoch`` steps: ``max_steps`` (or ``epochs`` epochs),
+        capped at ``max_epochs`` epochs."""
+        steps = self.max_steps or per_epoch * self.epochs
+        return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
 
     def epsilon_at(self, step: int, total: int) -> float:
         """Smoothing ε at ``step``: constant for LS/WSLS, ε then 0 for the two-stage T-LS/T-WSLS."""

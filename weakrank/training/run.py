@@ -31,7 +31,8 @@ def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
     return TrainConfig.from_dict(values, cfg.source)
 
 
-def _label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
+def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
+    """The table a run trains on: ``[train] labels``, the votes (gold, ``--supervised``) or labels.parquet."""
     if tc.labels:
         return read_parquet(tc.labels)
     if tc.supervised:  # gold lives in every table; votes also carry BM25 scores for the sampler
@@ -44,7 +45,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     """A :class:`Trainer` over the run directory's dataset and labels."""
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
-    labels = _label_table(paths, tc)
+    labels = label_table(paths, tc)
     options = {"supervised": tc.supervised, "ns_lf": tc.ns_lf if tc.needs_ns_score else None,
                "min_confidence": tc.min_confidence}
     data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, **options)

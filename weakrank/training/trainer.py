@@ -168,7 +168,7 @@ class Trainer:
         if per_epoch == 0:
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
-        self.total_steps = cfg.max_steps or per_epoch * cfg.epochs
+        self.total_steps = cfg.total_steps(per_epoch)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
