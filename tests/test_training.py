@@ -202,9 +202,15 @@ def test_a_crafted_checkpoint_runs_no_code(tiny, tiny_data, tmp_path):
     (tmp_path / "m").mkdir()
     torch.save({"model": _Plant(str(marker))}, tmp_path / "m" / "checkpoint.pt")
     trainer = Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
-    with pytest.raises(Exception, match="[Ww]eights only"):
+    with pytest.raises(DataError, match="checkpoint.pt.*[Ww]eights only"):
         trainer.load_checkpoint()
     assert not marker.exists()
+    (tmp_path / "m" / "checkpoint.pt").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(DataError, match="checkpoint.pt: not a readable weakrank checkpoint"):
+        trainer.fit(resume=True, show_progress=False)
+    torch.save({"model": {}}, tmp_path / "m" / "checkpoint.pt")
+    with pytest.raises(DataError, match="not a weakrank checkpoint"):
+        trainer.load_checkpoint()
 
 
 def test_a_split_without_positives_is_refused_by_pairwise_training_only(tiny, tmp_path):

@@ -84,6 +84,19 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def read_checkpoint(path: Path, device: torch.device) -> dict:
+    """A checkpoint's state; a truncated, foreign or crafted file is a :class:`DataError` naming it.
+    ``weights_only``: a checkpoint holds tensors and plain values only, so loading one never runs code."""
+    try:
+        state = torch.load(path, weights_only=True, map_location=device)
+    except Exception as err:  # torch raises RuntimeError, UnpicklingError, EOFError, … on a bad file
+        raise DataError(f"not a readable weakrank checkpoint: {type(err).__name__}: {str(err).splitlines()[0]}",
+                        file=path) from None
+    if not isinstance(state, dict) or not {"model", "optimizer", "progress", "config", "rng"} <= set(state):
+        raise DataError("not a weakrank checkpoint (model, optimizer, progress, config or rng missing)", file=path)
+    return state
+
+
 def numpy_state() -> dict:
     """NumPy's global RNG state as a tensor and plain values (loadable with ``weights_only=True``)."""
     kind, keys, pos, has_gauss, gauss = np.random.get_state()
@@ -194,8 +207,7 @@ class Trainer:
 
     def load_checkpoint(self) -> None:
         """Continue from ``checkpoint.pt``: same step, optimiser state and data order."""
-        # weights_only: a checkpoint holds tensors and plain values only, so loading one never runs code
-        state = torch.load(self.out_dir / CHECKPOINT, weights_only=True, map_location=self.device)
+        state = read_checkpoint(self.out_dir / CHECKPOINT, self.device)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
@@ -210,7 +222,7 @@ class Trainer:
         path = self.out_dir / CHECKPOINT
         if not path.exists():
             raise DataError("--resume: no checkpoint to resume from (train without --resume to start afresh)", file=path)
-        saved = torch.load(path, weights_only=True, map_location="cpu")["config"]
+        saved = read_checkpoint(path, torch.device("cpu"))["config"]
         if saved.get("target") in TARGET_ALIASES:  # written under a deprecated target name
             saved["target"] = TARGET_ALIASES[saved["target"]]
         changed = sorted(k for k, v in asdict(self.cfg).items()
