@@ -24,6 +24,22 @@ def test_quality_table_by_hand():
     auc_b = roc_auc_score([0, 1, 0], [0.5, 0.4, 0.1])
     assert table.loc["s", "AUC"] == pytest.approx((auc_a + auc_b) / 2)
     assert table.attrs["queries"] == 2
+    assert table["queries"].tolist() == [2]  # the table states how many queries it averages over
+
+
+def test_quality_figure_labels_bars_and_draws_the_auc_chance_line():
+    from weakrank.plots import quality_figure
+
+    table = pd.DataFrame({"P@1": [0.5, 0.75], "R@1": [0.25, 0.5], "AUC": [0.625, 0.875], "queries": [12, 12]},
+                         index=["bm25", "majority"])
+    fig = quality_figure(table, "LF quality")
+    assert [ax.get_ylabel() for ax in fig.axes] == ["P@1", "R@1", "AUC"]  # the queries column is not drawn
+    assert [t.get_text() for t in fig.axes[2].texts if t.get_text() in ("0.62", "0.88")] == ["0.62", "0.88"]
+    assert all(len(ax.containers) == 1 and len(ax.texts) >= 2 for ax in fig.axes)  # every bar labelled
+    chance = [line for line in fig.axes[2].get_lines() if line.get_label() == "chance"]
+    assert len(chance) == 1 and chance[0].get_ydata()[0] == 0.5 and chance[0].get_linestyle() == "--"
+    assert not any(line.get_label() == "chance" for line in fig.axes[0].get_lines())
+    assert "12 queries" in fig.get_suptitle()
 
 
 def test_lf_summary_uses_snorkel_analysis(tiny):

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from weakrank.evaluation.calibration import ece, ranking_ece, softmax_within
+from weakrank.evaluation.calibration import ece, ranking_ece, reliability_bins, reliability_figure, softmax_within
 
 
 def test_ranking_ece_by_hand_on_two_queries():
@@ -59,3 +59,24 @@ def test_sampler_table_compares_the_policy_with_fixed_samplers():
     assert table.loc["NS policy", "seeds"] == 3
     assert table.loc["NS policy", "MAP std"] == pytest.approx(0.01)  # seed means 0.61, 0.59, 0.60
     assert sampler_table(cells[cells["sampler"] != "policy"], results_table(results), "MAP") is None
+
+
+def test_reliability_diagram_has_a_panel_per_system_with_bin_counts():
+    rng = np.random.default_rng(0)
+    curves = {name: (rng.random(200), (rng.random(200) < 0.3).astype(int)) for name in ("majority", "snorkel", "ranker")}
+    bins = reliability_bins(*curves["majority"], bins=10)
+    assert bins["count"].sum() == 200 and (bins["count"] > 0).all()
+    prob, gold = np.array([0.05, 0.1, 0.15, 0.95]), np.array([0, 1, 1, 1])  # 0.1 falls in the first bin, as sklearn
+    assert reliability_bins(prob, gold).to_dict("list") == {
+        "bin": [0, 1, 9], "predicted": pytest.approx([0.075, 0.15, 0.95]), "observed": [0.5, 1.0, 1.0], "count": [2, 1, 1]}
+    fig = reliability_figure(curves, queries=40)
+    panels = [ax for ax in fig.axes if "ECE" in ax.get_title()]
+    assert [ax.get_title().split("\n")[0] for ax in panels] == list(curves)  # one panel per system
+    for ax, (prob, gold) in zip(panels, curves.values()):
+        assert f"ECE {ece(prob, gold):.3f}" in ax.get_title()
+        assert any(line.get_linestyle() == "--" for line in ax.get_lines())  # the diagonal
+    twins = [ax for ax in fig.axes if ax.get_ylabel().startswith("pairs per bin")]
+    assert len(twins) == len(curves)
+    labels = [int(text.get_text()) for text in twins[0].texts]
+    assert labels == bins["count"].tolist()  # the count written above each bin's bar
+    assert "40 queries" in fig.get_suptitle()

@@ -57,6 +57,7 @@ def test_evaluate_plain_trec_files_equals_ir_measures(trec_files, capsys):
     assert main(["evaluate", "--qrels", str(qrels_path), *map(str, runs)]) == 0
     out = capsys.readouterr().out
     assert "first" in out and "second" in out and f"{table.loc['second', 'MAP']:.3f}" in out
+    assert f"n = {table.loc['first', 'queries']} queries (with a relevant and a non-relevant candidate)" in out
 
 
 def test_ingest_writes_the_qrels_as_a_trec_file(tmp_path, capsys):

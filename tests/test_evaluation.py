@@ -15,7 +15,7 @@ from weakrank.datasets import load_dataset
 from weakrank.evaluation.calibration import ece, memorisation_gap
 from weakrank.evaluation.metrics import evaluate_run, r_n_at_k
 from weakrank.evaluation.significance import paired_tests
-from weakrank.evaluation.tables import format_table, results_table
+from weakrank.evaluation.tables import format_table, queries_note, results_table
 
 
 def test_metrics_by_hand():
@@ -98,6 +98,9 @@ def test_paired_t_test_and_bonferroni():
     table = results_table({"bm25": [base], "better": [better, better + 0.02]})
     assert table.loc["better", "MAP"] == pytest.approx(base["MAP"].mean() + 0.104 + 0.01)
     assert format_table(table).loc["better", "MAP"].startswith("0.414 ± 0.014")
+    assert format_table(table)["queries"].tolist() == [5, 5]  # tables state how many queries were evaluated
+    assert queries_note(table) == "n = 5 queries (with a relevant and a non-relevant candidate)"
+    assert queries_note(table.assign(queries=[4, 5]), "relevant") == "n = 4–5 queries (with a relevant candidate)"
 
 
 def test_ece_by_hand():
@@ -176,6 +179,9 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
     report = build_report(cfg, results)
     text = report.read_text()
     assert "| BERT-PR T-WSLS ε=0.1 (generative, NS bm25)" in text and "± " in text
+    n = results_table(results).loc["bm25", "queries"]
+    assert f"n = {n} queries (with a relevant and a non-relevant candidate)" in text and "queries |" in text
+    assert f"n = {n} queries" in (report.parent / "report.html").read_text()
     out = report.parent
     for png in ("ns_scores.png", "sensitivity.png", "reliability.png", "lf_quality.png"):
         assert (out / png).stat().st_size > 5000, png

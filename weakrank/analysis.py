@@ -45,7 +45,9 @@ def _query_quality(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, 
 
 
 def quality_table(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFrame:
-    """P@1, R@1, AUC (per-query means) of each ``name → score column`` of ``pairs`` against ``gold``."""
+    """P@1, R@1, AUC (per-query means) of each ``name → score column`` of ``pairs`` against ``gold``, and
+    ``queries``: how many queries (with a relevant and a non-relevant candidate) they are averaged over
+    (also ``attrs["queries"]``)."""
     judged = pairs.dropna(subset=["gold"])
     judged = judged.assign(gold=judged["gold"].astype(int))
     stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
@@ -57,6 +59,7 @@ def quality_table(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFra
         values = np.array([_query_quality(g[column].to_numpy(), g["gold"].to_numpy()) for g in groups])
         rows[name] = values.mean(axis=0) if len(values) else [np.nan] * 3
     table = pd.DataFrame.from_dict(rows, orient="index", columns=["P@1", "R@1", "AUC"])
+    table["queries"] = len(groups)
     table.index.name = "scorer"
     table.attrs["queries"] = len(groups)
     return table

@@ -17,7 +17,7 @@ from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
-from weakrank.plots import bar_table
+from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 
 
@@ -106,5 +106,5 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
             + "\n",
             out / "quality.md",
         )
-        bar_table(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
+        quality_bars(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
     return tables

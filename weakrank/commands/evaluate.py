@@ -15,7 +15,7 @@ from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import bm25_negatives, run_experiment
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.report import build_report
-from weakrank.evaluation.tables import format_table, results_table
+from weakrank.evaluation.tables import format_table, queries_note, results_table
 from weakrank.io import read_parquet, read_qrels, read_run, write_text
 from weakrank.paths import RunPaths
 
@@ -43,6 +43,7 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     if out:
         write_text(table.to_csv(), out)
     print(format_table(table).to_string())
+    print(queries_note(table, args.require))
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:
@@ -52,7 +53,9 @@ def cmd_experiment(args: argparse.Namespace) -> None:
             raise ConfigError(f"{args.config} has no [experiment_{args.grid}] section{did_you_mean(args.grid, cfg.grids)}")
         cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", experiment=cfg.grids[args.grid])
     results = run_experiment(cfg, progress=not args.quiet)
-    print(format_table(results_table(results)).to_string())
+    table = results_table(results)
+    print(format_table(table).to_string())
+    print(f"{queries_note(table, cfg.experiment.require)}, {cfg.experiment.split} split")
     print(f"\nreport: {build_report(cfg, results)}")
 
 

@@ -25,10 +25,10 @@ from weakrank.evaluation.calibration import (
 )
 from weakrank.evaluation.grid import Cell, grid_cells
 from weakrank.evaluation.systems import column_run, label_model_scores
-from weakrank.evaluation.tables import format_table, results_table, significance_legend
+from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
 from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.paths import RunPaths
-from weakrank.plots import bar_table, line_plot, save_figure
+from weakrank.plots import line_plot, quality_bars, save_figure
 from weakrank.training.data import minmax_within
 
 
@@ -136,12 +136,14 @@ def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str
         ranking[cell["row"]] = ranking_ece(scores, y, queries)
     classic = {name: ece(p, y) for name, (p, y) in probabilities.items()}
     table = pd.DataFrame({CLASSIC_ECE: classic, RANKING_ECE: ranking})
+    queries = int(votes.loc[(votes["split"] == split) & votes["gold"].notna(), "query_id"].nunique())
+    table.attrs["queries"] = queries
     figures = [("Reliability of P(relevant): label models and pointwise rankers, classic ECE (seed 004)",
-                reliability_diagram(probabilities, out / "reliability.png"))]
+                reliability_diagram(probabilities, out / "reliability.png", queries=queries))]
     if softmaxes:
         diagram = reliability_diagram(softmaxes, out / "reliability_ranking.png",
                                       title="Reliability (softmax per list)",
-                                      xlabel="softmax of the score in its list")
+                                      xlabel="softmax of the score in its list", queries=queries)
         figures.append(("Reliability of the softmax within each list: trained rankers, ranking ECE (seed 004, Eq. 4)",
                         diagram))
     return table, figures
@@ -169,7 +171,7 @@ def sampler_table(cells: pd.DataFrame, table: pd.DataFrame, metric: str) -> pd.D
         return None
     samplers = cells.dropna(subset=["sampler"]).drop_duplicates("row").set_index("row")["sampler"]
     samplers = samplers[samplers.index.isin(table.index)]
-    return pd.concat([samplers, table.loc[samplers.index, ["seeds", metric, f"{metric} std"]]], axis=1)
+    return pd.concat([samplers, table.loc[samplers.index, ["seeds", "queries", metric, f"{metric} std"]]], axis=1)
 
 
 def machine() -> str:
@@ -206,14 +208,16 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     samplers = sampler_table(cells, table, metric)
     quality = paths.analysis / "quality.csv"
     if quality.exists():
-        figures.append(("LF and label-model quality (P@1, R@1, AUC)",
-                        bar_table(pd.read_csv(quality, index_col=0), out / "lf_quality.png", "LF quality")))
+        figures.append(("LF and label-model quality (P@1, R@1, AUC; dashed: AUC 0.5, chance)",
+                        quality_bars(pd.read_csv(quality, index_col=0), out / "lf_quality.png", "LF quality")))
     stamp = f"{dt.date.today().isoformat()}, {machine()}"
     title = f"weakrank report — {cfg.name} ({split} split)"
-    note = f"Mean over queries (± std over seeds where several); {significance_legend()}."
+    note = (f"{queries_note(table, cfg.experiment.require)} of the {split} split. Mean over queries, ± std over "
+            f"seeds where several; {significance_legend()}.")
     ece_note = (f"{CLASSIC_ECE}: 10 equal-width bins over P(relevant), only for probabilities (label models, "
                 f"pointwise rankers); {RANKING_ECE}: the same over the softmax of each query's candidate scores "
-                "(seed 004, Eq. 4).")
+                f"(seed 004, Eq. 4); over all candidate pairs of the {calibration.attrs['queries']} judged queries "
+                f"of the {split} split.")
     sampler_note = (f"{metric} mean and std over seeds by negative sampler; AC-IR's seeds are successive episodes "
                     "of one policy (seed 001).")
     calibration = calibration.map(lambda v: "" if pd.isna(v) else f"{v:.3f}")

@@ -31,11 +31,26 @@ def significance_legend(baseline: str = "BM25", alpha: float = 0.05) -> str:
             f"queries, p < {alpha:g} after Bonferroni")
 
 
+REQUIRED = {"both": "with a relevant and a non-relevant candidate", "relevant": "with a relevant candidate",
+            "all": "with judgements"}
+
+
+def queries_note(table: pd.DataFrame, require: str = "both") -> str:
+    """How many queries the rows of ``table`` (its ``queries`` column) were evaluated on, e.g.
+    "n = 237 queries (with a relevant and a non-relevant candidate)"; a range where rows differ."""
+    counts = table["queries"].dropna().astype(int)
+    n = f"{counts.min()}" if counts.min() == counts.max() else f"{counts.min()}–{counts.max()}"
+    return f"n = {n} queries ({REQUIRED.get(require, require)})"
+
+
 def format_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Printable cells: "0.712 ± 0.010" (± only with several seeds); † significantly better than the
-    baseline, ‡ significantly worse, paired t-test p < alpha after Bonferroni (see :func:`significance_legend`)."""
+    """Printable cells: the number of ``queries`` evaluated (where ``table`` has it), then "0.712 ± 0.010"
+    (± only with several seeds); † significantly better than the baseline, ‡ significantly worse, paired
+    t-test p < alpha after Bonferroni (see :func:`significance_legend`)."""
     metrics = [c for c in table.columns if f"{c} std" in table.columns]
     out = pd.DataFrame(index=table.index)
+    if "queries" in table.columns:
+        out["queries"] = table["queries"]
     for m in metrics:
         cells = []
         for _, r in table.iterrows():
