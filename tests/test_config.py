@@ -93,7 +93,17 @@ def test_one_place_makes_the_label_model_with_the_configured_options(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["wikiqa", "trecqa", "semeval", "scifact"])
-def test_the_shipped_pipelines_load(name):
-    cfg = load_config(Path(__file__).resolve().parents[1] / "pipelines" / f"{name}.toml")
+def test_the_shipped_pipelines_load_from_any_working_directory(name, tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(tmp_path)  # relative paths resolve against the config file's folder, not here
+    cfg = load_config(root / "pipelines" / f"{name}.toml")
     train_config(cfg)
     assert cfg.train is not None
+    assert cfg.run_dir == (root / "data" / name).resolve()
+    assert cfg.dataset.path.parent == (root.parent / "shared" / "datasets").resolve()
+
+
+def test_relative_train_files_resolve_against_the_config_folder(tmp_path):
+    cfg = load_config(config(tmp_path, BASE + "[train]\nlabels = 'x/labels.parquet'\npolicy_path = ''\n"))
+    assert cfg.train == {"labels": str(tmp_path / "x" / "labels.parquet"), "policy_path": ""}
+    assert cfg.dataset.path == (tmp_path / "data").resolve() and cfg.run_dir == (tmp_path / "data" / "pipe").resolve()

@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.cli import main
+from weakrank.config import load_config
 from weakrank.datasets import load_dataset
 from weakrank.paths import RunPaths
 
@@ -13,7 +14,9 @@ OWN = ROOT / "data" / "fixtures" / "own_collection"
 
 
 def test_own_trec_collection_runs_through_the_label_stages(tmp_path, monkeypatch, capsys):
-    monkeypatch.chdir(ROOT)  # the config's paths are relative to the repository root
+    monkeypatch.chdir(tmp_path)  # the config's paths are relative to its own folder: any working directory works
+    cfg = load_config(OWN / "pipeline.toml")
+    assert cfg.dataset.path == OWN.resolve() and cfg.run_dir == (ROOT / "data" / "own_collection").resolve()
     assert main(["run", str(OWN / "pipeline.toml"), "--run-dir", str(tmp_path), "--quiet"]) == 0
     paths = RunPaths(tmp_path)
     queries = pd.read_parquet(paths.dataset / "queries.parquet")

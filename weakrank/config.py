@@ -3,8 +3,8 @@
 Every section is a typed dataclass: a misspelt section or key, or a value of the wrong type, stops with a
 :class:`ConfigError` naming the file, the section and the key, with the closest known name. ``[train]`` is
 kept as a table and read into a :class:`~weakrank.training.config.TrainConfig` (as strictly) when training
-starts, with the command line's overrides. Relative paths are resolved against the current working
-directory (run from the repository root).
+starts, with the command line's overrides. Relative paths (``run_dir``, ``[dataset] path``, ``[train] labels``
+and ``policy_path``) are resolved against the config file's folder, so a config runs from any directory.
 """
 
 from __future__ import annotations
@@ -260,6 +260,14 @@ def check_max_queries(value: Any, where: str) -> int:
     return value
 
 
+TRAIN_PATHS = ("labels", "policy_path")  # [train] keys that name files
+
+
+def relative_to(folder: Path, section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``section`` with its non-empty relative file paths under ``keys`` resolved against ``folder``."""
+    return {k: str(folder / v) if k in keys and isinstance(v, str) and v else v for k, v in section.items()}
+
+
 def load_config(path: str | Path) -> PipelineConfig:
     """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it."""
     path = Path(path)
@@ -286,14 +294,15 @@ def load_config(path: str | Path) -> PipelineConfig:
             raise ConfigError(f"{path}: [dataset] splits given twice (also in [dataset.options])")
         options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
+    here = path.resolve().parent  # relative paths in a config are relative to the config file's folder
     grids = {key.removeprefix(GRID): typed(ExperimentConfig, _section(raw, key, path), key, path)
              for key in raw if key.startswith(GRID)}
     return PipelineConfig(
         name=name,
-        run_dir=Path(raw.get("run_dir", f"data/{name}")),
+        run_dir=(here / raw.get("run_dir", f"data/{name}")).resolve(),
         dataset=DatasetConfig(
             loader=_require(ds, "loader", "dataset", path),
-            path=Path(_require(ds, "path", "dataset", path)),
+            path=(here / _require(ds, "path", "dataset", path)).resolve(),
             options=options,
             max_queries=max_queries,
         ),
@@ -305,7 +314,7 @@ def load_config(path: str | Path) -> PipelineConfig:
         ),
         aggregate=typed(AggregateConfig, _section(raw, "aggregate", path, required=False), "aggregate", path),
         analyze=typed(AnalyzeConfig, _section(raw, "analyze", path, required=False), "analyze", path),
-        train=_section(raw, "train", path) if "train" in raw else None,
+        train=relative_to(here, _section(raw, "train", path), TRAIN_PATHS) if "train" in raw else None,
         evaluate=typed(EvaluateConfig, _section(raw, "evaluate", path, required=False), "evaluate", path),
         experiment=typed(ExperimentConfig, _section(raw, "experiment", path, required=False), "experiment", path),
         grids=grids,
