@@ -171,7 +171,7 @@ def markdown(table: pd.DataFrame) -> str:
         cell += [("†" if up else "‡") if pv < 0.05 else "" for pv, up in zip(p, better)]
         out[f"{name} MAP"] = cell
         out[f"{name} P@1"] = rows["p1"].map("{:.3f}".format)
-    return out.fillna("–").to_markdown()
+    return out.fillna("–").to_markdown(disable_numparse=True)
 
 
 def main() -> None:
