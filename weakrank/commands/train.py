@@ -31,7 +31,7 @@ def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = F
         teardown()
     out = RunPaths(cfg.run_dir).models(train_config(cfg, **overrides).output)
     if int(os.environ.get("RANK", "0")) == 0:
-        dev = f"best dev MAP {progress.best:.4f}" if progress.best >= 0 else "no dev MAP: no dev query with both labels"
+        dev = f"best dev MAP {progress.best:.4f}" if progress.best >= 0 else "no dev MAP"
         print(f"trained {progress.step} steps ({dev}) → {out}")
 
 
