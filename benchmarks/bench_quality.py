@@ -69,7 +69,7 @@ def effective(cfg, tc: TrainConfig) -> TrainConfig:
     dataset = Dataset.load(RunPaths(cfg.run_dir).dataset)
     data = TrainingData(label_table(RunPaths(cfg.run_dir), tc), dataset.queries, dataset.passages, tc.train_split,
                         supervised=tc.supervised, ns_lf=None, min_confidence=tc.min_confidence)
-    per_epoch = -(-len(data.list_ids if tc.mode == "listwise" else data.anchors) // tc.batch_size)
+    per_epoch = data.steps_per_epoch(tc.batch_size, tc.mode == "listwise")
     return replace(tc, max_steps=tc.total_steps(per_epoch), max_epochs=0.0)
 
 

@@ -3,7 +3,7 @@ import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
 
-from tests.test_training import labelled, small
+from tests.test_training import assert_one_step_lowers_the_loss, labelled, small
 from weakrank.errors import ConfigError
 from weakrank.training import BiEncoder, TrainConfig
 from weakrank.training.data import TrainingData
@@ -58,13 +58,7 @@ def test_in_batch_masks_another_positive_of_the_same_query_and_a_step_lowers_the
         torch.manual_seed(0)
         cfg = small(architecture="bi-encoder", mode="in_batch", loss="ce", **changes)
         model = BiEncoder.from_encoder("minilm", max_length=32, scale=1.0)  # a flat softmax: LR is not yet 0
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        before = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
-        before.backward()
-        optimizer.step()
-        with torch.no_grad():
-            after = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
-        assert after.item() < before.item(), changes
+        assert_one_step_lowers_the_loss(model, batch, cfg, 1e-4)
     # the duplicate anchor's positive is masked: PR equals a cross-entropy without those columns
     with torch.no_grad():
         k = len(batch.queries)

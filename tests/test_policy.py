@@ -47,7 +47,8 @@ def run_episode(tmp_path, steps: int, maps: dict[int, float], **options) -> Poli
     callback = PolicyCallback(RecordingAgent(), encoder, every=2, **options)
     callback._validation_map = lambda trainer: maps[trainer.progress.step]
     progress = SimpleNamespace(step=0, batch_in_epoch=0, epoch=0)
-    trainer = SimpleNamespace(progress=progress, cfg=SimpleNamespace(batch_size=1), data=SimpleNamespace(anchors=[0]),
+    data = SimpleNamespace(steps_per_epoch=lambda batch_size, listwise: 1)  # one anchor
+    trainer = SimpleNamespace(progress=progress, cfg=SimpleNamespace(batch_size=1), data=data, listwise=False,
                               sampler=SimpleNamespace(active="bm25"), out_dir=tmp_path)
     batch = SimpleNamespace(queries=["q"], positives=["p"])
     for step in range(1, steps + 1):

@@ -33,6 +33,17 @@ def small(**changes) -> TrainConfig:
     return TrainConfig(**{**base, **changes})
 
 
+def assert_one_step_lowers_the_loss(model, batch, cfg: TrainConfig, lr: float) -> None:
+    """One AdamW step on ``batch`` lowers ``cfg``'s loss of it."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    before = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
+    before.backward()
+    optimizer.step()
+    with torch.no_grad():
+        after = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
+    assert after.item() < before.item(), (cfg.mode, cfg.target)
+
+
 def test_triplet_confidence_is_the_geometric_mean(tiny, tiny_data):
     batch = tiny_data.batch(tiny_data.anchors, UniformSampler(), 2, np.random.default_rng(0))
     assert len(batch.queries) == 4
@@ -69,14 +80,7 @@ def test_one_step_lowers_the_loss_for_every_objective(tiny_data):
     ):
         torch.manual_seed(0)
         cfg = small(**changes)
-        model = BertPR.from_encoder("minilm", max_length=32)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=5e-4)
-        before = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
-        before.backward()
-        optimizer.step()
-        with torch.no_grad():
-            after = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
-        assert after.item() < before.item(), changes
+        assert_one_step_lowers_the_loss(BertPR.from_encoder("minilm", max_length=32), batch, cfg, 5e-4)
 
 
 def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path):

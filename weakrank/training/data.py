@@ -111,9 +111,17 @@ class TrainingData:
         self.list_ids = [qid for qid, ql in self.lists.items() if len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
         self.split = split
 
+    def units(self, listwise: bool = False) -> list:
+        """What an epoch goes over: the anchors, or (``listwise``) the ids of the lists the teacher ranks."""
+        return self.list_ids if listwise else self.anchors
+
+    def steps_per_epoch(self, batch_size: int, listwise: bool = False) -> int:
+        """Optimiser steps in one pass over :meth:`units` at ``batch_size``."""
+        return -(-len(self.units(listwise)) // batch_size)
+
     def epoch_order(self, seed: int, epoch: int, listwise: bool = False) -> list:
         """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly."""
-        units = self.list_ids if listwise else self.anchors
+        units = self.units(listwise)
         order = np.random.default_rng([seed, epoch]).permutation(len(units))
         return [units[i] for i in order]
 

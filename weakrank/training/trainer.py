@@ -177,7 +177,7 @@ class Trainer:
         # fused AdamW: one kernel over all tensors (on CPU ~7x faster than the per-tensor loop)
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, cfg), lr=cfg.lr, fused=True)
         self.listwise = cfg.mode == "listwise"
-        per_epoch = -(-len(data.list_ids if self.listwise else data.anchors) // cfg.batch_size)
+        per_epoch = data.steps_per_epoch(cfg.batch_size, self.listwise)
         if per_epoch == 0:
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
