@@ -58,7 +58,7 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 
 # keys added to TrainConfig after runs were cached: left out of the cache key at their default value, so the
 # cached runs (trained identically) stay valid
-LATER_KEYS = {"architecture": "cross-encoder", "scale": 20.0, "max_epochs": 0.0}
+LATER_KEYS = {"architecture": "cross-encoder", "scale": 20.0, "max_epochs": 0.0, "list_fraction": 1.0}
 
 
 def effective(cfg, tc: TrainConfig) -> TrainConfig:
@@ -68,7 +68,8 @@ def effective(cfg, tc: TrainConfig) -> TrainConfig:
         return tc
     dataset = Dataset.load(RunPaths(cfg.run_dir).dataset)
     data = TrainingData(label_table(RunPaths(cfg.run_dir), tc), dataset.queries, dataset.passages, tc.train_split,
-                        supervised=tc.supervised, ns_lf=None, min_confidence=tc.min_confidence)
+                        supervised=tc.supervised, ns_lf=None, min_confidence=tc.min_confidence,
+                        list_fraction=tc.list_fraction)
     per_epoch = data.steps_per_epoch(tc.batch_size, tc.mode == "listwise")
     return replace(tc, max_steps=tc.total_steps(per_epoch), max_epochs=0.0)
 

@@ -144,6 +144,16 @@ def test_pairs_every_lf_abstained_on_are_never_negatives(tiny):
     assert {p for ql in confident.lists.values() for p in ql.passage_ids[ql.negatives()]} == {"p5"}
 
 
+def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
+    labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2])  # q1: a clear top
+    everything = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    confident = TrainingData(labels, tiny.queries, tiny.passages, "train", list_fraction=0.5)
+    assert sorted(everything.list_ids) == ["q1", "q2"] and confident.list_ids == ["q1"]
+    assert {qid for qid, _ in confident.anchors} == {"q1"} and len(confident.lists) == 2  # texts/dev lists kept
+    with pytest.raises(ConfigError, match="list_fraction"):
+        TrainConfig(list_fraction=0.0)
+
+
 def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):
     labels = labelled(tiny).assign(split="train", score_bm25=[3.0, 9.0, 1.0, 2.0, 6.0, 7.0])
     data = TrainingData(labels, tiny.queries, tiny.passages, "train")

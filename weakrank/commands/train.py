@@ -72,6 +72,7 @@ HELP = {
     "bm25_top_k": "bm25 sampler: draw negatives from the top K of the list by the ns_lf score",
     "ns_lf": "the LF whose score drives the bm25 sampler and WSLS",
     "min_confidence": "a pair labelled 0 is a negative only with at least this confidence",
+    "list_fraction": "train on this share of the lists, those whose label-model top-1 stands out most (0, 1]",
     "group_size": "listwise: candidates per query in a group (the teacher's top one + random others)",
     "temperature": "listwise: temperature of the teacher's softmax over standardised scores",
     "mixed_probabilities": "mixed sampler: probabilities of bm25 and random",

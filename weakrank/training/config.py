@@ -39,6 +39,7 @@ class TrainConfig:
     bm25_top_k: int = 5
     ns_lf: str = "bm25"  # the LF whose score drives the BM25 sampler and WSLS
     min_confidence: float = 0.0  # negatives: pairs labelled 0 with at least this confidence (and a vote)
+    list_fraction: float = 1.0  # train on this share of the lists: those the label model is surest of (top-1 margin)
     group_size: int = 8  # listwise: candidates per query in a group (the teacher's top one + random others)
     temperature: float = 1.0  # listwise: the teacher's softmax temperature over standardised scores
     mixed_probabilities: tuple[float, float] = (0.5, 0.5)
@@ -100,6 +101,8 @@ class TrainConfig:
             raise ConfigError("[train] in_batch takes target plain, noise_aware, ls, tls or relax")
         if self.group_size < 2 or self.temperature <= 0:
             raise ConfigError("[train] group_size must be >= 2 and temperature > 0")
+        if not 0 < self.list_fraction <= 1:
+            raise ConfigError("[train] list_fraction must be in (0, 1]")
         if not 0 <= self.min_confidence <= 1:
             raise ConfigError("[train] min_confidence must be in [0, 1]")
         if self.grad_accum < 1 or self.batch_size < 1:

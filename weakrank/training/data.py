@@ -60,6 +60,15 @@ def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:
+    """The ids of the ``fraction`` of ``lists`` whose teacher is surest of its top candidate: the largest
+    margins between the top two standardised teacher scores (ties kept; a one-candidate list has margin 0)."""
+    if fraction >= 1.0:
+        return set(lists)
+    margins = pd.Series({qid: np.diff(np.sort(ql.teacher)[-2:]).sum() for qid, ql in lists.items()}, dtype=float)
+    return set(margins.index[margins >= margins.quantile(1.0 - fraction)])
+
+
 class TrainingData:
     """The labelled lists of one split, with texts, ready to yield batches."""
 
@@ -72,6 +81,7 @@ class TrainingData:
         supervised: bool = False,
         ns_lf: str | None = "bm25",
         min_confidence: float = 0.0,
+        list_fraction: float = 1.0,
     ) -> None:
         rows = labels[labels["split"] == split]
         if rows.empty:
@@ -105,10 +115,12 @@ class TrainingData:
                 qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
                 g["teacher"].to_numpy(),
             )
+        kept = confident_lists(self.lists, list_fraction)
         self.anchors = [
-            (qid, int(i)) for qid, ql in self.lists.items() for i in np.flatnonzero(ql.labels == 1)
+            (qid, int(i)) for qid, ql in self.lists.items() if qid in kept for i in np.flatnonzero(ql.labels == 1)
         ]
-        self.list_ids = [qid for qid, ql in self.lists.items() if len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
+        self.list_ids = [qid for qid, ql in self.lists.items()
+                         if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
         self.split = split
 
     def units(self, listwise: bool = False) -> list:

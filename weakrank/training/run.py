@@ -48,7 +48,8 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     labels = label_table(paths, tc)
     options = {"supervised": tc.supervised, "ns_lf": tc.ns_lf if tc.needs_ns_score else None,
                "min_confidence": tc.min_confidence}
-    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, **options)
+    train_options = {**options, "list_fraction": tc.list_fraction}
+    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, **train_options)
     dev_data = None
     if tc.dev_split in set(labels["split"]):
         dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, **options)
