@@ -23,7 +23,7 @@ LAYERS = [
     # the pipeline config, the label stages, the AC-IR policy (it drives a trainer it does not import)
     ["weakrank.config", "weakrank.pipeline", "weakrank.policy"],
     ["weakrank.training"],
-    ["weakrank.evaluation", "weakrank.retrieval"],
+    ["weakrank.evaluation", "weakrank.retrieval", "weakrank.pyterrier"],
     ["weakrank.commands", "weakrank.cli"],
 ]
 
