@@ -71,6 +71,9 @@ def test_train_keys_are_checked_with_the_file_and_a_suggestion(tmp_path):
     cfg = load_config(config(tmp_path, BASE + "[train]\nloss = 'hinge'\ntarget = 'ls'\n"))
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: hinge loss"):
         train_config(cfg)
+    cfg = load_config(config(tmp_path, BASE + "[train]\nmargin = -1.0\n"))  # the objective's own check
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: \[train\] Hinge: margin = -1.0"):
+        train_config(cfg)
 
 
 def test_grid_variants_samplers_and_train_keys_are_checked(tmp_path):

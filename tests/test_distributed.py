@@ -14,8 +14,8 @@ from weakrank.models import resolve_model
 from weakrank.training import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.distributed import DistEnv, micro_batches
+from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import UniformSampler
-from weakrank.training.trainer import Trainer
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def _rank_main(rank: int, world: int, port: int, encoder: str, dataset, out: str
     from weakrank.training.distributed import teardown
 
     data = data_of(dataset)
-    trainer = Trainer(config(encoder), data, None, f"{out}/model", dataset.passages["passage_id"].tolist())
+    trainer = trainer_from_config(config(encoder), data, None, f"{out}/model", dataset.passages)
     assert trainer.dist == DistEnv(rank, world, rank)
     loss = trainer.backward(data.batch(data.anchors, UniformSampler(), 2, np.random.default_rng(0)))
     grads = {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}
@@ -87,7 +87,7 @@ def test_ddp_on_two_cpu_processes_matches_one_process(tiny, tiny_encoder, tmp_pa
     mp.spawn(_rank_main, args=(2, _free_port(), tiny_encoder, tiny, str(tmp_path)), nprocs=2, join=True)
     rank0, rank1 = (torch.load(tmp_path / f"rank{r}.pt") for r in (0, 1))
     data = data_of(tiny)
-    single = Trainer(config(tiny_encoder), data, None, tmp_path / "single", [])
+    single = trainer_from_config(config(tiny_encoder), data, None, tmp_path / "single", tiny.passages)
     start = {k: v.detach().clone() for k, v in single.model.state_dict().items()}
     loss = single.backward(data.batch(data.anchors, UniformSampler(), 2, np.random.default_rng(0)))
     # the synchronised gradient of each half of the batch is the gradient of the whole batch on one process
@@ -106,7 +106,8 @@ def test_two_micro_batches_give_the_full_batch_gradient(tiny, tiny_encoder, tmp_
     batch = data.batch(data.anchors, UniformSampler(), 2, np.random.default_rng(0))
     grads = []
     for accum in (1, 2):
-        trainer = Trainer(config(tiny_encoder, grad_accum=accum), data, None, tmp_path / str(accum), [])
+        cfg = config(tiny_encoder, grad_accum=accum)
+        trainer = trainer_from_config(cfg, data, None, tmp_path / str(accum), tiny.passages)
         loss = trainer.backward(batch)
         grads.append((loss, {n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None}))
     (loss1, full), (loss2, accumulated) = grads

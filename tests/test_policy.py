@@ -47,8 +47,7 @@ def run_episode(tmp_path, steps: int, maps: dict[int, float], **options) -> Poli
     callback = PolicyCallback(RecordingAgent(), encoder, every=2, **options)
     callback._validation_map = lambda trainer: maps[trainer.progress.step]
     progress = SimpleNamespace(step=0, batch_in_epoch=0, epoch=0)
-    data = SimpleNamespace(steps_per_epoch=lambda batch_size, listwise: 1)  # one anchor
-    trainer = SimpleNamespace(progress=progress, cfg=SimpleNamespace(batch_size=1), data=data, listwise=False,
+    trainer = SimpleNamespace(progress=progress, steps_per_epoch=1,  # one anchor
                               sampler=SimpleNamespace(active="bm25"), out_dir=tmp_path)
     batch = SimpleNamespace(queries=["q"], positives=["p"])
     for step in range(1, steps + 1):
@@ -127,8 +126,7 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     from weakrank.datasets import load_dataset
     from weakrank.training import TrainConfig
     from weakrank.training.data import TrainingData
-    from weakrank.training.run import policy_callback
-    from weakrank.training.trainer import Trainer
+    from weakrank.training.run import trainer_from_config
 
     ds = load_dataset("trecqa", shared("trecqa"), splits=("train", "dev")).subset(max_queries=8)
     labels = ds.candidates.assign(label=ds.candidates["gold"].astype(int), confidence=0.9,
@@ -137,9 +135,8 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     dev = TrainingData(labels, ds.queries, ds.passages, "dev")
     cfg = TrainConfig(sampler="policy", batch_size=2, max_length=32, max_steps=4, policy_every=2, policy_val_queries=2,
                       eval_every=0, checkpoint_every=0, dev_queries=4, lr=1e-4)
-    trainer = Trainer(cfg, data, dev, tmp_path / "episode", ds.passages["passage_id"].tolist())
-    callback = policy_callback(cfg, trainer, ds)
-    trainer.callbacks.append(callback)
+    trainer = trainer_from_config(cfg, data, dev, tmp_path / "episode", ds.passages)
+    [callback] = trainer.callbacks  # the AC-IR callback a policy sampler comes with
     before = [p.clone() for p in list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())]
     trainer.fit(show_progress=False)
     after = list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())

@@ -12,9 +12,18 @@ from weakrank.training import BertPR, TrainConfig, TrainerCallback
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
 from weakrank.training.model import write_model_card
-from weakrank.training.objective import batch_loss
+from weakrank.training.objectives import (
+    Hinge,
+    InBatch,
+    LabelRelaxation,
+    ListwiseKL,
+    Objective,
+    SoftCrossEntropy,
+    objective_from_config,
+)
+from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
-from weakrank.training.trainer import Trainer
+from weakrank.training.trainer import Trainer, prepare_run
 
 
 def labelled(dataset, confidence: float = 0.8) -> pd.DataFrame:
@@ -35,12 +44,12 @@ def small(**changes) -> TrainConfig:
 
 def assert_one_step_lowers_the_loss(model, batch, cfg: TrainConfig, lr: float) -> None:
     """One AdamW step on ``batch`` lowers ``cfg``'s loss of it."""
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    before = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
+    optimizer, objective = torch.optim.AdamW(model.parameters(), lr=lr), objective_from_config(cfg)
+    before = objective(model, batch, 0, 10)
     before.backward()
     optimizer.step()
     with torch.no_grad():
-        after = batch_loss(model, batch, cfg, cfg.epsilon_at(0, 10))
+        after = objective(model, batch, 0, 10)
     assert after.item() < before.item(), (cfg.mode, cfg.target)
 
 
@@ -92,9 +101,8 @@ def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path):
 
 
 def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny, tiny_data, tmp_path):
-    collection = tiny.passages["passage_id"].tolist()
     cfg = small(max_steps=4, epochs=4, checkpoint_every=2)
-    full = Trainer(cfg, tiny_data, None, tmp_path / "full", collection)
+    full = trainer_from_config(cfg, tiny_data, None, tmp_path / "full", tiny.passages)
     full.fit(show_progress=False)
 
     class Interrupt(Exception):
@@ -105,10 +113,10 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
             if trainer.progress.step == 3:
                 raise Interrupt
 
-    broken = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection, callbacks=[StopAfter3()])
+    broken = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages, callbacks=[StopAfter3()])
     with pytest.raises(Interrupt):
         broken.fit(show_progress=False)
-    resumed = Trainer(cfg, tiny_data, None, tmp_path / "resumed", collection)
+    resumed = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages)
     resumed.load_checkpoint()
     assert resumed.progress.step == 2
     saved = torch.load(tmp_path / "resumed" / "checkpoint.pt", weights_only=True)["optimizer"]["state"]
@@ -120,13 +128,64 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
 
 
 def test_two_stage_smoothing_schedule_and_bad_configs():
-    cfg = TrainConfig(loss="ce", target="twsls", epsilon=0.3, two_stage_fraction=0.5)
-    assert [cfg.epsilon_at(s, 10) for s in (0, 4, 5, 9)] == [0.3, 0.3, 0.0, 0.0]
-    assert TrainConfig(loss="ce", target="ls", epsilon=0.3).epsilon_at(9, 10) == 0.3
+    objective = objective_from_config(TrainConfig(loss="ce", target="twsls", epsilon=0.3, two_stage_fraction=0.5))
+    assert [objective.epsilon_at(s, 10) for s in (0, 4, 5, 9)] == [0.3, 0.3, 0.0, 0.0]
+    assert objective_from_config(TrainConfig(loss="ce", target="ls", epsilon=0.3)).epsilon_at(9, 10) == 0.3
     with pytest.raises(ConfigError, match="hinge loss"):
         TrainConfig(loss="hinge", target="ls")
     with pytest.raises(ConfigError, match="unknown \\[train\\] key"):
         TrainConfig.from_dict({"learning_rate": 1.0})
+
+
+def test_train_keys_map_to_an_objective_that_checks_its_settings():
+    assert objective_from_config(small()) == Hinge(margin=1.0)
+    assert objective_from_config(small(loss="ce", target="noise_aware")) == SoftCrossEntropy(noise_aware=True)
+    assert objective_from_config(small(loss="ce", mode="pointwise", target="twsls", epsilon=0.2)) == SoftCrossEntropy(
+        "pointwise", "twsls", epsilon=0.2)
+    assert objective_from_config(small(loss="ce", target="relax", alpha=0.05)) == LabelRelaxation("pairwise", 0.05)
+    assert objective_from_config(small(mode="listwise", loss="kl", temperature=2.0)) == ListwiseKL(2.0)
+    assert objective_from_config(small(architecture="bi-encoder", mode="in_batch", loss="ce", target="tls")) == InBatch(
+        "tls")
+    assert ListwiseKL.listwise and not Hinge.listwise
+    for build, message in (
+        (lambda: Hinge(margin=-1.0), "Hinge: margin = -1.0 must be >= 0"),
+        (lambda: SoftCrossEntropy(mode="listwise"), "SoftCrossEntropy: mode = 'listwise'"),
+        (lambda: SoftCrossEntropy(target="relax"), "SoftCrossEntropy: target = 'relax'"),
+        (lambda: SoftCrossEntropy(target="ls", epsilon=1.5), r"epsilon = 1.5 must be in \[0, 1\]"),
+        (lambda: SoftCrossEntropy(target="tls", two_stage_fraction=2.0), "two_stage_fraction"),
+        (lambda: LabelRelaxation(alpha=1.0), r"LabelRelaxation: alpha = 1.0 must be in \[0, 1\)"),
+        (lambda: ListwiseKL(temperature=0.0), "ListwiseKL: temperature"),
+        (lambda: InBatch(target="wsls"), "InBatch: target = 'wsls'"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            build()
+
+
+def test_the_trainer_runs_the_objective_sampler_and_callbacks_it_is_given(tiny_data, tmp_path):
+    args = small(max_steps=2, eval_every=1)
+    steps, hooks = [], []
+
+    class Spy(Objective):  # any objective: here the hinge loss, recording the step it is called at
+        def __call__(self, model, batch, step, total):
+            steps.append((step, total))
+            return Hinge()(model, batch, step, total)
+
+    class Hooks(TrainerCallback):
+        def on_step(self, trainer, batch, loss, grad_norm):
+            hooks.append("step")
+
+        def on_evaluate(self, trainer, metrics):
+            hooks.append("evaluate")
+
+        def on_end(self, trainer):
+            hooks.append("end")
+
+    prepare_run(args)
+    model = BertPR.from_encoder("minilm", max_length=32)
+    trainer = Trainer(model, Spy(), UniformSampler(), args, [Hooks()], data=tiny_data, dev_data=tiny_data,
+                      out_dir=tmp_path / "m")
+    assert trainer.fit(show_progress=False).step == 2
+    assert steps == [(0, 2), (1, 2)] and hooks == ["step", "evaluate", "step", "evaluate", "end"]
 
 
 def test_pairs_every_lf_abstained_on_are_never_negatives(tiny):
@@ -168,10 +227,10 @@ def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):
 
 def test_training_runs_to_max_steps_over_as_many_epochs_as_it_takes(tiny, tiny_data, tmp_path):
     cfg = small(max_steps=5, epochs=1)  # 2 anchors, batch 2: one step an epoch
-    trainer = Trainer(cfg, tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
+    trainer = trainer_from_config(cfg, tiny_data, None, tmp_path / "m", tiny.passages)
     progress = trainer.fit(show_progress=False)
     assert progress.step == 5 and progress.epoch >= 4
-    capped = Trainer(small(max_steps=5, max_epochs=3), tiny_data, None, tmp_path / "c", tiny.passages["passage_id"].tolist())
+    capped = trainer_from_config(small(max_steps=5, max_epochs=3), tiny_data, None, tmp_path / "c", tiny.passages)
     assert capped.fit(show_progress=False).step == 3  # max_epochs: 3 epochs of one step, before max_steps
     assert small(max_steps=400, max_epochs=8).total_steps(22) == 176 and small(max_steps=400).total_steps(22) == 400
 
@@ -183,7 +242,7 @@ def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):
     assert listwise_kl(student, teacher).item() == pytest.approx(expected)
     assert listwise_kl(teacher.clone(), teacher).item() == pytest.approx(0.0, abs=1e-7)
     cfg = small(mode="listwise", loss="kl", max_steps=2, group_size=3)
-    trainer = Trainer(cfg, tiny_data, None, tmp_path / "l", tiny.passages["passage_id"].tolist())
+    trainer = trainer_from_config(cfg, tiny_data, None, tmp_path / "l", tiny.passages)
     batch = tiny_data.list_batch(["q1", "q2"], 3, np.random.default_rng(0))
     assert [len(g) for g in batch.passages] == [3, 3]
     assert all(t[0] == t.max() for t in batch.teacher)  # the teacher's top candidate is always in the group
@@ -194,7 +253,7 @@ def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):
 
 def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_data, tmp_path):
     cfg = small(loss="ce", target="tls", epsilon=0.2, max_steps=4, eval_every=1)
-    trainer = Trainer(cfg, tiny_data, tiny_data, tmp_path / "t", tiny.passages["passage_id"].tolist())
+    trainer = trainer_from_config(cfg, tiny_data, tiny_data, tmp_path / "t", tiny.passages)
     saved = []
     trainer.save_model = lambda directory: saved.append((trainer.progress.step, directory.name))
     trainer.fit(show_progress=False)
@@ -215,7 +274,7 @@ def test_a_crafted_checkpoint_runs_no_code(tiny, tiny_data, tmp_path):
     marker = tmp_path / "pwned"
     (tmp_path / "m").mkdir()
     torch.save({"model": _Plant(str(marker))}, tmp_path / "m" / "checkpoint.pt")
-    trainer = Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages["passage_id"].tolist())
+    trainer = trainer_from_config(small(max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages)
     with pytest.raises(DataError, match="checkpoint.pt.*[Ww]eights only"):
         trainer.load_checkpoint()
     assert not marker.exists()
@@ -230,10 +289,10 @@ def test_a_crafted_checkpoint_runs_no_code(tiny, tiny_data, tmp_path):
 def test_a_split_without_positives_is_refused_by_pairwise_training_only(tiny, tmp_path):
     labels = labelled(tiny).assign(split="train", label=0, score=[0.1, 0.9, 0.2, 0.3, 0.1, 0.8])
     data = TrainingData(labels, tiny.queries, tiny.passages, "train")
-    collection = tiny.passages["passage_id"].tolist()
     with pytest.raises(DataError, match="split .train. has no pair labelled relevant"):
-        Trainer(small(max_steps=1), data, None, tmp_path / "p", collection)
-    Trainer(small(mode="listwise", loss="kl", max_steps=1), data, None, tmp_path / "l", collection)  # the scores rank
+        trainer_from_config(small(max_steps=1), data, None, tmp_path / "p", tiny.passages)
+    listwise = small(mode="listwise", loss="kl", max_steps=1)
+    trainer_from_config(listwise, data, None, tmp_path / "l", tiny.passages)  # the scores rank
 
 
 def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scores(tmp_path):
@@ -256,15 +315,17 @@ def test_the_model_card_says_how_the_model_was_trained(tmp_path):
 
 
 def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_data, tmp_path):
-    collection = tiny.passages["passage_id"].tolist()
+    def trainer(**changes):
+        return trainer_from_config(small(**changes), tiny_data, None, tmp_path / "m", tiny.passages)
+
     with pytest.raises(DataError, match="no checkpoint"):
-        Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", collection).fit(resume=True, show_progress=False)
-    Trainer(small(max_steps=1), tiny_data, None, tmp_path / "m", collection).fit(show_progress=False)
+        trainer(max_steps=1).fit(resume=True, show_progress=False)
+    trainer(max_steps=1).fit(show_progress=False)
     before = (tmp_path / "m" / "checkpoint.pt").read_bytes()
     with pytest.raises(ConfigError, match="'lr'"):
-        Trainer(small(max_steps=2, lr=1e-3), tiny_data, None, tmp_path / "m", collection).fit(resume=True)
+        trainer(max_steps=2, lr=1e-3).fit(resume=True)
     assert (tmp_path / "m" / "checkpoint.pt").read_bytes() == before
-    resumed = Trainer(small(max_steps=1, eval_every=5), tiny_data, None, tmp_path / "m", collection)
+    resumed = trainer(max_steps=1, eval_every=5)
     resumed.fit(resume=True, show_progress=False)  # when to evaluate may change
     card = (tmp_path / "m" / "final" / "README.md").read_text()
     assert "| steps | 1 |" in card and "| mode | pairwise |" in card

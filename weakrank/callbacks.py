@@ -1,7 +1,7 @@
 """The hooks a :class:`~weakrank.training.trainer.Trainer` calls, as in transformers' ``TrainerCallback``.
 
 A callback subclasses :class:`TrainerCallback` and overrides the hooks it needs; each receives the trainer
-(its ``progress``, ``model``, ``sampler``, ``cfg``, ``out_dir``). The AC-IR policy
+(its ``progress``, ``model``, ``objective``, ``sampler``, ``args``, ``out_dir``, …). The AC-IR policy
 (:class:`weakrank.policy.callback.PolicyCallback`) is one.
 """
 

@@ -69,8 +69,8 @@ class PolicyCallback(TrainerCallback):
         if self.transition is not None:  # the last decision's action ran this step: the episode went on
             self._learn(done=False)
         if step % self.every == 0 or step == 1:
-            per_epoch = trainer.data.steps_per_epoch(trainer.cfg.batch_size, trainer.listwise)
-            signals = TrainingState(loss, grad_norm, trainer.progress.batch_in_epoch / per_epoch, trainer.progress.epoch)
+            epoch_progress = trainer.progress.batch_in_epoch / trainer.steps_per_epoch
+            signals = TrainingState(loss, grad_norm, epoch_progress, trainer.progress.epoch)
             state = self.encoder.state(signals, batch.queries, batch.positives)
             self.maps.append(self._validation_map(trainer))
             if self.pending is not None and not self.uniform:

@@ -142,11 +142,3 @@ class TrainConfig:
         capped at ``max_epochs`` epochs."""
         steps = self.max_steps or per_epoch * self.epochs
         return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
-
-    def epsilon_at(self, step: int, total: int) -> float:
-        """Smoothing ε at ``step``: constant for LS/WSLS, ε then 0 for the two-stage T-LS/T-WSLS."""
-        if self.target in ("ls", "wsls"):
-            return self.epsilon
-        if self.target in ("tls", "twsls"):
-            return self.epsilon if step < self.two_stage_fraction * total else 0.0
-        return 0.0

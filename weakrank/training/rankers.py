@@ -14,10 +14,15 @@ Ranker = BertPR | BiEncoder
 
 
 def new_ranker(cfg: TrainConfig) -> Ranker:
-    """A fresh ranker of ``cfg.architecture`` on ``cfg.encoder``."""
+    """A fresh ranker of ``cfg.architecture`` on ``cfg.encoder``, its word embeddings frozen with
+    ``freeze_embeddings`` (seed first: the cross-encoder's head starts from torch's RNG)."""
     if cfg.architecture == "bi-encoder":
-        return BiEncoder.from_encoder(cfg.encoder, max_length=cfg.max_length, scale=cfg.scale)
-    return BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length)
+        model = BiEncoder.from_encoder(cfg.encoder, max_length=cfg.max_length, scale=cfg.scale)
+    else:
+        model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length)
+    if cfg.freeze_embeddings:
+        model.encoder.get_input_embeddings().weight.requires_grad_(False)
+    return model
 
 
 def load_ranker(directory: str | Path, device: str | None = None) -> Ranker:

@@ -9,9 +9,9 @@ from typing import Any
 import pandas as pd
 
 from weakrank.callbacks import TrainerCallback
-from weakrank.config import PipelineConfig
+from weakrank.config import PipelineConfig, located
 from weakrank.dataset import Dataset
-from weakrank.errors import DataError
+from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_parquet, write_run
 from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import lf_names
@@ -20,15 +20,22 @@ from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
-from weakrank.training.rankers import load_ranker
-from weakrank.training.trainer import Progress, Trainer
+from weakrank.training.objectives import objective_from_config
+from weakrank.training.rankers import Ranker, load_ranker, new_ranker
+from weakrank.training.samplers import NegativeSampler, make_sampler
+from weakrank.training.trainer import Progress, Trainer, prepare_run
 
 
 def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
     """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored)."""
     values = dict(cfg.train or {})
     values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(values, cfg.source)
+    tc = TrainConfig.from_dict(values, cfg.source)
+    try:
+        objective_from_config(tc)  # the objective's own checks (a negative margin, …) stop a bad [train] here too
+    except ConfigError as err:
+        raise ConfigError(located(cfg.source, f"[train] {err}")) from None
+    return tc
 
 
 def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
@@ -42,7 +49,7 @@ def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
-    """A :class:`Trainer` over the run directory's dataset and labels."""
+    """A :class:`Trainer` over the run directory's dataset and labels (see :func:`trainer_from_config`)."""
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
     labels = label_table(paths, tc)
@@ -55,21 +62,33 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
         dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, **options)
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
-    collection = dataset.passages["passage_id"].tolist()
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(labels), "train queries": len(data.lists), "collection": str(cfg.run_dir)}
-    trainer = Trainer(tc, data, dev_data, paths.models(tc.output), collection, list(callbacks or []), card=card)
+    return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
+
+
+def trainer_from_config(
+    tc: TrainConfig, data: TrainingData, dev_data: TrainingData | None, out_dir: str | Path, passages: pd.DataFrame,
+    callbacks: list[TrainerCallback] | None = None, card: dict | None = None,
+) -> Trainer:
+    """A :class:`Trainer` of ``data`` as ``tc`` says: after :func:`prepare_run` (seeds, process group), a fresh
+    model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and,
+    with a policy sampler, the AC-IR callback that drives it (after ``callbacks``)."""
+    prepare_run(tc)
+    model = new_ranker(tc)
+    sampler = make_sampler(tc, passages["passage_id"].tolist())
+    callbacks = list(callbacks or [])
     if tc.sampler in ("policy", "random_policy"):
-        trainer.callbacks.append(policy_callback(tc, trainer, dataset))
-    return trainer
+        callbacks.append(policy_callback(tc, model, sampler, passages["text"].tolist()))
+    return Trainer(model, objective_from_config(tc), sampler, tc, callbacks, data=data, dev_data=dev_data,
+                   out_dir=out_dir, card=card)
 
 
-def policy_callback(tc: TrainConfig, trainer: Trainer, dataset: Dataset) -> PolicyCallback:
-    """AC-IR over the BM25 and random samplers (a saved policy at ``policy_path`` is reused and updated)."""
-    encoder = TermWeightedEncoder(
-        trainer.model.tokenizer, trainer.model.encoder.get_input_embeddings().weight, dataset.passages["text"].tolist()
-    )
-    actions = list(trainer.sampler.samplers)
+def policy_callback(tc: TrainConfig, model: Ranker, sampler: NegativeSampler, texts: list[str]) -> PolicyCallback:
+    """AC-IR over the samplers of ``sampler`` (a switch), its state read with ``model``'s word embeddings weighted
+    over the collection's ``texts`` (a saved policy at ``policy_path`` is reused and updated)."""
+    encoder = TermWeightedEncoder(model.tokenizer, model.encoder.get_input_embeddings().weight, texts)
+    actions = list(sampler.samplers)
     if tc.policy_path and Path(tc.policy_path).exists():
         agent = ActorCriticAgent.load(tc.policy_path, seed=tc.seed)
     else:

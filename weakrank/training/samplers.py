@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from weakrank.training.config import TrainConfig
+
 
 @dataclass(frozen=True)
 class Negative:
@@ -129,3 +131,18 @@ class SwitchSampler:
 
     def sample(self, query: QueryList, n: int, rng: np.random.Generator) -> list[Negative]:
         return self.samplers[self.active].sample(query, n, rng)
+
+
+def make_sampler(cfg: TrainConfig, collection: Sequence[str]) -> NegativeSampler:
+    """The configured negative sampler (``policy``/``random_policy``: a switch a policy callback drives) over
+    ``collection``, the passage ids the random sampler draws from."""
+    bm25, random_ = BM25Sampler(cfg.bm25_top_k), RandomSampler(collection)
+    if cfg.sampler == "bm25":
+        return bm25
+    if cfg.sampler == "random":
+        return random_
+    if cfg.sampler == "uniform":
+        return UniformSampler()
+    if cfg.sampler == "mixed":
+        return MixedSampler([bm25, random_], cfg.mixed_probabilities)
+    return SwitchSampler({"bm25": bm25, "random": random_}, active="bm25")

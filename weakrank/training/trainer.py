@@ -1,5 +1,10 @@
 """The training loop: AdamW, linear warm-up/decay, clipping, AMP on GPU, checkpoints, resume,
-early stopping on dev queries scored against pseudo-labels (gold only in supervised mode)."""
+early stopping on dev queries scored against pseudo-labels (gold only in supervised mode).
+
+In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
+:class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
+settings and callbacks; :func:`weakrank.training.run.trainer_from_config` builds them from a ``TrainConfig``.
+"""
 
 from __future__ import annotations
 
@@ -25,16 +30,9 @@ from weakrank.training import distributed
 from weakrank.training.config import TARGET_ALIASES, TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
 from weakrank.training.model import write_model_card
-from weakrank.training.objective import batch_loss
-from weakrank.training.rankers import Ranker, new_ranker
-from weakrank.training.samplers import (
-    BM25Sampler,
-    MixedSampler,
-    NegativeSampler,
-    RandomSampler,
-    SwitchSampler,
-    UniformSampler,
-)
+from weakrank.training.objectives import Objective
+from weakrank.training.rankers import Ranker
+from weakrank.training.samplers import NegativeSampler
 
 CHECKPOINT = "checkpoint.pt"
 # settings a resumed run may change: they decide when to evaluate and save, not what is learnt
@@ -53,20 +51,6 @@ class Progress:
     history: list[dict] = field(default_factory=list)
 
 
-def make_sampler(cfg: TrainConfig, collection: list[str]) -> NegativeSampler:
-    """The configured negative sampler (``policy``/``random_policy``: a switch a policy callback drives)."""
-    bm25, random_ = BM25Sampler(cfg.bm25_top_k), RandomSampler(collection)
-    if cfg.sampler == "bm25":
-        return bm25
-    if cfg.sampler == "random":
-        return random_
-    if cfg.sampler == "uniform":
-        return UniformSampler()
-    if cfg.sampler == "mixed":
-        return MixedSampler([bm25, random_], cfg.mixed_probabilities)
-    return SwitchSampler({"bm25": bm25, "random": random_}, active="bm25")
-
-
 def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
     """CUDA with bf16 (fp16 where bf16 is unsupported) autocast when present, else CPU in fp32."""
     if not torch.cuda.is_available():
@@ -78,10 +62,13 @@ def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dty
     return torch.device("cuda"), torch.bfloat16
 
 
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+def prepare_run(args: TrainConfig) -> None:
+    """Call before building a run's model: seeds Python's, NumPy's and torch's RNGs (the same fresh head on every
+    process) and joins the process group torchrun describes, if any."""
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    distributed.setup()
 
 
 def read_checkpoint(path: Path, device: torch.device) -> dict:
@@ -147,42 +134,45 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
 
 
 class Trainer:
-    """Fine-tunes a ranker (:class:`BertPR` or :class:`BiEncoder`) on labelled lists; see :func:`weakrank.training.train`."""
+    """Fine-tunes ``model`` (:class:`BertPR` or :class:`BiEncoder`) on ``data`` by ``objective``, negatives drawn by
+    ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end. Evaluates on
+    ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model card) and
+    history under ``out_dir``. Build the model after :func:`prepare_run`."""
 
     def __init__(
         self,
-        cfg: TrainConfig,
-        data: TrainingData,
-        dev_data: TrainingData | None,
-        out_dir: Path,
-        collection: list[str],
+        model: Ranker,
+        objective: Objective,
+        sampler: NegativeSampler,
+        args: TrainConfig,
         callbacks: list[TrainerCallback] | None = None,
+        *,
+        data: TrainingData,
+        dev_data: TrainingData | None = None,
+        out_dir: str | Path,
         card: dict | None = None,
     ) -> None:
-        seed_everything(cfg.seed)
+        self.objective, self.sampler, self.args = objective, sampler, args
+        self.callbacks = list(callbacks or [])
         self.card = dict(card or {})  # what the model card says besides the config: labels, LFs
-        self.cfg, self.data, self.dev_data, self.out_dir = cfg, data, dev_data, Path(out_dir)
-        self.dev_queries = list(dev_data.lists)[: cfg.dev_queries] if dev_data is not None else []
-        self.train_queries = list(data.lists)[: cfg.track_train_queries]
+        self.data, self.dev_data, self.out_dir = data, dev_data, Path(out_dir)
+        self.dev_queries = list(dev_data.lists)[: args.dev_queries] if dev_data is not None else []
+        self.train_queries = list(data.lists)[: args.track_train_queries]
         self.dist = distributed.setup()
-        self.device, self.amp_dtype = pick_device_and_precision(cfg)
+        self.device, self.amp_dtype = pick_device_and_precision(args)
         if self.device.type == "cuda":
             self.device = torch.device("cuda", self.dist.local_rank)
-        self.model = new_ranker(cfg).to(self.device)
-        if cfg.freeze_embeddings:
-            self.model.encoder.get_input_embeddings().weight.requires_grad_(False)
+        self.model = model.to(self.device)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
-        self.sampler = make_sampler(cfg, collection)
-        self.callbacks = callbacks or []
         # fused AdamW: one kernel over all tensors (on CPU ~7x faster than the per-tensor loop)
-        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, cfg), lr=cfg.lr, fused=True)
-        self.listwise = cfg.mode == "listwise"
-        per_epoch = data.steps_per_epoch(cfg.batch_size, self.listwise)
-        if per_epoch == 0:
+        self.optimizer = torch.optim.AdamW(parameter_groups(self.model, args), lr=args.lr, fused=True)
+        self.listwise = objective.listwise
+        self.steps_per_epoch = data.steps_per_epoch(args.batch_size, self.listwise)
+        if self.steps_per_epoch == 0:
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
-        self.total_steps = cfg.total_steps(per_epoch)
-        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(cfg.warmup * self.total_steps), self.total_steps)
+        self.total_steps = args.total_steps(self.steps_per_epoch)
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
 
@@ -198,7 +188,7 @@ class Trainer:
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
             "progress": asdict(self.progress),
-            "config": asdict(self.cfg),
+            "config": asdict(self.args),
             "rng": {"torch": torch.get_rng_state(), "numpy": numpy_state(), "python": random.getstate()},
         }
         with atomic_path(path) as tmp:
@@ -225,7 +215,7 @@ class Trainer:
         saved = read_checkpoint(path, torch.device("cpu"))["config"]
         if saved.get("target") in TARGET_ALIASES:  # written under a deprecated target name
             saved["target"] = TARGET_ALIASES[saved["target"]]
-        changed = sorted(k for k, v in asdict(self.cfg).items()
+        changed = sorted(k for k, v in asdict(self.args).items()
                          if k not in RESUME_MAY_CHANGE and k in saved and saved[k] != v)
         if changed:
             raise ConfigError(f"--resume with changed training settings {changed} (the checkpoint was trained with "
@@ -236,10 +226,10 @@ class Trainer:
         """Write the model and its card into ``directory``, swapped in whole (rank 0 only)."""
         if not self.dist.is_main:
             return
-        cfg = self.cfg
-        info = {**self.card, "architecture": cfg.architecture, "encoder": cfg.encoder, "supervised": cfg.supervised,
-                "mode": cfg.mode, "loss": cfg.loss, "target": cfg.target, "steps": self.progress.step,
-                "batch size": cfg.batch_size, "max length": cfg.max_length, "learning rate": cfg.lr, "seed": cfg.seed}
+        args = self.args
+        info = {**self.card, "architecture": args.architecture, "encoder": args.encoder, "supervised": args.supervised,
+                "mode": args.mode, "loss": args.loss, "target": args.target, "steps": self.progress.step,
+                "batch size": args.batch_size, "max length": args.max_length, "learning rate": args.lr, "seed": args.seed}
         last = self.progress.history[-1] if self.progress.history else None
         with atomic_dir(directory) as tmp:
             self.model.save(tmp)
@@ -249,16 +239,16 @@ class Trainer:
     def backward(self, batch: Batch | ListBatch) -> float:
         """Gradients of the batch loss: this process's micro-batches (see :mod:`.distributed`); returns the loss."""
         self.model.train()
-        epsilon = self.cfg.epsilon_at(self.progress.step, self.total_steps)
         self.optimizer.zero_grad(set_to_none=True)
-        parts = distributed.micro_batches(batch, self.dist, self.cfg.grad_accum)
+        parts = distributed.micro_batches(batch, self.dist, self.args.grad_accum)
+        model, step, total_steps = self.ranker or self.model, self.progress.step, self.total_steps
         total = 0.0
         for i, (part, weight) in enumerate(parts):
             autocast = torch.autocast("cuda", dtype=self.amp_dtype) if self.amp_dtype else nullcontext()
             sync = self.ranker.no_sync(i < len(parts) - 1) if self.ranker else nullcontext()
             with sync:
                 with autocast:
-                    loss = batch_loss(self.ranker or self.model, part, self.cfg, epsilon) * weight
+                    loss = self.objective(model, part, step, total_steps) * weight
                 self.scaler.scale(loss).backward()
             total += float(loss.detach())
         return distributed.mean_over_ranks(total, self.dist)
@@ -269,7 +259,7 @@ class Trainer:
         self.scaler.unscale_(self.optimizer)
         head = list(self.model.head.parameters())
         head_norm = float(torch.nn.utils.clip_grad_norm_(head, float("inf"))) if head else 0.0
-        total_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip))
+        total_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.args.grad_clip))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
@@ -290,10 +280,6 @@ class Trainer:
         """MAP and recall@1 on the first ``queries`` dev queries (all ``dev_queries`` when None); needs dev data."""
         return ranking_metrics(self.model, self.dev_data, self.dev_queries[:queries])
 
-    def smoothing_stage(self, step: int) -> bool:
-        """True during the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model."""
-        return self.cfg.target in ("tls", "twsls") and step <= self.cfg.two_stage_fraction * self.total_steps
-
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
         self.progress.history.append(metrics)
@@ -302,35 +288,36 @@ class Trainer:
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get("dev_map", float("nan"))
-        if np.isnan(value) or self.smoothing_stage(int(metrics["step"])):
+        # the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model
+        if np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps):
             return False
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
             self.save_model(self.out_dir / "best")
             return False
         self.progress.bad_evals += 1
-        return self.progress.bad_evals >= self.cfg.patience
+        return self.progress.bad_evals >= self.args.patience
 
     def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
         """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``."""
-        cfg = self.cfg
+        args = self.args
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume:
             self.resume()
         if self.dist.is_main:
-            write_text(json.dumps(asdict(cfg), indent=1), self.out_dir / "train_config.json")
+            write_text(json.dumps(asdict(args), indent=1), self.out_dir / "train_config.json")
         show_progress = show_progress and self.dist.is_main
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
-            order = self.data.epoch_order(cfg.seed, self.progress.epoch, self.listwise)
-            batches = [order[i : i + cfg.batch_size] for i in range(0, len(order), cfg.batch_size)]
+            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise)
+            batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
             for b in range(self.progress.batch_in_epoch, len(batches)):
-                rng = np.random.default_rng([cfg.seed, self.progress.epoch, b])
+                rng = np.random.default_rng([args.seed, self.progress.epoch, b])
                 if self.listwise:
-                    batch = self.data.list_batch(batches[b], cfg.group_size, rng)
+                    batch = self.data.list_batch(batches[b], args.group_size, rng)
                 else:
-                    batch = self.data.batch(batches[b], self.sampler, cfg.negatives, rng)
+                    batch = self.data.batch(batches[b], self.sampler, args.negatives, rng)
                 if not batch.queries:
                     continue
                 loss, head_norm = self.step(batch)
@@ -340,9 +327,9 @@ class Trainer:
                 bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
                 for callback in self.callbacks:
                     callback.on_step(self, batch, loss, head_norm)
-                if cfg.eval_every and self.progress.step % cfg.eval_every == 0:
+                if args.eval_every and self.progress.step % args.eval_every == 0:
                     stop = self._after_eval(self.evaluate())
-                if cfg.checkpoint_every and self.progress.step % cfg.checkpoint_every == 0:
+                if args.checkpoint_every and self.progress.step % args.checkpoint_every == 0:
                     self.save_checkpoint()
                 if stop or self.progress.step >= self.total_steps:
                     break
