@@ -52,8 +52,10 @@ from weakrank.models import resolve_model
 from weakrank.training import TrainConfig
 from weakrank.training.data import Batch, TrainingData
 from weakrank.training.model import BertPR
+from weakrank.training.objectives import objective_from_config
+from weakrank.training.rankers import new_ranker
 from weakrank.training.samplers import UniformSampler
-from weakrank.training.trainer import Trainer, pick_device_and_precision
+from weakrank.training.trainer import Trainer, pick_device_and_precision, prepare_run
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 CSV_PATH = Path(__file__).resolve().parent / "train_throughput.csv"
@@ -78,7 +80,9 @@ def autocast(device: torch.device, dtype: torch.dtype | None):
 
 
 def weakrank_step(cfg: TrainConfig, data: TrainingData) -> tuple[StepFn, Trainer]:
-    trainer = Trainer(cfg, data, None, Path("/tmp/weakrank-bench"), [])
+    prepare_run(cfg)  # seeds as before the model is built: the same head as plain_step's
+    trainer = Trainer(new_ranker(cfg), objective_from_config(cfg), UniformSampler(), cfg, data=data,
+                      out_dir=Path("/tmp/weakrank-bench"))
     return (lambda batch: trainer.step(batch)[0]), trainer
 
 
