@@ -42,8 +42,46 @@ def test_trec_files_round_trip_through_ir_measures_readers(trec_files):
     assert list(run.columns) == ["query_id", "passage_id", "score"] and len(run) == 96
     bad = run_path.with_name("bad.trec")
     bad.write_text("q1 Q0 d1 1 0.5 x\nq1 Q0 d2 2 notanumber x\n")
-    with pytest.raises(DataError, match="bad.trec:2: not a TREC line"):
+    with pytest.raises(DataError, match="bad.trec:2: score: score 'notanumber' is not a number"):
         read_run(bad)
+
+
+RUN_TEXT = "q2 Q0 d1 1 3.5 sys\n\nq1\tQ0 d2 1 -1e-3 sys\r\n  \nq1 Q0 d3 2 -2 sys\n"
+
+
+def test_read_run_and_read_qrels_equal_ir_measures_readers(tmp_path):
+    run, qrels = tmp_path / "a.run", tmp_path / "a.qrels"
+    run.write_text(RUN_TEXT)
+    qrels.write_text("q1 0 d2 2\n\nq1 Q0 d3 0\r\nq2 0 d1 -1\n")
+    direct = pd.DataFrame(ir_measures.read_trec_run(str(run)))
+    pd.testing.assert_frame_equal(read_run(run), direct.rename(columns={"doc_id": "passage_id"}))
+    direct = pd.DataFrame(ir_measures.read_trec_qrels(str(qrels)))[["query_id", "doc_id", "relevance"]]
+    pd.testing.assert_frame_equal(read_qrels(qrels), direct.rename(columns={"doc_id": "passage_id"}))
+
+
+def test_read_run_and_read_qrels_give_each_row_its_file_and_line(tmp_path):
+    run = tmp_path / "a.run"
+    run.write_text(RUN_TEXT)
+    rows = read_run(run, lines=True)
+    assert rows["_line"].tolist() == [1, 3, 5] and set(rows["_file"]) == {str(run)}
+    assert rows["passage_id"].tolist() == ["d1", "d2", "d3"] and rows["score"].tolist() == [3.5, -1e-3, -2.0]
+    qrels = tmp_path / "a.qrels"
+    qrels.write_text("\nq1 0 d2 2\n")
+    assert read_qrels(qrels, lines=True)[["passage_id", "relevance", "_line"]].values.tolist() == [["d2", 2, 2]]
+
+
+@pytest.mark.parametrize(("reader", "text", "error"), [
+    (read_run, "q1 Q0 d1 1 2.0 x\n\nq1 Q0 d2 2 high x\n", "bad:3: score: score 'high' is not a number"),
+    (read_run, "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 nan x\n", "bad:2: score: score 'nan' is not a number"),
+    (read_run, "q1 Q0 d1 1 -inf x\n", "bad:1: score: score '-inf' is not a number"),
+    (read_run, "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0\n", r"bad:2: 5 fields, expected 6 \(query_id, q0, passage_id, rank"),
+    (read_qrels, "q1 0 d1 1\n\n\nq1 0 d2 0.5\n", "bad:4: relevance: relevance '0.5' is not an integer"),
+    (read_qrels, "q1 0 d1 1 x\n", r"bad:1: 5 fields, expected 4 \(query_id, iteration, passage_id, relevance\)"),
+])
+def test_trec_readers_locate_the_first_bad_line(tmp_path, reader, text, error):
+    (tmp_path / "bad").write_text(text)
+    with pytest.raises(DataError, match=error):
+        reader(tmp_path / "bad")
 
 
 def test_evaluate_plain_trec_files_equals_ir_measures(trec_files, capsys):

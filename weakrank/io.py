@@ -1,5 +1,5 @@
 """File I/O in one place: atomic Parquet and text (every stage writes a temp file and renames it into
-place), and TREC runs and qrels (read through ir-measures' readers)."""
+place), and TREC runs and qrels (read through ir-measures' readers, each bad line located by file, line and field)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from weakrank.errors import DataError
+
+# columns that carry a row's source file and 1-based line (read_run/read_qrels with ``lines=True``, the loaders)
+FILE, LINE = "_file", "_line"
+RUN_FIELDS = ("query_id", "q0", "passage_id", "rank", "score", "tag")
+QRELS_FIELDS = ("query_id", "iteration", "passage_id", "relevance")
 
 
 def _owner_alive(leftover: Path, name: str) -> bool | None:
@@ -145,14 +151,20 @@ def write_text(text: str, path: str | Path) -> Path:
     return Path(path)
 
 
-def read_run(path: str | Path) -> pd.DataFrame:
-    """``query_id, passage_id, score`` rows of a TREC run file (``qid Q0 pid rank score tag``), in file order."""
-    return _read_trec(path, ir_measures.read_trec_run, ["query_id", "doc_id", "score"])
+def read_run(path: str | Path, lines: bool = False) -> pd.DataFrame:
+    """``query_id, passage_id, score`` rows of a TREC run file (``qid Q0 pid rank score tag``) in file order, read
+    by ``ir_measures.read_trec_run``; ``lines=True`` adds each row's file and 1-based line (columns :data:`FILE`,
+    :data:`LINE`). A line with the wrong number of fields or a score that is not a finite number is a located
+    :class:`DataError`."""
+    return _read_trec(path, ir_measures.read_trec_run, RUN_FIELDS, "score", lines)
 
 
-def read_qrels(path: str | Path) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``)."""
-    return _read_trec(path, ir_measures.read_trec_qrels, ["query_id", "doc_id", "relevance"])
+def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``) in file order,
+    read by ``ir_measures.read_trec_qrels``; ``lines=True`` adds each row's file and 1-based line (columns
+    :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
+    a located :class:`DataError`."""
+    return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
@@ -183,21 +195,37 @@ def read_utf8(path: str | Path) -> str:
         raise DataError(f"not UTF-8 (byte 0x{data[err.start]:02x})", file=path, line=line) from None
 
 
-def _read_trec(path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], columns: list[str]) -> pd.DataFrame:
-    path = Path(path)
+def _read_trec(
+    path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], fields: tuple[str, ...], value: str, lines: bool
+) -> pd.DataFrame:
+    """The rows of ``reader`` (an ir-measures reader: one row per non-blank line) as ``query_id, passage_id, value``."""
     text = read_utf8(path)
+    rows: list[tuple] = []
     try:
-        rows = list(reader(io.StringIO(text)))
-    except ValueError as err:  # locate the first line the reader refuses
-        number = next(n for n, line in enumerate(text.splitlines(), 1) if not _parses(reader, line))
-        raise DataError(f"not a TREC line ({err})", file=path, line=number) from None
-    table = pd.DataFrame([[getattr(row, c) for c in columns] for row in rows], columns=columns)
-    return table.rename(columns={"doc_id": "passage_id"})
+        for row in reader(io.StringIO(text)):
+            rows.append(row)
+    except ValueError:  # the reader stopped at the line after its last row: say what is wrong there
+        raise _bad_line(path, *_numbered(text)[len(rows)], fields, value) from None
+    table = pd.DataFrame({"query_id": [r.query_id for r in rows], "passage_id": [r.doc_id for r in rows],
+                          value: [getattr(r, value) for r in rows]})
+    infinite = ~np.isfinite(table[value].to_numpy(dtype=float))  # the run reader's float() takes "nan" and "inf"
+    if infinite.any():
+        raise _bad_line(path, *_numbered(text)[int(infinite.argmax())], fields, value)
+    if lines:
+        table[FILE] = str(path)
+        table[LINE] = [number for number, _ in _numbered(text)]
+    return table
 
 
-def _parses(reader: Callable[[Iterable[str]], Iterator[tuple]], line: str) -> bool:
-    try:
-        list(reader(io.StringIO(line)))
-    except ValueError:
-        return False
-    return True
+def _numbered(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines of ``text`` with their 1-based numbers, as ir-measures' readers split them."""
+    return [(number, line) for number, line in enumerate(text.split("\n"), 1) if line.strip()]
+
+
+def _bad_line(path: str | Path, number: int, line: str, fields: tuple[str, ...], value: str) -> DataError:
+    parts = line.split()
+    if len(parts) != len(fields):
+        return DataError(f"{len(parts)} fields, expected {len(fields)} ({', '.join(fields)})", file=path, line=number)
+    raw = parts[fields.index(value)]
+    what = "a number" if value == "score" else "an integer"
+    return DataError(f"{value} {raw!r} is not {what}", file=path, line=number, field=value)

@@ -14,9 +14,7 @@ import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows, qrels_from_candidates
 from weakrank.errors import DataError
-from weakrank.io import read_utf8
-
-FILE, LINE = "_file", "_line"
+from weakrank.io import FILE, LINE, read_utf8
 
 
 def read_text(path: Path) -> str:

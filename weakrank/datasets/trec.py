@@ -21,35 +21,33 @@ from typing import Any
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
-from weakrank.datasets.tables import FILE, LINE, check_text, check_unique, fail_at, read_tsv
-from weakrank.errors import ConfigError
+from weakrank.datasets.tables import check_text, check_unique, fail_at, read_tsv
+from weakrank.errors import ConfigError, DataError
+from weakrank.io import read_qrels, read_run
 
-RUN_COLUMNS = ["query_id", "q0", "passage_id", "rank", "score", "tag"]
-QRELS_COLUMNS = ["query_id", "iter", "passage_id", "relevance"]
 SPLIT_KEYS = {"queries", "run", "qrels"}
 
 
 def run_rows(file: Path) -> pd.DataFrame:
     """query_id, passage_id, score rows (with file and line) of a TREC run (``qid Q0 pid rank score tag``),
-    best first per query; a non-numeric score or a repeated (query, passage) is a located error."""
-    run = read_tsv(file, RUN_COLUMNS, header=False, sep=None)
-    score = pd.to_numeric(run["score"], errors="coerce")
-    fail_at(run, score.isna() | score.abs().eq(float("inf")), "score", lambda r: f"score {r['score']!r} is not a number")
+    best first per query; an empty file, a non-numeric score or a repeated (query, passage) is a located error."""
+    run = _not_empty(read_run(file, lines=True), file)
     check_unique(run, ["query_id", "passage_id"], "passage_id", "run entry (query id, passage id)")
-    run["score"] = score.astype(float)
-    run = run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
-    return run[["query_id", "passage_id", "score", FILE, LINE]].reset_index(drop=True)
+    return run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
 
 def qrels_rows(file: Path) -> pd.DataFrame:
     """query_id, passage_id, relevance rows (with file and line) of a TREC qrels file (``qid 0 pid rel``);
-    a non-integer relevance or a repeated (query, passage) is a located error."""
-    qrels = read_tsv(file, QRELS_COLUMNS, header=False, sep=None)
-    bad = ~qrels["relevance"].str.fullmatch(r"-?\d+")
-    fail_at(qrels, bad, "relevance", lambda r: f"relevance {r['relevance']!r} is not an integer")
+    an empty file, a non-integer relevance or a repeated (query, passage) is a located error."""
+    qrels = _not_empty(read_qrels(file, lines=True), file)
     check_unique(qrels, ["query_id", "passage_id"], "passage_id", "judgement (query id, passage id)")
-    qrels["relevance"] = qrels["relevance"].astype(int)
-    return qrels[["query_id", "passage_id", "relevance", FILE, LINE]]
+    return qrels
+
+
+def _not_empty(rows: pd.DataFrame, file: Path) -> pd.DataFrame:
+    if rows.empty:
+        raise DataError("empty file", file=file)
+    return rows
 
 
 def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
