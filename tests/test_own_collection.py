@@ -76,7 +76,7 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
 def test_the_readme_shows_the_config_the_test_runs():
     """README, "Train on your own collection": its TOML block is data/fixtures/own_collection/pipeline.toml."""
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("### Train on your own collection"):]
+    section = readme[readme.index("## Train on your own collection"):]
     block = section[section.index("```toml\n") + 8:]
     assert tomllib.loads(block[:block.index("```")]) == tomllib.loads((OWN / "pipeline.toml").read_text())
 
