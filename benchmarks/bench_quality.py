@@ -162,8 +162,11 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
 def markdown(table: pd.DataFrame) -> str:
     """The README table: per system and dataset MAP (± std over seeds) and P@1; †/‡ significantly better/worse
     than BM25 (paired t-test on per-query MAP, p < 0.05)."""
-    out = pd.DataFrame(index=pd.Index(table["system"].unique(), name="system"))
-    for name, rows in table.groupby("dataset", sort=False):
+    systems = list(table["system"].unique())
+    systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)  # the ceiling last
+    out = pd.DataFrame(index=pd.Index(systems, name="system"))
+    order = [d for d in EVAL_SPLIT if d in set(table["dataset"])]
+    for name, rows in sorted(table.groupby("dataset", sort=False), key=lambda item: order.index(item[0])):
         rows = rows.set_index("system")
         cell = rows["map"].map("{:.3f}".format)
         cell += rows["map_std"].where(rows["seeds"] > 1).map(lambda v: f" ± {v:.3f}" if v == v else "")
