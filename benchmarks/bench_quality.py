@@ -43,8 +43,7 @@ from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
 from weakrank.training.config import TrainConfig
-from weakrank.training.data import TrainingData
-from weakrank.training.run import label_table, score_split
+from weakrank.training.run import label_table, score_split, training_data
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -66,10 +65,8 @@ def effective(cfg, tc: TrainConfig) -> TrainConfig:
     leaves the cache key as it was."""
     if not tc.max_epochs:
         return tc
-    dataset = Dataset.load(RunPaths(cfg.run_dir).dataset)
-    data = TrainingData(label_table(RunPaths(cfg.run_dir), tc), dataset.queries, dataset.passages, tc.train_split,
-                        supervised=tc.supervised, ns_lf=None, min_confidence=tc.min_confidence,
-                        list_fraction=tc.list_fraction)
+    paths = RunPaths(cfg.run_dir)
+    data = training_data(label_table(paths, tc), Dataset.load(paths.dataset), tc, tc.train_split)  # as train() sees it
     per_epoch = data.steps_per_epoch(tc.batch_size, tc.mode == "listwise")
     return replace(tc, max_steps=tc.total_steps(per_epoch), max_epochs=0.0)
 

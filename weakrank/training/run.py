@@ -48,18 +48,22 @@ def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
     return read_parquet(paths.labels)
 
 
+def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str) -> TrainingData:
+    """The lists of ``split`` that a run as ``tc`` says sees (``list_fraction`` thins the train split only)."""
+    return TrainingData(labels, dataset.queries, dataset.passages, split, supervised=tc.supervised,
+                        ns_lf=tc.ns_lf if tc.needs_ns_score else None, min_confidence=tc.min_confidence,
+                        list_fraction=tc.list_fraction if split == tc.train_split else 1.0)
+
+
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
     """A :class:`Trainer` over the run directory's dataset and labels (see :func:`trainer_from_config`)."""
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
     labels = label_table(paths, tc)
-    options = {"supervised": tc.supervised, "ns_lf": tc.ns_lf if tc.needs_ns_score else None,
-               "min_confidence": tc.min_confidence}
-    train_options = {**options, "list_fraction": tc.list_fraction}
-    data = TrainingData(labels, dataset.queries, dataset.passages, tc.train_split, **train_options)
+    data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
     if tc.dev_split in set(labels["split"]):
-        dev_data = TrainingData(labels, dataset.queries, dataset.passages, tc.dev_split, **options)
+        dev_data = training_data(labels, dataset, tc, tc.dev_split)
     else:
         warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
