@@ -184,3 +184,37 @@ def test_fuse_ranker_adds_a_trained_ranker_as_one_more_lf():
     assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(lfs_only, test_y, test_groups)
     with pytest.raises(WeakrankError, match="no LF scores"):
         fuse_ranker(votes, strong.assign(passage_id=strong["passage_id"] + "x"), "test")
+
+
+def test_score_fusion_judges_an_abstaining_lf_where_it_ranks():
+    """An LF that ranks only 30% of the lists (all tied elsewhere, an abstain) but is strong where it does is
+    weighted by those lists: as fitted on them alone, not diluted by the tied ones."""
+    scores, groups, y = simulate_scores(2000, 8, [1.5, 1.0, 0.8, 2.0], seed=3)
+    speaks = np.isin(groups, np.arange(0, 2000, 10)) | np.isin(groups, np.arange(1, 2000, 10)) \
+        | np.isin(groups, np.arange(2, 2000, 10))
+    scores[~speaks, 3] = 0.0
+    model = ScoreFusionModel().fit(scores, groups)
+    alone = ScoreFusionModel().fit(scores[speaks], groups[speaks])
+    assert abs(model.loadings_[3] - alone.loadings_[3]) < 0.05
+    assert np.argmax(model.weights_) == 3
+    without = ScoreFusionModel().fit(scores[:, :3], groups)
+    rows = speaks
+    assert mean_auc(model.fused(scores, groups)[rows], y[rows], groups[rows]) > \
+        mean_auc(without.fused(scores[:, :3], groups)[rows], y[rows], groups[rows])
+
+
+def test_score_fusion_gives_no_view_all_the_weight_when_pairs_share_errors():
+    """Two pairs of LFs that share errors (0.87 correlation within a pair, below the duplicate threshold; 0.54
+    across), all four equally strong: every LF gets a similar weight (maximum likelihood gave one pair six
+    times the weight of the other, as it gave TF-IDF the largest weight on SciFact)."""
+    rng = np.random.default_rng(4)
+    groups = np.repeat(np.arange(1500), 8)
+    y = np.zeros(len(groups))
+    y[np.arange(1500) * 8 + rng.integers(8, size=1500)] = 1
+    a, b = rng.normal(size=(2, len(y)))
+    lexical = [a, 0.74 * a + 0.67 * rng.normal(size=len(y))]
+    semantic = [b, 0.74 * b + 0.67 * rng.normal(size=len(y))]
+    scores = np.column_stack([3.0 * y + noise for noise in lexical + semantic])
+    model = ScoreFusionModel().fit(scores, groups)
+    assert len(model.clusters_) == 4
+    assert model.weights_.max() < 1.5 * model.weights_.min()

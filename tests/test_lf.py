@@ -101,3 +101,21 @@ def test_embedding_cache_encodes_each_text_once_across_chunks():
     pair_cosine(["q"], ["cccc"], cache)  # the cache is full: encoded, not stored
     pair_cosine(["q"], ["cccc"], cache)
     assert seen.count("cccc") == 2 and len(cache.store) == 3
+
+
+def test_answer_type_lf_scores_the_asked_type_and_abstains_on_other_questions(tiny):
+    from labeling_functions import answer_type
+    from labeling_functions.answer_type import question_type
+
+    assert [question_type(q) for q in ("When was Tolstoy born?", "how many moons has Mars", "Who wrote Emma?",
+                                       "Where is Lima?", "In what year did it end?", "What is a gene?")] \
+        == ["date", "number", "name", "place", "date", None]
+    assert answer_type("When was Tolstoy born?", "Leo Tolstoy was born on 9 September 1828.") == 1.0
+    assert answer_type("When was Tolstoy born?", "Tolstoy was a Russian writer.") == 0.0
+    assert answer_type("How many moons has Mars?", "Mars has two moons.") == 1.0
+    assert answer_type("Who wrote Emma?", "Emma is a novel.") == 0.0  # its only name is the question's own
+    assert answer_type("Who wrote Emma?", "Emma is a novel by Jane Austen.") == 1.0
+    votes = apply_lfs(tiny, [answer_type], progress=False).set_index("passage_id")["vote_answer_type"]
+    # "who painted the mona lisa": only the Leonardo sentence names someone else; "capital of france" has no
+    # known answer type, so every candidate ties and the LF abstains on the whole list
+    assert votes.to_dict() == {"p1": 0, "p2": 0, "p3": 0, "p4": 1, "p5": 0, "p6": 0}

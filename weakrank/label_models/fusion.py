@@ -1,12 +1,17 @@
 """A label model over the LFs' continuous scores: a one-factor model of per-query standardised scores.
 
 Votes keep only an LF's top-1/bottom-half decisions; this model keeps each LF's whole ranking. Per query,
-each LF's scores are standardised (mean 0, std 1 within the list). LFs whose standardised scores are near
+each LF's scores are standardised (mean 0, std 1 within the list); a list an LF cannot rank (all its scores
+tied, e.g. the answer-type LF on a question of no known type) is an abstain: it scores 0 there and is left
+out of the correlations, which are taken over the lists both LFs rank (so an LF that often abstains is
+judged by where it speaks, not diluted by where it does not). LFs whose standardised scores are near
 copies of each other (correlation ≥ ``duplicate_threshold``, e.g. BM25 and TF-IDF) are merged into one
-view, their mean, so a duplicated LF gains no weight. A one-factor model (scikit-learn's
-``FactorAnalysis``) then explains the views' covariance by one latent relevance factor: view k =
-λ_k · factor + noise of variance ψ_k, fitted without gold. An LF that agrees with the others through the
-latent factor gets a large loading; the fused score is the factor's posterior mean, Σ_k (λ_k / ψ_k) z_k —
+view, their mean, so a duplicated LF gains no weight. A one-factor model then explains the views'
+correlations by one latent relevance factor: view k = λ_k · factor + noise of variance ψ_k = 1 − λ_k²,
+fitted without gold by principal-axis factoring (the least-squares fit of the off-diagonal correlations,
+which unlike maximum likelihood does not drive one view's ψ to 0 — measured on SciFact, where scikit-learn's
+``FactorAnalysis`` gave TF-IDF, the weakest LF, the largest weight). An LF that agrees with the others through
+the latent factor gets a large loading; the fused score is the factor's posterior mean, Σ_k (λ_k / ψ_k) z_k —
 the optimal linear combination under the model, so a strong LF outweighs several weak ones.
 
 P(relevant) is the softmax of the fused score (standardised within the query, divided by
@@ -19,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.decomposition import FactorAnalysis
 
 from weakrank.errors import WeakrankError
 from weakrank.labeling import lf_names, score_matrix
@@ -45,6 +49,42 @@ def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
     return [[i for i in range(m) if cluster[i] == c] for c in dict.fromkeys(cluster)]
 
 
+def informative_rows(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per column, the rows whose group the column can rank (not all tied): an all-tied list is an abstain."""
+    std = pd.DataFrame(scores).groupby(pd.Series(groups).to_numpy(), sort=False).transform("std", ddof=0)
+    return std.to_numpy() > 1e-12
+
+
+def pairwise_correlation(z: np.ndarray, informative: np.ndarray) -> np.ndarray:
+    """Correlation of each pair of columns over the rows where both are informative (0 where they share none)."""
+    m = z.shape[1]
+    corr = np.eye(m)
+    for i in range(m):
+        for j in range(i + 1, m):
+            both = informative[:, i] & informative[:, j]
+            x, y = z[both, i], z[both, j]
+            ok = both.sum() > 2 and x.std() > 0 and y.std() > 0
+            corr[i, j] = corr[j, i] = float(np.corrcoef(x, y)[0, 1]) if ok else 0.0
+    return corr
+
+
+def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int = 500) -> np.ndarray:
+    """Loadings of a one-factor model of a correlation matrix by principal-axis factoring (iterated
+    communalities: the unweighted least-squares fit of the off-diagonal correlations); sign: most load > 0."""
+    off = corr - np.diag(np.diag(corr))
+    communality = np.abs(off).max(axis=1)
+    loadings = np.zeros(len(corr))
+    for _ in range(iterations):
+        reduced = off + np.diag(communality)
+        values, vectors = np.linalg.eigh(reduced)
+        loadings = vectors[:, -1] * np.sqrt(max(values[-1], 0.0))
+        updated = np.clip(loadings**2, 0.0, max_communality)
+        if np.abs(updated - communality).max() < 1e-8:
+            break
+        communality = updated
+    return loadings * (np.sign(loadings.sum()) or 1.0)
+
+
 class ScoreFusionModel:
     """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``.
 
@@ -52,17 +92,20 @@ class ScoreFusionModel:
     """
 
     def __init__(
-        self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0, seed: int = 0
+        self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0
     ) -> None:
-        self.duplicate_threshold, self.min_noise = duplicate_threshold, min_noise
-        self.temperature, self.seed = temperature, seed
+        self.duplicate_threshold, self.min_noise, self.temperature = duplicate_threshold, min_noise, temperature
         self.clusters_: list[list[int]] | None = None
+        self.scales_: np.ndarray | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
 
-    def _views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        z = standardize_within(np.asarray(scores, dtype=np.float64), groups)
-        return np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
+    def _views(self, scores: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
+        scores = np.asarray(scores, dtype=np.float64)
+        z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
+        return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
     def fit(self, scores: np.ndarray, groups: np.ndarray) -> ScoreFusionModel:
         scores = np.asarray(scores, dtype=np.float64)
@@ -70,21 +113,18 @@ class ScoreFusionModel:
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
         if not np.isfinite(scores).all():
             raise WeakrankError("LF scores must be finite")
-        z = standardize_within(scores, groups)
-        informative = z.std(axis=0) > 0
-        corr = np.corrcoef(z[:, informative], rowvar=False) if informative.sum() > 1 else np.ones((1, 1))
-        columns = np.flatnonzero(informative)
-        clusters = duplicate_clusters(np.atleast_2d(corr), self.duplicate_threshold)
+        z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+        columns = np.flatnonzero(informative.any(axis=0))
+        corr = pairwise_correlation(z[:, columns], informative[:, columns])
+        clusters = duplicate_clusters(corr, self.duplicate_threshold)
         self.clusters_ = [[int(columns[i]) for i in c] for c in clusters]
-        views = self._views(scores, groups)
-        views = views / np.where(views.std(axis=0) > 0, views.std(axis=0), 1.0)
+        views, where = self._views(scores, groups)
+        self.scales_ = np.array([views[where[:, k], k].std() or 1.0 for k in range(views.shape[1])])
         if views.shape[1] >= 3:
-            fa = FactorAnalysis(n_components=1, random_state=self.seed).fit(views)
-            loadings = fa.components_[0]
-            loadings = loadings * np.sign(loadings.sum())  # the factor's sign: most LFs rank relevant first
-            noise = fa.noise_variance_
+            loadings = one_factor(pairwise_correlation(views, where))
+            noise = 1.0 - loadings**2
         else:  # one or two views: the factor model is not identified; equal loadings from their correlation
-            r = float(np.corrcoef(views, rowvar=False)[0, 1]) if views.shape[1] == 2 else 1.0
+            r = pairwise_correlation(views, where)[0, 1] if views.shape[1] == 2 else 1.0
             loadings = np.full(views.shape[1], np.sqrt(max(r, 0.0)))
             noise = 1.0 - loadings**2
         self.loadings_ = loadings
@@ -97,8 +137,8 @@ class ScoreFusionModel:
         """The fused score of each row (the latent factor's posterior mean, up to scale)."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
-        views = self._views(np.asarray(scores, dtype=np.float64), groups)
-        return views @ self.weights_ / self.weights_.sum()
+        views, _ = self._views(scores, groups)
+        return (views / self.scales_) @ self.weights_ / self.weights_.sum()
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """P(relevant): softmax of the standardised fused score over each query's list."""
