@@ -62,10 +62,10 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     labels = label_table(paths, tc)
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
-    if tc.dev_split in set(labels["split"]):
+    if tc.dev_split and tc.dev_split in set(labels["split"]):
         dev_data = training_data(labels, dataset, tc, tc.dev_split)
-    else:
-        warnings.warn(f"no {tc.dev_split!r} split: training without early stopping", stacklevel=2)
+    elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
+        warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(labels), "train queries": len(data.lists), "collection": str(cfg.run_dir)}
     return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
