@@ -21,7 +21,6 @@ a smoke test: ``--max-queries 20 --max-passages 500 --no-cache`` (then the metri
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
 import os
 import platform
@@ -147,10 +146,12 @@ def main() -> None:
 
     table = pd.DataFrame(rows)
     print("\n" + table.drop(columns=["date", "machine"]).to_string(index=False))
-    with args.out.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    if args.out.exists():  # rows of (dataset, model) pairs not measured this time are kept from earlier runs
+        old = pd.read_csv(args.out, dtype=str)
+        measured = set(zip(table["dataset"], table["model"]))
+        kept = old[[pair not in measured for pair in zip(old["dataset"], old["model"])]]
+        table = pd.concat([kept, table.astype(str)], ignore_index=True)
+    table.sort_values(["dataset"], kind="stable").to_csv(args.out, index=False)
     print(f"wrote {args.out}")
 
 
