@@ -45,6 +45,12 @@ class DawidSkeneModel(LabelModelBase):
         """Fit on distinct vote patterns and their counts (see :meth:`GenerativeModel.fit_counts`)."""
         patterns = check_votes(patterns, self.min_lfs)
         counts = np.asarray(counts, dtype=np.float64)
+        silent = counts @ (patterns != 0) == 0
+        if silent.any():  # an LF that abstains everywhere: fitted without it, the same (abstain) rates in both classes
+            theta = np.tile([0.0, 0.0, 1.0], (len(silent), 2, 1))
+            theta[~silent] = self.fit_counts(patterns[:, ~silent], counts).theta_
+            self.theta_ = np.clip(theta, 1e-12, None)
+            return self
         onehot = np.stack([patterns == v for v in VALUES], axis=-1).astype(np.float64)
         # start from majority vote's posterior
         pos, neg = (patterns == 1).sum(axis=1), (patterns == -1).sum(axis=1)

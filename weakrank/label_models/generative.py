@@ -71,8 +71,7 @@ class GenerativeModel(LabelModelBase):
         counts = np.asarray(counts, dtype=np.float64)
         voted = patterns != 0
         n_voted = counts @ voted
-        if (n_voted == 0).any():
-            raise ValueError(f"LF column(s) {np.flatnonzero(n_voted == 0).tolist()} abstain on every pair")
+        silent = n_voted == 0  # an LF that abstains everywhere (e.g. answer_type on claims): α stays 0.5, no say
         eps = 1e-6
         self.beta_ = np.clip(n_voted / counts.sum(), eps, 1 - eps)
         self.alpha_ = np.full(patterns.shape[1], self.alpha_init)
@@ -82,7 +81,7 @@ class GenerativeModel(LabelModelBase):
             post = expit(self._log_odds(patterns))  # E-step: P(y=+1 | λ)
             # M-step: expected share of each LF's votes that agree with y, projected into (min_alpha, 1).
             agree = counts @ ((patterns == 1) * post[:, None] + (patterns == -1) * (1 - post[:, None]))
-            self.alpha_ = np.clip(agree / n_voted, self.min_alpha, 1 - eps)
+            self.alpha_ = np.where(silent, 0.5, np.clip(agree / np.maximum(n_voted, 1.0), self.min_alpha, 1 - eps))
             if self.prior is None:
                 self.gamma_ = float(np.clip(counts @ post / counts.sum(), eps, 1 - eps))
             self.log_likelihood_.append(self._log_likelihood(patterns, voted, counts))
