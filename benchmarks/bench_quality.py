@@ -38,7 +38,7 @@ from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import fuse_ranker
-from weakrank.labeling import SCORE, lf_names
+from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
@@ -107,7 +107,10 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
     qrels = read_parquet(paths.dataset / "qrels.parquet")
     split = EVAL_SPLIT[name]
     runs: dict[str, list[pd.DataFrame]] = {"bm25": [column_run(votes, SCORE + "bm25", split)]}
-    runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)] for lf in lf_names(votes) if lf != "bm25"})
+    in_split = votes[votes["split"] == split]
+    ranks = informative_rows(score_matrix(in_split), in_split["query_id"].to_numpy()).any(axis=0)
+    runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)]  # not an LF that abstains on every list
+                 for lf, ranked in zip(lf_names(votes), ranks) if lf != "bm25" and ranked})
     runs["fusion:rrf"] = [column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)]
     for model in LABEL_MODELS:
         if usable(model, len(lf_names(votes))):

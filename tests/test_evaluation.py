@@ -220,3 +220,23 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     assert "bi-encoder PR+LR α=0.1 (gold, NS bm25, noise 0.05)" in rows and len(rows) == 2 * 2 * 2
     labels = grid.gold_labels(votes)
     assert labels["label"].tolist() == [1, 0] and (labels["confidence"] == 1).all()  # unjudged pairs dropped
+
+
+def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
+    """An LF tied on a whole list abstains there: RRF and CombSUM of that list are those of the other LFs
+    alone (ranx would rank the tied list in an arbitrary order); where it ranks, it counts."""
+    from weakrank.fusion import fusion_runs
+
+    rng = np.random.default_rng(0)
+    votes = pd.DataFrame({"query_id": np.repeat(["q1", "q2"], 6), "passage_id": [f"p{i}" for i in range(12)],
+                          "split": "test"})
+    for name in ("a", "b"):
+        votes[f"score_{name}"], votes[f"vote_{name}"] = rng.normal(size=12), 0
+    votes["score_tied"], votes["vote_tied"] = np.r_[np.zeros(6), rng.normal(size=6)], 0  # abstains on q1 only
+    with_tied, without = fusion_runs(votes), fusion_runs(votes.drop(columns=["score_tied", "vote_tied"]))
+    q1, q2 = votes["query_id"] == "q1", votes["query_id"] == "q2"
+    for system in ("fusion:rrf", "fusion:combsum"):
+        assert np.allclose(with_tied[system]["score"][q1], without[system]["score"][q1])
+        assert not np.allclose(with_tied[system]["score"][q2], without[system]["score"][q2])
+    alone = fusion_runs(votes.assign(score_b=0.0, score_tied=0.0))  # only LF a ranks: its own order
+    assert (alone["fusion:rrf"]["score"].rank() == votes["score_a"].rank()).all()

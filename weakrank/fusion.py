@@ -1,6 +1,7 @@
 """Unsupervised fusion of the LFs' rankings, by ranx: the baselines a weak ranker must beat.
 
-``fusion:rrf``: reciprocal-rank fusion (Cormack et al., 2009; k = 60) of every LF's ranking.
+``fusion:rrf``: reciprocal-rank fusion (Cormack et al., 2009; k = 60) of every LF's ranking (of the LFs that
+rank a query's list: one whose scores are all tied there abstains).
 ``fusion:combsum``: CombSUM (ranx ``sum``) of the LFs' scores, each z-normalised within the query (``zmuv``).
 """
 
@@ -10,25 +11,33 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from weakrank.labeling import SCORE, lf_names
+from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 
 METHODS = {"fusion:rrf": ("rrf", "min-max"), "fusion:combsum": ("sum", "zmuv")}
 
 
 def fuse_scores(votes: pd.DataFrame, names: list[str], method: str, norm: str) -> pd.Series:
-    """The fused score of every row of ``votes`` (aligned with its index) over the LFs ``names``."""
+    """The fused score of every row of ``votes`` (aligned with its index) over the LFs ``names``. An LF whose
+    scores are all tied on a query's list abstains there: the query is fused over the LFs that rank it (ranx
+    would rank a tied list in arbitrary order, noise in RRF)."""
     from ranx import Run, fuse
 
-    runs = []
-    for name in names:
-        frame = pd.DataFrame({"q_id": votes["query_id"].astype(str).astype(object),
-                              "doc_id": votes["passage_id"].astype(str).astype(object),
-                              "score": votes[SCORE + name].astype(float)})
-        runs.append(Run.from_df(frame, name=name))
-    fused = fuse(runs, norm=norm, method=method).to_dataframe()
-    fused = fused.set_index(["q_id", "doc_id"])["score"]
-    keys = pd.MultiIndex.from_arrays([votes["query_id"].astype(str), votes["passage_id"].astype(str)])
-    return pd.Series(fused.reindex(keys).to_numpy(), index=votes.index, name=method).fillna(float("-inf"))
+    speaks = pd.DataFrame(informative_rows(score_matrix(votes, names), votes["query_id"].to_numpy()),
+                          index=votes.index).astype(int).astype(str).agg("".join, axis=1)
+    fused = pd.Series(0.0, index=votes.index, name=method)  # no LF ranks the list: all tied
+    for pattern, rows in votes.groupby(speaks, sort=False):
+        speaking = [name for name, flag in zip(names, pattern) if flag == "1"]
+        if len(speaking) == 1:  # one ranking: it is the fusion's order
+            fused[rows.index] = rows[SCORE + speaking[0]].astype(float)
+        elif speaking:
+            runs = [Run.from_df(pd.DataFrame({"q_id": rows["query_id"].astype(str).astype(object),
+                                              "doc_id": rows["passage_id"].astype(str).astype(object),
+                                              "score": rows[SCORE + name].astype(float)}), name=name)
+                    for name in speaking]
+            scores = fuse(runs, norm=norm, method=method).to_dataframe().set_index(["q_id", "doc_id"])["score"]
+            keys = pd.MultiIndex.from_arrays([rows["query_id"].astype(str), rows["passage_id"].astype(str)])
+            fused[rows.index] = scores.reindex(keys).fillna(float("-inf")).to_numpy()
+    return fused
 
 
 def fusion_runs(votes: pd.DataFrame, systems: Sequence[str] = tuple(METHODS)) -> dict[str, pd.DataFrame]:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import WeakrankError
-from weakrank.labeling import lf_names, score_matrix
+from weakrank.labeling import informative_rows, lf_names, score_matrix
 
 
 def standardize_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -47,12 +47,6 @@ def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
                 old, new = cluster[j], cluster[i]
                 cluster = [new if c == old else c for c in cluster]
     return [[i for i in range(m) if cluster[i] == c] for c in dict.fromkeys(cluster)]
-
-
-def informative_rows(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Per column, the rows whose group the column can rank (not all tied): an all-tied list is an abstain."""
-    std = pd.DataFrame(scores).groupby(pd.Series(groups).to_numpy(), sort=False).transform("std", ddof=0)
-    return std.to_numpy() > 1e-12
 
 
 def pairwise_correlation(z: np.ndarray, informative: np.ndarray) -> np.ndarray:
