@@ -199,8 +199,9 @@ def main() -> None:
         print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
         old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()  # re-read: another run may have written
-        if len(old):  # rows of systems not measured this time (e.g. --no-supervised) are kept from the last run
-            kept = old[(old["dataset"] == name) & ~old["system"].isin(table["system"])]
+        if len(old):  # rows of trained systems not run this time (--no-supervised, no --bi-encoder) are kept
+            kept = old[(old["dataset"] == name) & ~old["system"].isin(table["system"])
+                       & (old["system"].isin(["supervised"]) | old["system"].str.startswith("weak:"))]
             old = pd.concat([old[old["dataset"] != name], table, kept], ignore_index=True)
         else:
             old = table
