@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
@@ -22,11 +23,11 @@ def fuse_scores(votes: pd.DataFrame, names: list[str], method: str, norm: str) -
     would rank a tied list in arbitrary order, noise in RRF)."""
     from ranx import Run, fuse
 
-    speaks = pd.DataFrame(informative_rows(score_matrix(votes, names), votes["query_id"].to_numpy()),
-                          index=votes.index).astype(int).astype(str).agg("".join, axis=1)
+    informative = informative_rows(score_matrix(votes, names), votes["query_id"].to_numpy())
+    speaks = informative @ (1 << np.arange(len(names)))  # which LFs rank the row's list, as bits
     fused = pd.Series(0.0, index=votes.index, name=method)  # no LF ranks the list: all tied
     for pattern, rows in votes.groupby(speaks, sort=False):
-        speaking = [name for name, flag in zip(names, pattern) if flag == "1"]
+        speaking = [name for k, name in enumerate(names) if pattern >> k & 1]
         if len(speaking) == 1:  # one ranking: it is the fusion's order
             fused[rows.index] = rows[SCORE + speaking[0]].astype(float)
         elif speaking:
