@@ -94,10 +94,8 @@ class ScoreFusionModel:
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
 
-    def _views(self, scores: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
-        scores = np.asarray(scores, dtype=np.float64)
-        z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
         return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
@@ -112,15 +110,15 @@ class ScoreFusionModel:
         corr = pairwise_correlation(z[:, columns], informative[:, columns])
         clusters = duplicate_clusters(corr, self.duplicate_threshold)
         self.clusters_ = [[int(columns[i]) for i in c] for c in clusters]
-        views, where = self._views(scores, groups)
+        views, where = self._views(z, informative)
         self.scales_ = np.array([views[where[:, k], k].std() or 1.0 for k in range(views.shape[1])])
+        view_corr = pairwise_correlation(views, where)
         if views.shape[1] >= 3:
-            loadings = one_factor(pairwise_correlation(views, where))
-            noise = 1.0 - loadings**2
+            loadings = one_factor(view_corr)
         else:  # one or two views: the factor model is not identified; equal loadings from their correlation
-            r = pairwise_correlation(views, where)[0, 1] if views.shape[1] == 2 else 1.0
+            r = view_corr[0, 1] if views.shape[1] == 2 else 1.0
             loadings = np.full(views.shape[1], np.sqrt(max(r, 0.0)))
-            noise = 1.0 - loadings**2
+        noise = 1.0 - loadings**2
         self.loadings_ = loadings
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
@@ -131,7 +129,8 @@ class ScoreFusionModel:
         """The fused score of each row (the latent factor's posterior mean, up to scale)."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
-        views, _ = self._views(scores, groups)
+        scores = np.asarray(scores, dtype=np.float64)
+        views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups))
         return (views / self.scales_) @ self.weights_ / self.weights_.sum()
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
