@@ -92,10 +92,12 @@ def test_one_step_lowers_the_loss_for_every_objective(tiny_data):
         assert_one_step_lowers_the_loss(BertPR.from_encoder("minilm", max_length=32), batch, cfg, 5e-4)
 
 
-def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path):
-    model = BertPR.from_encoder("minilm", max_length=32)
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path, pooling):
+    model = BertPR.from_encoder("minilm", max_length=32, pooling=pooling)
     pairs = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas.")]
     back = BertPR.load(model.save(tmp_path / "m"), device="cpu")
+    assert back.pooling == pooling
     assert np.allclose(model.predict(pairs), back.predict(pairs), atol=1e-6)
     assert (tmp_path / "m" / "config.json").exists()  # the encoder is a plain from_pretrained directory
 
@@ -295,15 +297,18 @@ def test_a_split_without_positives_is_refused_by_pairwise_training_only(tiny, tm
     trainer_from_config(listwise, data, None, tmp_path / "l", tiny.passages)  # the scores rank
 
 
-def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scores(tmp_path):
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scores(tmp_path, pooling):
     from sentence_transformers import CrossEncoder
 
     torch.manual_seed(0)
-    model = BertPR.from_encoder("minilm", max_length=32)
+    model = BertPR.from_encoder("minilm", max_length=32, pooling=pooling)
     long = "a passage longer than max_length, truncated the same way by both " * 8
     pairs = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas."), ("q", long)]
     loaded = CrossEncoder(str(model.save(tmp_path / "m")), device="cpu")
     assert np.allclose(loaded.predict(pairs), model.predict(pairs), atol=1e-5)
+    if pooling == "mean":  # padding must not count: a pair scores the same alone and beside a longer one
+        assert np.allclose(model.predict(pairs[:1]), model.predict(pairs)[:1], atol=1e-5)
 
 
 def test_the_model_card_says_how_the_model_was_trained(tmp_path):

@@ -13,7 +13,16 @@ from weakrank.config import PipelineConfig
 from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
 from weakrank.training import TrainConfig, rerank, train, train_config
-from weakrank.training.config import ARCHITECTURES, LOSSES, MODES, PRECISIONS, SAMPLERS, TARGET_ALIASES, TARGETS
+from weakrank.training.config import (
+    ARCHITECTURES,
+    LOSSES,
+    MODES,
+    POOLINGS,
+    PRECISIONS,
+    SAMPLERS,
+    TARGET_ALIASES,
+    TARGETS,
+)
 from weakrank.training.distributed import teardown
 
 
@@ -57,6 +66,7 @@ def cmd_rerank(args: argparse.Namespace) -> None:
 HELP = {
     "encoder": "pretrained encoder: 'minilm' (packaged), a Hugging Face name or a local path",
     "architecture": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scaled cosine)",
+    "pooling": "cross-encoder: the head reads the [CLS] vector (cls) or the tokens' mean (mean)",
     "scale": "bi-encoder: cosine → logit factor",
     "mode": "training instances: pairwise (q, p+, p−), pointwise (q, p) or listwise (a group per query)",
     "loss": "hinge (pairwise), ce (cross-entropy; soft targets) or kl (listwise distillation)",
@@ -114,7 +124,7 @@ HF_NAMES = {
     "eval_every": "--eval-steps", "checkpoint_every": "--save-steps", "output": "--output-dir",
 }
 CHOICES = {
-    "architecture": ARCHITECTURES, "mode": MODES, "loss": LOSSES, "target": (*TARGETS, *TARGET_ALIASES),
+    "architecture": ARCHITECTURES, "pooling": POOLINGS, "mode": MODES, "loss": LOSSES, "target": (*TARGETS, *TARGET_ALIASES),
     "sampler": SAMPLERS, "precision": PRECISIONS, "policy_reward": REWARDS,
 }
 

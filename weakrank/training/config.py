@@ -18,6 +18,7 @@ TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) re
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ARCHITECTURES = ("cross-encoder", "bi-encoder")
+POOLINGS = ("cls", "mean")
 
 
 @dataclass
@@ -26,6 +27,7 @@ class TrainConfig:
 
     encoder: str = "minilm"
     architecture: str = "cross-encoder"  # or "bi-encoder": scale · cos of separately embedded query and passage
+    pooling: str = "cls"  # cross-encoder: the head reads the [CLS] vector or the tokens' mean ("mean")
     scale: float = 20.0  # bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)
     mode: str = "pairwise"
     loss: str = "hinge"
@@ -81,7 +83,7 @@ class TrainConfig:
                           FutureWarning, stacklevel=3)
             self.target = TARGET_ALIASES[self.target]
         for name, allowed in (
-            ("architecture", ARCHITECTURES), ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
+            ("architecture", ARCHITECTURES), ("pooling", POOLINGS), ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
         ):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")

@@ -1,4 +1,4 @@
-"""BERT-PR: "query [SEP] passage" → transformer encoder → [CLS] → MLP (100, 10, ReLU) → one score.
+"""BERT-PR: "query [SEP] passage" → transformer encoder → [CLS] (or mean) pooling → MLP (100, 10, ReLU) → one score.
 
 Saved as a directory: the encoder and tokenizer in Hugging Face format (``from_pretrained``-loadable),
 ``head.safetensors`` and ``bert_pr.json`` for the MLP head, and the same head as sentence-transformers (>= 6)
@@ -19,6 +19,7 @@ from transformers import AutoModel, AutoTokenizer
 
 from weakrank.io import write_text
 from weakrank.models import DEFAULT_ENCODER, resolve_model
+from weakrank.training.config import POOLINGS
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
@@ -27,9 +28,12 @@ ST = "sentence_transformers."  # the package of the module classes in modules.js
 class BertPR(nn.Module):
     """A cross-encoder ranker: one relevance score (a logit) per query–passage pair."""
 
-    def __init__(self, encoder: nn.Module, tokenizer, hidden: tuple[int, ...] = (100, 10), max_length: int = 256):
+    def __init__(self, encoder: nn.Module, tokenizer, hidden: tuple[int, ...] = (100, 10), max_length: int = 256,
+                 pooling: str = "cls"):
         super().__init__()
-        self.encoder, self.tokenizer, self.max_length = encoder, tokenizer, max_length
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
+        self.encoder, self.tokenizer, self.max_length, self.pooling = encoder, tokenizer, max_length, pooling
         sizes = [encoder.config.hidden_size, *hidden]
         layers: list[nn.Module] = []
         for a, b in zip(sizes[:-1], sizes[1:]):
@@ -38,10 +42,11 @@ class BertPR(nn.Module):
         self.hidden = tuple(hidden)
 
     @classmethod
-    def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256) -> BertPR:
+    def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256, pooling: str = "cls") -> BertPR:
         """A fresh ranker on a pretrained encoder (a HF name, a local path, or ``"minilm"``)."""
         path = resolve_model(name_or_path)
-        return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), max_length=max_length)
+        return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), max_length=max_length,
+                   pooling=pooling)
 
     @property
     def device(self) -> torch.device:
@@ -56,8 +61,13 @@ class BertPR(nn.Module):
         return {k: v.to(self.device) for k, v in enc.items()}
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
-        cls = self.encoder(**inputs).last_hidden_state[:, 0]
-        return self.head(cls).squeeze(-1)
+        hidden = self.encoder(**inputs).last_hidden_state
+        if self.pooling == "cls":
+            pooled = hidden[:, 0]
+        else:  # the masked mean of the tokens, as sentence-transformers' Pooling(pooling_mode="mean")
+            mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return self.head(pooled).squeeze(-1)
 
     def score(self, queries: Sequence[str], passages: Sequence[str]) -> torch.Tensor:
         """Scores of aligned pairs (with gradients)."""
@@ -82,17 +92,18 @@ class BertPR(nn.Module):
         self.encoder.save_pretrained(directory)
         self.tokenizer.save_pretrained(directory)
         save_file({k: v.contiguous().cpu() for k, v in self.head.state_dict().items()}, directory / HEAD_FILE)
-        (directory / CONFIG_FILE).write_text(json.dumps({"hidden": list(self.hidden), "max_length": self.max_length}))
+        (directory / CONFIG_FILE).write_text(json.dumps({"hidden": list(self.hidden), "max_length": self.max_length,
+                                                             "pooling": self.pooling}))
         self._save_cross_encoder_modules(directory)
         return directory
 
     def _save_cross_encoder_modules(self, directory: Path) -> None:
-        """The head as a sentence-transformers CrossEncoder: encoder → CLS pooling → Dense layers → raw score."""
+        """The head as a sentence-transformers CrossEncoder: encoder → pooling → Dense layers → raw score."""
         linears = [layer for layer in self.head if isinstance(layer, nn.Linear)]
         modules = [{"path": "", "type": ST + "base.modules.transformer.Transformer"},
                    {"path": "1_Pooling", "type": ST + "sentence_transformer.modules.pooling.Pooling"}]
         _write_json(directory / "1_Pooling" / "config.json",
-                    {"embedding_dimension": self.encoder.config.hidden_size, "pooling_mode": "cls"})
+                    {"embedding_dimension": self.encoder.config.hidden_size, "pooling_mode": self.pooling})
         for i, layer in enumerate(linears, start=2):
             last = i == len(linears) + 1
             folder = directory / f"{i}_Dense"
@@ -120,6 +131,7 @@ class BertPR(nn.Module):
         model = cls(
             AutoModel.from_pretrained(directory), AutoTokenizer.from_pretrained(directory),
             hidden=tuple(config["hidden"]), max_length=config["max_length"],
+            pooling=config.get("pooling", "cls"),  # saved before pooling was an option: [CLS]
         )
         model.head.load_state_dict(load_file(directory / HEAD_FILE))
         return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))

@@ -19,7 +19,7 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
     if cfg.architecture == "bi-encoder":
         model = BiEncoder.from_encoder(cfg.encoder, max_length=cfg.max_length, scale=cfg.scale)
     else:
-        model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length)
+        model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length, pooling=cfg.pooling)
     if cfg.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
     return model
