@@ -43,6 +43,7 @@ from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
 from weakrank.training.config import TrainConfig
+from weakrank.training.lengths import AUTO, resolve_max_length
 from weakrank.training.run import label_table, score_split, training_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +62,15 @@ LATER_KEYS = {"architecture": "cross-encoder", "pooling": "cls", "scale": 20.0, 
 
 
 def effective(cfg, tc: TrainConfig) -> TrainConfig:
-    """``tc`` with the number of steps it trains (``max_epochs`` applied) and no cap: a cap that does not bind
-    leaves the cache key as it was."""
-    if not tc.max_epochs:
+    """``tc`` as it trains: its ``max_length`` resolved (``"auto"``), the number of steps it trains
+    (``max_epochs`` applied) and no cap: a cap that does not bind leaves the cache key as it was."""
+    if not tc.max_epochs and tc.max_length != AUTO:
         return tc
     paths = RunPaths(cfg.run_dir)
     data = training_data(label_table(paths, tc), Dataset.load(paths.dataset), tc, tc.train_split)  # as train() sees it
+    tc = resolve_max_length(tc, data)
+    if not tc.max_epochs:
+        return tc
     per_epoch = data.steps_per_epoch(tc.batch_size, tc.mode == "listwise")
     return replace(tc, max_steps=tc.total_steps(per_epoch), max_epochs=0.0)
 

@@ -133,6 +133,10 @@ def test_hugging_face_names_and_today_s_names_set_the_same_train_option():
     assert (hf.lr, hf.epochs, hf.output, hf.fuse_lfs, hf.supervised) == (1e-4, 2, "m2", False, None)
     with pytest.raises(SystemExit):
         train.parse_args(["c.toml", "--target", "nope"])
+    assert train.parse_args(["c.toml", "--max-length", "96"]).max_length == 96
+    assert train.parse_args(["c.toml", "--max-length", "auto"]).max_length == "auto"
+    with pytest.raises(SystemExit):
+        train.parse_args(["c.toml", "--max-length", "long"])
 
 
 def test_version_and_max_queries_on_every_stage(capsys):

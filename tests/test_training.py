@@ -340,3 +340,34 @@ def test_target_lr_is_the_deprecated_name_of_relax():
     with pytest.warns(FutureWarning, match="target = 'lr' is deprecated: use 'relax'"):
         cfg = TrainConfig.from_dict({"loss": "ce", "target": "lr"})
     assert cfg.target == "relax"
+
+
+def test_auto_max_length_fits_three_of_four_training_pairs_within_the_cap(tiny):
+    from transformers import AutoTokenizer
+
+    from weakrank.models import resolve_model
+    from weakrank.training.lengths import CAP, STEP, auto_max_length, resolve_max_length
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model("minilm"))
+    short = TrainingData(labelled(tiny).assign(split="train"), tiny.queries, tiny.passages, "train")
+    pairs = [(short.query_text[q], short.passage_text[p]) for q in short.list_ids for p in short.lists[q].passage_ids]
+    counts = [len(tokenizer(q, p)["input_ids"]) for q, p in pairs]
+    chosen = auto_max_length(short, "minilm")
+    assert chosen % STEP == 0 and np.mean(np.array(counts) <= chosen) >= 0.75 and chosen - STEP < np.quantile(counts, 0.75)
+    wordy = tiny.passages.assign(text=tiny.passages["text"] + " and much more" * 60)
+    assert auto_max_length(TrainingData(labelled(tiny).assign(split="train"), tiny.queries, wordy, "train"), "minilm") == CAP
+    assert resolve_max_length(small(max_length="auto"), short).max_length == chosen
+    assert resolve_max_length(small(max_length=48), short).max_length == 48
+
+
+def test_max_length_is_a_number_or_auto():
+    with pytest.raises(ConfigError, match="max_length"):
+        TrainConfig(max_length="long")
+    with pytest.raises(ConfigError, match="max_length"):
+        TrainConfig(max_length=0)
+    assert TrainConfig().max_length == "auto"
+
+
+def test_training_with_auto_max_length_builds_the_model_at_the_resolved_length(tiny_data, tmp_path, tiny):
+    trainer = trainer_from_config(small(max_length="auto", max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages)
+    assert isinstance(trainer.model.max_length, int) and trainer.model.max_length == trainer.args.max_length

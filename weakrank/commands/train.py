@@ -96,7 +96,7 @@ HELP = {
     "epochs": "passes over the training queries (used only when max-steps is 0)",
     "max_steps": "train this many steps, over as many epochs as it takes (0: use the epochs)",
     "max_epochs": "but stop after this many epochs (0: no cap), so a small train split is not overfitted",
-    "max_length": "max tokens of query + passage",
+    "max_length": "max tokens of query + passage, or auto: 3 of 4 training pairs whole, at most 128",
     "freeze_embeddings": "keep the word-embedding matrix fixed (faster steps on CPU)",
     "grad_clip": "clip the gradient norm to this value",
     "seed": "random seed (data order, negatives, initialisation)",
@@ -129,6 +129,16 @@ CHOICES = {
 }
 
 
+def int_or_auto(text: str) -> int | str:
+    """A flag value that is a whole number or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', got {text!r}") from None
+
+
 def add_train_flags(p: argparse.ArgumentParser) -> None:
     """One flag per [train] key, overriding the config (absent: the config's value, else the default shown)."""
     for f in fields(TrainConfig):
@@ -137,6 +147,8 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
         options = {"dest": f.name, "help": f"{HELP.get(f.name, '')} (default: {f.default!r})"}
         if f.type == "bool":
             p.add_argument(*names, action=argparse.BooleanOptionalAction, default=None, **options)
+        elif f.type == "int | str":
+            p.add_argument(*names, type=int_or_auto, **options)
         elif f.name == "mixed_probabilities":
             p.add_argument(*names, type=float, nargs=2, metavar=("BM25", "RANDOM"), **options)
         else:

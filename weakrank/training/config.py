@@ -55,7 +55,7 @@ class TrainConfig:
     epochs: int = 1  # used only when max_steps = 0
     max_steps: int = 0  # > 0: train this many steps, over as many epochs as it takes
     max_epochs: float = 0.0  # > 0: but never more than this many epochs (a small train split is not overfitted)
-    max_length: int = 128
+    max_length: int | str = "auto"  # tokens; "auto": read from the training pairs (weakrank.training.lengths)
     freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (faster steps on CPU)
     grad_clip: float = 1.0
     seed: int = 0
@@ -93,6 +93,8 @@ class TrainConfig:
             raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
         if self.mode == "listwise" and self.target != "plain":
             raise ConfigError("[train] listwise distillation takes target = 'plain' (its targets are the teacher's scores)")
+        if self.max_length != "auto" and (isinstance(self.max_length, str) or self.max_length < 8):
+            raise ConfigError(f"[train] max_length must be 'auto' or a whole number >= 8, got {self.max_length!r}")
         if self.max_epochs < 0 or self.max_steps < 0:
             raise ConfigError("[train] max_steps and max_epochs must be >= 0")
         if self.scale <= 0:

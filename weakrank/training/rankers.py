@@ -15,7 +15,10 @@ Ranker = BertPR | BiEncoder
 
 def new_ranker(cfg: TrainConfig) -> Ranker:
     """A fresh ranker of ``cfg.architecture`` on ``cfg.encoder``, its word embeddings frozen with
-    ``freeze_embeddings`` (seed first: the cross-encoder's head starts from torch's RNG)."""
+    ``freeze_embeddings`` (seed first: the cross-encoder's head starts from torch's RNG). ``max_length = "auto"``
+    must have been resolved (:func:`weakrank.training.lengths.resolve_max_length`)."""
+    if not isinstance(cfg.max_length, int):
+        raise ValueError(f"max_length {cfg.max_length!r} is not resolved to a number of tokens")
     if cfg.architecture == "bi-encoder":
         model = BiEncoder.from_encoder(cfg.encoder, max_length=cfg.max_length, scale=cfg.scale)
     else:

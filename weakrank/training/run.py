@@ -20,6 +20,7 @@ from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
+from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
 from weakrank.training.samplers import NegativeSampler, make_sampler
@@ -78,6 +79,7 @@ def trainer_from_config(
     """A :class:`Trainer` of ``data`` as ``tc`` says: after :func:`prepare_run` (seeds, process group), a fresh
     model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and,
     with a policy sampler, the AC-IR callback that drives it (after ``callbacks``)."""
+    tc = resolve_max_length(tc, data)
     prepare_run(tc)
     model = new_ranker(tc)
     sampler = make_sampler(tc, passages["passage_id"].tolist())
