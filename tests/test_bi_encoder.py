@@ -87,3 +87,25 @@ def test_in_batch_needs_a_bi_encoder():
         except ConfigError:
             continue
         raise AssertionError(f"{bad} accepted")
+
+
+def test_interpolate_saves_the_wise_ft_mix_of_start_and_fine_tuned_weights(tiny, tmp_path):
+    labels = labelled(tiny).assign(split="train", score=lambda d: d["gold"].astype(float))
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train", ns_lf=None)
+    cfg = small(architecture="bi-encoder", mode="listwise", loss="kl", group_size=3, max_steps=2, interpolate=0.25)
+    trainer = trainer_from_config(cfg, data, None, tmp_path / "m", tiny.passages)
+    start = {k: v.clone() for k, v in trainer.model.encoder.state_dict().items()}
+    trainer.fit(show_progress=False)
+    tuned = trainer.model.encoder.state_dict()  # the model in memory stays the fine-tuned one
+    saved = load_ranker(tmp_path / "m" / "final").encoder.state_dict()
+    moved = [k for k in start if not torch.equal(start[k], tuned[k])]
+    assert moved
+    for k in moved:
+        assert torch.allclose(saved[k], 0.25 * tuned[k] + 0.75 * start[k], atol=1e-6)
+    assert "WiSE-FT" in (tmp_path / "m" / "final" / "README.md").read_text()
+    for bad in ({"interpolate": 0.0}, {"interpolate": 1.5}, {"interpolate": 0.5}):  # the last: a cross-encoder
+        try:
+            TrainConfig(**bad)
+        except ConfigError:
+            continue
+        raise AssertionError(f"{bad} accepted")

@@ -68,6 +68,8 @@ HELP = {
     "architecture": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scaled cosine)",
     "pooling": "cross-encoder: the head reads the [CLS] vector (cls) or the tokens' mean (mean)",
     "scale": "bi-encoder: cosine → logit factor",
+    "interpolate": "bi-encoder: the saved weights are this share of the fine-tuned ones, the rest the start "
+                   "encoder's (WiSE-FT; 1: plain fine-tuning)",
     "mode": "training instances: pairwise (q, p+, p−), pointwise (q, p) or listwise (a group per query)",
     "loss": "hinge (pairwise), ce (cross-entropy; soft targets) or kl (listwise distillation)",
     "target": "plain, noise_aware (confidence-weighted), ls/tls (label smoothing, two-stage), "

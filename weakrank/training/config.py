@@ -29,6 +29,7 @@ class TrainConfig:
     architecture: str = "cross-encoder"  # or "bi-encoder": scale · cos of separately embedded query and passage
     pooling: str = "cls"  # cross-encoder: the head reads the [CLS] vector or the tokens' mean ("mean")
     scale: float = 20.0  # bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)
+    interpolate: float = 1.0  # bi-encoder: saved weights = this × fine-tuned + the rest × the start encoder (WiSE-FT)
     mode: str = "pairwise"
     loss: str = "hinge"
     target: str = "plain"
@@ -99,6 +100,11 @@ class TrainConfig:
             raise ConfigError("[train] max_steps and max_epochs must be >= 0")
         if self.scale <= 0:
             raise ConfigError("[train] scale must be > 0")
+        if not 0 < self.interpolate <= 1:
+            raise ConfigError("[train] interpolate must be in (0, 1]")
+        if self.interpolate < 1 and self.architecture != "bi-encoder":
+            raise ConfigError("[train] interpolate < 1 (WiSE-FT) needs architecture = 'bi-encoder': a cross-encoder's "
+                              "head starts untrained")
         if self.mode == "in_batch" and (self.architecture != "bi-encoder" or self.loss != "ce"):
             raise ConfigError("[train] mode = 'in_batch' (in-batch negatives) needs architecture = 'bi-encoder', loss = 'ce'")
         if self.mode == "in_batch" and self.target not in ("plain", "noise_aware", "ls", "tls", "relax"):

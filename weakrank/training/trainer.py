@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import random
 import time
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -133,6 +134,23 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
     return [g for g in groups if g["params"]]
 
 
+@contextmanager
+def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None, share: float) -> Iterator[None]:
+    """Inside the block, ``module``'s floating-point weights are ``share`` × their value + (1 − ``share``) ×
+    ``start`` (WiSE-FT); afterwards they are as before. No change when ``start`` is None."""
+    if start is None:
+        yield
+        return
+    current = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    mixed = {k: share * v + (1 - share) * start[k].to(v.device, v.dtype) if v.is_floating_point() else v
+             for k, v in current.items()}
+    module.load_state_dict(mixed)
+    try:
+        yield
+    finally:
+        module.load_state_dict(current)
+
+
 class Trainer:
     """Fine-tunes ``model`` (:class:`BertPR` or :class:`BiEncoder`) on ``data`` by ``objective``, negatives drawn by
     ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end. Evaluates on
@@ -163,6 +181,9 @@ class Trainer:
         if self.device.type == "cuda":
             self.device = torch.device("cuda", self.dist.local_rank)
         self.model = model.to(self.device)
+        # WiSE-FT (Wortsman et al., 2022): what is saved mixes the fine-tuned encoder with the one it started from
+        self.start_weights = ({k: v.detach().cpu().clone() for k, v in self.model.encoder.state_dict().items()}
+                              if args.interpolate < 1 else None)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         # fused AdamW: one kernel over all tensors (on CPU ~7x faster than the per-tensor loop)
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, args), lr=args.lr, fused=True)
@@ -231,7 +252,9 @@ class Trainer:
                 "mode": args.mode, "loss": args.loss, "target": args.target, "steps": self.progress.step,
                 "batch size": args.batch_size, "max length": args.max_length, "learning rate": args.lr, "seed": args.seed}
         last = self.progress.history[-1] if self.progress.history else None
-        with atomic_dir(directory) as tmp:
+        if args.interpolate < 1:
+            info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
+        with atomic_dir(directory) as tmp, interpolated(self.model.encoder, self.start_weights, args.interpolate):
             self.model.save(tmp)
             write_model_card(tmp, info, {k: v for k, v in last.items() if k != "step"} if last else None)
 
