@@ -42,8 +42,8 @@ from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config
-from weakrank.training.config import TrainConfig
-from weakrank.training.lengths import AUTO, resolve_max_length
+from weakrank.training.config import AUTO, TrainConfig
+from weakrank.training.lengths import resolve_max_length
 from weakrank.training.run import label_table, score_split, training_data
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,6 +19,7 @@ SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ARCHITECTURES = ("cross-encoder", "bi-encoder")
 POOLINGS = ("cls", "mean")
+AUTO = "auto"  # max_length read from the training pairs (weakrank.training.lengths)
 
 
 @dataclass
@@ -94,7 +95,7 @@ class TrainConfig:
             raise ConfigError("[train] mode = 'listwise' goes with loss = 'kl' (distillation of the label model's scores)")
         if self.mode == "listwise" and self.target != "plain":
             raise ConfigError("[train] listwise distillation takes target = 'plain' (its targets are the teacher's scores)")
-        if self.max_length != "auto" and (isinstance(self.max_length, str) or self.max_length < 8):
+        if self.max_length != AUTO and (isinstance(self.max_length, str) or self.max_length < 8):
             raise ConfigError(f"[train] max_length must be 'auto' or a whole number >= 8, got {self.max_length!r}")
         if self.max_epochs < 0 or self.max_steps < 0:
             raise ConfigError("[train] max_steps and max_epochs must be >= 0")

@@ -13,10 +13,9 @@ from dataclasses import replace
 import numpy as np
 
 from weakrank.models import resolve_model
-from weakrank.training.config import TrainConfig
+from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.data import TrainingData
 
-AUTO = "auto"
 QUANTILE = 0.75  # the share of training inputs that fit whole
 STEP = 32  # the budget is a multiple of this
 CAP = 128  # the most an automatic budget gives (CPU-sized: set an int to go past it on a GPU)
