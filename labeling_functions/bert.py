@@ -7,7 +7,7 @@ import torch
 
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
-from weakrank.models import DEFAULT_ENCODER, resolve_model
+from weakrank.models import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
 from weakrank.similarity import EmbeddingCache, pair_cosine
 
 
@@ -24,7 +24,7 @@ def make_bert_cosine(
 
     The default is [CLS]: with the packaged MiniLM, mean pooling would duplicate ``embedding_cosine``.
     """
-    if pooling not in ("mean", "cls"):
+    if pooling not in POOLINGS:
         raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
 
     def load(dataset: Dataset):
@@ -44,12 +44,7 @@ def make_bert_cosine(
             enc = tokenizer(
                 [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
             ).to(encoder.device)
-            hidden = encoder(**enc).last_hidden_state
-            if pooling == "cls":
-                pooled = hidden[:, 0]
-            else:
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+            pooled = pool_tokens(encoder(**enc).last_hidden_state, enc["attention_mask"], pooling)
             out[idx] = pooled.float().cpu().numpy()
         return out
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import PipelineConfig
+from weakrank.models import POOLINGS
 from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
 from weakrank.training import TrainConfig, rerank, train, train_config
@@ -17,7 +18,6 @@ from weakrank.training.config import (
     ARCHITECTURES,
     LOSSES,
     MODES,
-    POOLINGS,
     PRECISIONS,
     SAMPLERS,
     TARGET_ALIASES,

@@ -10,6 +10,7 @@ from typing import Any
 
 from weakrank.config import check_keys, did_you_mean, located, schema
 from weakrank.errors import ConfigError
+from weakrank.models import POOLINGS
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 LOSSES = ("hinge", "ce", "kl")
@@ -18,7 +19,6 @@ TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) re
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 ARCHITECTURES = ("cross-encoder", "bi-encoder")
-POOLINGS = ("cls", "mean")
 AUTO = "auto"  # max_length read from the training pairs (weakrank.training.lengths)
 
 

@@ -18,8 +18,7 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
 from weakrank.io import write_text
-from weakrank.models import DEFAULT_ENCODER, resolve_model
-from weakrank.training.config import POOLINGS
+from weakrank.models import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
@@ -62,12 +61,7 @@ class BertPR(nn.Module):
 
     def forward(self, **inputs: torch.Tensor) -> torch.Tensor:
         hidden = self.encoder(**inputs).last_hidden_state
-        if self.pooling == "cls":
-            pooled = hidden[:, 0]
-        else:  # the masked mean of the tokens, as sentence-transformers' Pooling(pooling_mode="mean")
-            mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return self.head(pooled).squeeze(-1)
+        return self.head(pool_tokens(hidden, inputs["attention_mask"], self.pooling)).squeeze(-1)
 
     def score(self, queries: Sequence[str], passages: Sequence[str]) -> torch.Tensor:
         """Scores of aligned pairs (with gradients)."""
