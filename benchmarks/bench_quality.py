@@ -3,15 +3,16 @@
 Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
 RRF fusion of the LFs (ranx), each label model used as a ranker, the weak ranker trained with the
 config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the supervised ranker (gold
-labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores as one more LF in
-the fusion label model (a second round, fitted without gold on the evaluation split). Metrics by
+labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores averaged with
+the fusion label model's over the LFs (a second round, fitted without gold on the evaluation split; what
+``fuse_lfs`` reranks with). Metrics by
 :func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries with a relevant and a
-non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant abstracts). A paired
-t-test of the weak ranker against BM25 and against its labels is printed.
+non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant abstracts). Paired
+t-tests of the weak ranker (alone and fused) against BM25 and against its labels are printed.
 
 Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
 datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
-``<run_dir>/bench/`` (keyed by the training config), so a rerun only trains what changed.
+``<run_dir>/bench/`` (keyed by the training config and, for a weak ranker, its labels), so a rerun only trains what changed.
 
 Run: ``python benchmarks/bench_quality.py`` (all four; ``--datasets wikiqa trecqa`` for some)
 """
@@ -79,8 +80,10 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
     """Scores of ``split`` by a ranker trained as ``[train]`` (+ ``overrides``) says (cached per config, labels
     and seed)."""
     tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
-    labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
-    content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
+    content = "gold"  # a supervised ranker never reads the pseudo-labels: new labels leave its cache valid
+    if not supervised:
+        labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
+        content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
     training = {k: v for k, v in asdict(effective(cfg, tc)).items()
                 if k != "fuse_lfs" and LATER_KEYS.get(k, object()) != v}  # fuse_lfs acts at rerank time only
     blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
@@ -152,14 +155,15 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
 
 
 def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) -> str:
-    """Paired t-tests of the weak ranker's per-query MAP against BM25 and against its labels."""
+    """Paired t-tests of the weak ranker's per-query MAP, alone and fused, against BM25 and its labels."""
     out = []
-    for other in ("bm25", labels):
-        if other in per_query_map:
-            a, b = per_query_map["weak"].align(per_query_map[other], join="inner")
-            t = ttest_rel(a, b)
-            delta = a.mean() - b.mean()
-            out.append(f"{name}: weak − {other} = {delta:+.3f} MAP (p = {t.pvalue:.3g}, {len(a)} queries)")
+    for system in ("weak", "weak+lfs"):
+        for other in ("bm25", labels):
+            if other in per_query_map:
+                a, b = per_query_map[system].align(per_query_map[other], join="inner")
+                t = ttest_rel(a, b)
+                delta = a.mean() - b.mean()
+                out.append(f"{name}: {system} − {other} = {delta:+.3f} MAP (p = {t.pvalue:.3g}, {len(a)} queries)")
     return "\n".join(out)
 
 

@@ -160,25 +160,39 @@ def test_fit_predict_on_a_votes_table_runs_vote_and_score_models():
         assert mean_auc(p, y, groups) > 0.7
 
 
-def test_fuse_ranker_adds_a_trained_ranker_as_one_more_lf():
+def test_fuse_ranker_averages_the_ranker_with_its_teacher():
+    """The second round: the ranker's and the LF fusion's scores, standardised within each query, get equal
+    weight however many LFs agree with the ranker; a strong ranker lifts the fusion, a copy of the teacher
+    leaves its ranking as it was, and unknown pairs or a votes table without LFs are refused."""
     from weakrank.errors import WeakrankError
-    from weakrank.label_models.fusion import fuse_ranker
+    from weakrank.label_models.fusion import fuse_ranker, standardize_within
 
     scores, groups, y = simulate_scores(300, 6, [1.0, 0.8, 0.6], seed=5)
     votes = pd.DataFrame({"query_id": groups.astype(str), "passage_id": np.arange(len(y)).astype(str),
                           "split": np.where(groups < 150, "train", "test")})
     for i in range(3):
         votes[f"score_lf{i}"] = scores[:, i]
-    test = votes[votes["split"] == "test"]
+        votes[f"vote_lf{i}"] = np.where(scores[:, i] > 1.0, 1, -1).astype(np.int8)
+    in_test = (votes["split"] == "test").to_numpy()
+    test = votes[in_test]
+    test_scores, test_groups, test_y = scores[in_test], groups[in_test], y[in_test]
+    teacher = ScoreFusionModel().fit(test_scores, test_groups).fused(test_scores, test_groups)
     noise = np.random.default_rng(0).normal(size=len(test))
-    strong = test[["query_id", "passage_id"]].assign(score=3.0 * y[(votes["split"] == "test").to_numpy()] + noise)
+    strong = test[["query_id", "passage_id"]].assign(score=3.0 * test_y + noise)
     fused = fuse_ranker(votes, strong, "test")
     assert len(fused) == len(test) and (fused["passage_id"].to_numpy() == test["passage_id"].to_numpy()).all()
-    test_groups, test_y = groups[groups >= 150], y[groups >= 150]
-    lfs_only = ScoreFusionModel().fit(scores[groups >= 150], test_groups).fused(scores[groups >= 150], test_groups)
-    assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(lfs_only, test_y, test_groups)
+    halves = standardize_within(np.column_stack([teacher, strong["score"]]), test_groups)
+    np.testing.assert_allclose(fused["score"], halves.mean(axis=1))
+    assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(teacher, test_y, test_groups)
+    copy = fuse_ranker(votes, strong.assign(score=5.0 * teacher + 2.0), "test")
+    def ranks(score):
+        return pd.Series(np.asarray(score)).groupby(test_groups).rank(method="first").to_numpy()
+
+    assert (ranks(copy["score"]) == ranks(teacher)).all()
     with pytest.raises(WeakrankError, match="no LF scores"):
         fuse_ranker(votes, strong.assign(passage_id=strong["passage_id"] + "x"), "test")
+    with pytest.raises(WeakrankError, match="no LF columns"):
+        fuse_ranker(votes.drop(columns=[f"vote_lf{i}" for i in range(3)]), strong, "test")
 
 
 def test_score_fusion_judges_an_abstaining_lf_where_it_ranks():

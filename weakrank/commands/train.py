@@ -113,7 +113,7 @@ HELP = {
     "supervised": "train on the gold labels instead of the pseudo-labels",
     "labels": "labels Parquet file to train on ('': <run_dir>/labels.parquet)",
     "output": "model directory, relative to run_dir: <output>/best, final, checkpoint.pt",
-    "fuse_lfs": "rerank: fuse the model's scores with the LFs' (the fusion label model, a second round)",
+    "fuse_lfs": "rerank: average the model's scores with the LFs' fusion label model (a second round)",
     "policy_every": "AC-IR: steps between two sampler choices",
     "policy_reward": "AC-IR reward: change of validation MAP (diff), MAP (raw), MAP − ceiling (ceil) or "
                      "MAP − best so far (ceil_running)",

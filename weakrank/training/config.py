@@ -72,7 +72,7 @@ class TrainConfig:
     supervised: bool = False
     labels: str = ""
     output: str = "model"
-    fuse_lfs: bool = False  # rerank: the trained ranker as one more LF of the fusion label model (a second round)
+    fuse_lfs: bool = False  # rerank: the trained ranker averaged with the fusion label model of the LFs (a second round)
     policy_every: int = 20
     policy_reward: str = "diff"
     policy_ceiling: float = 1.0  # m_max of the ceil reward (R_ceil = MAP − m_max)
