@@ -185,10 +185,9 @@ def test_fuse_ranker_averages_the_ranker_with_its_teacher():
     np.testing.assert_allclose(fused["score"], halves.mean(axis=1))
     assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(teacher, test_y, test_groups)
     copy = fuse_ranker(votes, strong.assign(score=5.0 * teacher + 2.0), "test")
-    def ranks(score):
-        return pd.Series(np.asarray(score)).groupby(test_groups).rank(method="first").to_numpy()
-
-    assert (ranks(copy["score"]) == ranks(teacher)).all()
+    within = pd.DataFrame({"query": test_groups, "copy": copy["score"].to_numpy(), "teacher": teacher})
+    ranks = within.groupby("query")[["copy", "teacher"]].rank(method="first")
+    assert (ranks["copy"] == ranks["teacher"]).all()
     with pytest.raises(WeakrankError, match="no LF scores"):
         fuse_ranker(votes, strong.assign(passage_id=strong["passage_id"] + "x"), "test")
     with pytest.raises(WeakrankError, match="no LF columns"):
