@@ -58,7 +58,7 @@ class TrainConfig:
     max_steps: int = 0  # > 0: train this many steps, over as many epochs as it takes
     max_epochs: float = 0.0  # > 0: but never more than this many epochs (a small train split is not overfitted)
     max_length: int | str = "auto"  # tokens; "auto": read from the training pairs (weakrank.training.lengths)
-    freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (faster steps on CPU)
+    freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (no optimiser state for it)
     grad_clip: float = 1.0
     seed: int = 0
     precision: str = "auto"
