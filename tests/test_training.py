@@ -371,3 +371,43 @@ def test_max_length_is_a_number_or_auto():
 def test_training_with_auto_max_length_builds_the_model_at_the_resolved_length(tiny_data, tmp_path, tiny):
     trainer = trainer_from_config(small(max_length="auto", max_steps=1), tiny_data, None, tmp_path / "m", tiny.passages)
     assert isinstance(trainer.model.max_length, int) and trainer.model.max_length == trainer.args.max_length
+
+
+def test_average_weights_saves_the_mean_of_the_last_steps_and_survives_a_resume(tiny, tiny_data, tmp_path):
+    from weakrank.training.rankers import load_ranker
+
+    cfg = small(max_steps=4, epochs=4, checkpoint_every=1, average_weights=0.5)  # the mean after steps 3 and 4
+    seen: dict[int, dict[str, torch.Tensor]] = {}
+
+    class Record(TrainerCallback):
+        def on_step(self, trainer, *_):
+            seen[trainer.progress.step] = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+
+    full = trainer_from_config(cfg, tiny_data, None, tmp_path / "full", tiny.passages, callbacks=[Record()])
+    full.fit(show_progress=False)
+    saved = load_ranker(tmp_path / "full" / "final").state_dict()
+    moved = [k for k in seen[3] if seen[3][k].is_floating_point() and not torch.equal(seen[3][k], seen[4][k])]
+    assert moved
+    for k in moved:
+        assert torch.allclose(saved[k], (seen[3][k] + seen[4][k]) / 2, atol=1e-6)
+        assert torch.equal(full.model.state_dict()[k], seen[4][k])  # the model in memory is the last step's
+    assert "SWA" in (tmp_path / "full" / "final" / "README.md").read_text()
+
+    class Interrupt(Exception):
+        pass
+
+    class StopAt4(TrainerCallback):
+        def on_step(self, trainer, *_):
+            if trainer.progress.step == 4:
+                raise Interrupt
+
+    broken = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages, callbacks=[StopAt4()])
+    with pytest.raises(Interrupt):
+        broken.fit(show_progress=False)
+    resumed = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages)
+    resumed.fit(resume=True, show_progress=False)  # from step 3's checkpoint, which holds the mean so far
+    again = load_ranker(tmp_path / "resumed" / "final").state_dict()
+    assert all(torch.allclose(saved[k], again[k], atol=1e-5) for k in moved)
+    for bad in (1.0, -0.1):
+        with pytest.raises(ConfigError, match="average_weights"):
+            TrainConfig(average_weights=bad)

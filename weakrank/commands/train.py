@@ -100,6 +100,8 @@ HELP = {
     "max_epochs": "but stop after this many epochs (0: no cap), so a small train split is not overfitted",
     "max_length": "max tokens of query + passage, or auto: 3 of 4 training pairs whole, at most 128",
     "freeze_embeddings": "keep the word-embedding matrix fixed (no optimiser state for it)",
+    "average_weights": "the saved weights are their mean over this last share of the steps (stochastic weight "
+                       "averaging; 0: the last step's)",
     "grad_clip": "clip the gradient norm to this value",
     "seed": "random seed (data order, negatives, initialisation)",
     "precision": "auto: bf16 autocast on CUDA (fp16 without bf16), fp32 on CPU",

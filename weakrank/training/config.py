@@ -59,6 +59,7 @@ class TrainConfig:
     max_epochs: float = 0.0  # > 0: but never more than this many epochs (a small train split is not overfitted)
     max_length: int | str = "auto"  # tokens; "auto": read from the training pairs (weakrank.training.lengths)
     freeze_embeddings: bool = False  # keep the word-embedding matrix fixed (no optimiser state for it)
+    average_weights: float = 0.0  # > 0: the saved weights are the mean over this last share of the steps (SWA)
     grad_clip: float = 1.0
     seed: int = 0
     precision: str = "auto"
@@ -101,6 +102,8 @@ class TrainConfig:
             raise ConfigError("[train] max_steps and max_epochs must be >= 0")
         if self.scale <= 0:
             raise ConfigError("[train] scale must be > 0")
+        if not 0 <= self.average_weights < 1:
+            raise ConfigError("[train] average_weights must be in [0, 1)")
         if not 0 < self.interpolate <= 1:
             raise ConfigError("[train] interpolate must be in (0, 1]")
         if self.interpolate < 1 and self.architecture != "bi-encoder":

@@ -135,20 +135,31 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
 
 
 @contextmanager
+def loaded(module: torch.nn.Module, weights: dict[str, torch.Tensor] | None) -> Iterator[None]:
+    """Inside the block, ``module``'s floating-point weights are ``weights``; afterwards they are as before.
+    No change when ``weights`` is None."""
+    if weights is None:
+        yield
+        return
+    current = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    module.load_state_dict({**current, **weights})
+    try:
+        yield
+    finally:
+        module.load_state_dict(current)
+
+
+@contextmanager
 def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None, share: float) -> Iterator[None]:
     """Inside the block, ``module``'s floating-point weights are ``share`` × their value + (1 − ``share``) ×
     ``start`` (WiSE-FT); afterwards they are as before. No change when ``start`` is None."""
     if start is None:
         yield
         return
-    current = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    mixed = {k: share * v + (1 - share) * start[k].to(v.device, v.dtype) if v.is_floating_point() else v
-             for k, v in current.items()}
-    module.load_state_dict(mixed)
-    try:
+    mixed = {k: share * v.detach() + (1 - share) * start[k].to(v.device, v.dtype)
+             for k, v in module.state_dict().items() if v.is_floating_point()}
+    with loaded(module, mixed):
         yield
-    finally:
-        module.load_state_dict(current)
 
 
 class Trainer:
@@ -196,6 +207,11 @@ class Trainer:
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
+        # stochastic weight averaging (Izmailov et al., 2018): the running mean of the weights after each step
+        # of the last ``average_weights`` share of the steps; what is saved
+        self.average_after = (int(self.total_steps * (1 - args.average_weights)) if args.average_weights > 0
+                              else self.total_steps)
+        self.average: dict[str, torch.Tensor] | None = None
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save_checkpoint(self) -> Path:
@@ -209,6 +225,7 @@ class Trainer:
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
             "progress": asdict(self.progress),
+            "average": self.average,
             "config": asdict(self.args),
             "rng": {"torch": torch.get_rng_state(), "numpy": numpy_state(), "python": random.getstate()},
         }
@@ -224,6 +241,7 @@ class Trainer:
         self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
         self.progress = Progress(**state["progress"])
+        self.average = state.get("average")
         torch.set_rng_state(state["rng"]["torch"])
         set_numpy_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
@@ -252,9 +270,12 @@ class Trainer:
                 "mode": args.mode, "loss": args.loss, "target": args.target, "steps": self.progress.step,
                 "batch size": args.batch_size, "max length": args.max_length, "learning rate": args.lr, "seed": args.seed}
         last = self.progress.history[-1] if self.progress.history else None
+        if self.average is not None:
+            info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
         if args.interpolate < 1:
             info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
-        with atomic_dir(directory) as tmp, interpolated(self.model.encoder, self.start_weights, args.interpolate):
+        with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
+              interpolated(self.model.encoder, self.start_weights, args.interpolate)):
             self.model.save(tmp)
             write_model_card(tmp, info, {k: v for k, v in last.items() if k != "step"} if last else None)
 
@@ -287,7 +308,20 @@ class Trainer:
         self.scaler.update()
         self.scheduler.step()
         self.progress.step += 1
+        if self.progress.step > self.average_after:
+            self.update_average()
         return loss, head_norm if head else total_norm
+
+    @torch.no_grad()
+    def update_average(self) -> None:
+        """Fold the current weights into the running mean of the weights since step ``average_after``."""
+        weights = {k: v.detach() for k, v in self.model.state_dict().items() if v.is_floating_point()}
+        n = self.progress.step - self.average_after
+        if self.average is None or n == 1:
+            self.average = {k: v.clone() for k, v in weights.items()}
+            return
+        for k, v in weights.items():
+            self.average[k] += (v - self.average[k]) / n
 
     def evaluate(self) -> dict[str, float]:
         """Dev MAP and recall@1 against the dev labels (pseudo-labels in weak mode, gold in supervised
