@@ -45,7 +45,7 @@ class TrainConfig:
     min_confidence: float = 0.0  # negatives: pairs labelled 0 with at least this confidence (and a vote)
     list_fraction: float = 1.0  # train on this share of the lists: those the label model is surest of (top-1 margin)
     group_size: int = 8  # listwise: candidates per query in a group (the teacher's top one + random others)
-    temperature: float = 1.0  # listwise: the teacher's softmax temperature over standardised scores
+    temperature: float = 2.0  # listwise: the teacher's softmax temperature over standardised scores (measured: 2 > 1 > 0.5)
     mixed_probabilities: tuple[float, float] = (0.5, 0.5)
     negatives: int = 1
     batch_size: int = 16  # the effective batch (triplets' anchors per optimiser step), whatever the processes
