@@ -102,22 +102,30 @@ def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path, pooling):
     assert (tmp_path / "m" / "config.json").exists()  # the encoder is a plain from_pretrained directory
 
 
+class Interrupt(Exception):
+    pass
+
+
+def train_until_interrupted(cfg: TrainConfig, data: TrainingData, out: Path, passages, step: int) -> None:
+    """Train ``cfg`` into ``out`` and stop it by an exception in the callback of ``step`` (before that
+    step's checkpoint is written), as a killed run would stop."""
+
+    class StopAt(TrainerCallback):
+        def on_step(self, trainer, *_):
+            if trainer.progress.step == step:
+                raise Interrupt
+
+    broken = trainer_from_config(cfg, data, None, out, passages, callbacks=[StopAt()])
+    with pytest.raises(Interrupt):
+        broken.fit(show_progress=False)
+
+
 def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny, tiny_data, tmp_path):
     cfg = small(max_steps=4, epochs=4, checkpoint_every=2)
     full = trainer_from_config(cfg, tiny_data, None, tmp_path / "full", tiny.passages)
     full.fit(show_progress=False)
 
-    class Interrupt(Exception):
-        pass
-
-    class StopAfter3(TrainerCallback):
-        def on_step(self, trainer, *_):
-            if trainer.progress.step == 3:
-                raise Interrupt
-
-    broken = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages, callbacks=[StopAfter3()])
-    with pytest.raises(Interrupt):
-        broken.fit(show_progress=False)
+    train_until_interrupted(cfg, tiny_data, tmp_path / "resumed", tiny.passages, step=3)
     resumed = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages)
     resumed.load_checkpoint()
     assert resumed.progress.step == 2
@@ -393,17 +401,7 @@ def test_average_weights_saves_the_mean_of_the_last_steps_and_survives_a_resume(
         assert torch.equal(full.model.state_dict()[k], seen[4][k])  # the model in memory is the last step's
     assert "SWA" in (tmp_path / "full" / "final" / "README.md").read_text()
 
-    class Interrupt(Exception):
-        pass
-
-    class StopAt4(TrainerCallback):
-        def on_step(self, trainer, *_):
-            if trainer.progress.step == 4:
-                raise Interrupt
-
-    broken = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages, callbacks=[StopAt4()])
-    with pytest.raises(Interrupt):
-        broken.fit(show_progress=False)
+    train_until_interrupted(cfg, tiny_data, tmp_path / "resumed", tiny.passages, step=4)
     resumed = trainer_from_config(cfg, tiny_data, None, tmp_path / "resumed", tiny.passages)
     resumed.fit(resume=True, show_progress=False)  # from step 3's checkpoint, which holds the mean so far
     again = load_ranker(tmp_path / "resumed" / "final").state_dict()
