@@ -136,8 +136,8 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
 
 @contextmanager
 def loaded(module: torch.nn.Module, weights: dict[str, torch.Tensor] | None) -> Iterator[None]:
-    """Inside the block, ``module``'s floating-point weights are ``weights``; afterwards they are as before.
-    No change when ``weights`` is None."""
+    """Inside the block, the entries of ``module``'s state dict named in ``weights`` take those values;
+    afterwards they are as before. No change when ``weights`` is None."""
     if weights is None:
         yield
         return
@@ -316,10 +316,10 @@ class Trainer:
     def update_average(self) -> None:
         """Fold the current weights into the running mean of the weights since step ``average_after``."""
         weights = {k: v.detach() for k, v in self.model.state_dict().items() if v.is_floating_point()}
-        n = self.progress.step - self.average_after
-        if self.average is None or n == 1:
+        if self.average is None:  # the first averaged step (a resumed run brings its mean in the checkpoint)
             self.average = {k: v.clone() for k, v in weights.items()}
             return
+        n = self.progress.step - self.average_after
         for k, v in weights.items():
             self.average[k] += (v - self.average[k]) / n
 
