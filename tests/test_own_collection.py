@@ -50,10 +50,12 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
     assert labels.loc[labels["split"] == "train", "p_relevant"].notna().all()  # weak labels without any gold
     assert (paths.analysis / "quality.csv").exists()
 
-    # trained on the 4 unjudged train queries, dev MAP every 2 steps (early stopping kept model/best)
+    # trained on the 4 unjudged train queries, evaluated every 2 steps (early stopping kept model/best) on both
+    # dev queries: agreement with the teacher on every list, MAP on the lists with a pseudo-positive
     model = paths.root / "model"
     history = pd.read_csv(model / "history.csv")
-    assert history["step"].tolist() == [2, 4] and history["dev_map"].between(0, 1).all()
+    assert history["step"].tolist() == [2, 4] and history["dev_agreement"].between(0, 1).all()
+    assert (history["dev_agreement_queries"] == 2).all() and history["dev_map_queries"].between(0, 2).all()
     assert (model / "final").is_dir() and (model / "best").is_dir()
     assert "| train queries | 4 |" in (model / "best" / "README.md").read_text()  # the model card
 

@@ -23,7 +23,7 @@ from weakrank.training.objectives import (
 )
 from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
-from weakrank.training.trainer import Trainer, prepare_run
+from weakrank.training.trainer import Trainer, prepare_run, teacher_ndcg
 
 
 def labelled(dataset, confidence: float = 0.8) -> pd.DataFrame:
@@ -409,3 +409,12 @@ def test_average_weights_saves_the_mean_of_the_last_steps_and_survives_a_resume(
     for bad in (1.0, -0.1):
         with pytest.raises(ConfigError, match="average_weights"):
             TrainConfig(average_weights=bad)
+
+
+def test_teacher_ndcg_is_one_for_the_teachers_order_and_falls_as_the_order_departs_from_it():
+    teacher = np.array([2.0, 1.0, 0.0, -1.0])
+    assert teacher_ndcg(teacher * 3 + 1, teacher) == pytest.approx(1.0)  # any increasing map of the teacher
+    swapped, reversed_ = teacher_ndcg(np.array([1.0, 2.0, 0.0, -1.0]), teacher), teacher_ndcg(-teacher, teacher)
+    assert 0 < reversed_ < swapped < 1
+    # a softer teacher (higher temperature) spreads its gains: the same swap costs less
+    assert teacher_ndcg(np.array([1.0, 2.0, 0.0, -1.0]), teacher, temperature=4.0) > swapped

@@ -38,9 +38,10 @@ def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = F
         progress = train(cfg, resume=resume, progress=not quiet, **overrides)
     finally:
         teardown()
-    out = RunPaths(cfg.run_dir).models(train_config(cfg, **overrides).output)
+    tc = train_config(cfg, **overrides)
+    out = RunPaths(cfg.run_dir).models(tc.output)
     if int(os.environ.get("RANK", "0")) == 0:
-        dev = f"best dev MAP {progress.best:.4f}" if progress.best >= 0 else "no dev MAP"
+        dev = f"best dev {'MAP' if tc.supervised else 'agreement'} {progress.best:.4f}" if progress.best >= 0 else "no dev figure"
         print(f"trained {progress.step} steps ({dev}) → {out}")
 
 
@@ -108,7 +109,7 @@ HELP = {
     "checkpoint_every": "write checkpoint.pt every N steps (0: at the end only)",
     "eval_every": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end)",
     "patience": "stop after N evaluations without a better dev MAP",
-    "dev_queries": "dev queries per evaluation",
+    "dev_queries": "dev queries per evaluation (0: every dev query)",
     "track_train_queries": "also evaluate on N training queries (the memorisation gap)",
     "train_split": "split to train on",
     "dev_split": "split for early stopping ('' for none)",

@@ -66,7 +66,7 @@ class TrainConfig:
     checkpoint_every: int = 100
     eval_every: int = 100
     patience: int = 3
-    dev_queries: int = 100
+    dev_queries: int = 0  # dev lists an evaluation scores (0: all of them)
     track_train_queries: int = 0
     train_split: str = "train"
     dev_split: str = "dev"

@@ -147,7 +147,7 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
     lines += [f"| {key} | {_cell(value)} |" for key, value in info.items()]
     if metrics:
         lines += ["", "## Dev figures", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {key} | {value:.4f} |" for key, value in metrics.items()]
+        lines += [f"| {key} | {value if isinstance(value, int) else f'{value:.4f}'} |" for key, value in metrics.items()]
     return write_text("\n".join(lines) + "\n", directory / CARD_FILE)
 
 

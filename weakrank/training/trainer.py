@@ -1,5 +1,5 @@
 """The training loop: AdamW, linear warm-up/decay, clipping, AMP on GPU, checkpoints, resume,
-early stopping on dev queries scored against pseudo-labels (gold only in supervised mode).
+early stopping on every dev query: agreement with the teacher's ranking (gold MAP in supervised mode).
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
@@ -101,24 +101,43 @@ def set_numpy_state(state: dict) -> None:
 LIST_MEASURES = {"map": AP, "recall@1": R @ 1}
 
 
-def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64) -> dict[str, float]:
-    """MAP and recall@1 of the model's ranking of each query's list against its labels (queries with both), by
-    :func:`~weakrank.evaluation.metrics.evaluate_run` (ir-measures; tied scores in random order)."""
-    lists = []
+def teacher_ndcg(scores: np.ndarray, teacher: np.ndarray, temperature: float = 1.0) -> float:
+    """nDCG of the order of ``scores`` with the teacher's softmax(standardised score / ``temperature``) as graded
+    gains: how closely a list is ranked as its teacher ranks it, on every list the teacher ranks (ties in
+    ``scores`` keep the list's order)."""
+    gains = np.exp((teacher - teacher.max()) / temperature)
+    gains /= gains.sum()
+    discount = 1.0 / np.log2(np.arange(2, len(gains) + 2))
+    ideal = np.sort(gains)[::-1] @ discount
+    return float(gains[np.argsort(-scores, kind="stable")] @ discount / ideal)
+
+
+def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
+                    temperature: float = 1.0) -> dict[str, float]:
+    """The model's ranking of each query's list against its labels: MAP and recall@1 (ir-measures; tied scores in
+    random order) on the lists with a relevant and a non-relevant pair, ``agreement`` (:func:`teacher_ndcg`) on
+    every list the teacher ranks; ``map_queries`` and ``agreement_queries`` count the lists each used."""
+    lists, agreement = [], []
     for qid in query_ids:
         ql = data.lists[qid]
-        relevant = (ql.labels == 1).astype(int)
-        if relevant.min() == relevant.max():
+        if len(ql.passage_ids) < 2:
             continue
         pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
         scores = model.predict(pairs, batch_size=batch_size)
-        lists.append(pd.DataFrame({"query_id": qid, "passage_id": ql.passage_ids, "score": scores, "relevance": relevant}))
-    if not lists:
-        return {name: float("nan") for name in LIST_MEASURES}
-    table = pd.concat(lists, ignore_index=True)
-    per_query = evaluate_run(table[["query_id", "passage_id", "score"]], table[["query_id", "passage_id", "relevance"]],
-                             rn=(), measures=LIST_MEASURES)
-    return {name: float(value) for name, value in per_query.mean().items()}
+        if ql.teacher.std() > 0:
+            agreement.append(teacher_ndcg(scores, ql.teacher, temperature))
+        relevant = (ql.labels == 1).astype(int)
+        if relevant.min() != relevant.max():
+            lists.append(pd.DataFrame({"query_id": qid, "passage_id": ql.passage_ids, "score": scores,
+                                       "relevance": relevant}))
+    out = {name: float("nan") for name in LIST_MEASURES}
+    if lists:
+        table = pd.concat(lists, ignore_index=True)
+        per_query = evaluate_run(table[["query_id", "passage_id", "score"]],
+                                 table[["query_id", "passage_id", "relevance"]], rn=(), measures=LIST_MEASURES)
+        out = {name: float(value) for name, value in per_query.mean().items()}
+    return {**out, "map_queries": len(lists), "agreement": float(np.mean(agreement)) if agreement else float("nan"),
+            "agreement_queries": len(agreement)}
 
 
 def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
@@ -185,7 +204,9 @@ class Trainer:
         self.callbacks = list(callbacks or [])
         self.card = dict(card or {})  # what the model card says besides the config: labels, LFs
         self.data, self.dev_data, self.out_dir = data, dev_data, Path(out_dir)
-        self.dev_queries = list(dev_data.lists)[: args.dev_queries] if dev_data is not None else []
+        self.dev_queries = list(dev_data.lists)[: args.dev_queries or None] if dev_data is not None else []
+        # the checkpoint is chosen on every dev list: gold MAP (supervised), else agreement with the teacher
+        self.selection = "dev_map" if args.supervised else "dev_agreement"
         self.train_queries = list(data.lists)[: args.track_train_queries]
         self.dist = distributed.setup()
         self.device, self.amp_dtype = pick_device_and_precision(args)
@@ -324,27 +345,28 @@ class Trainer:
             self.average[k] += (v - self.average[k]) / n
 
     def evaluate(self) -> dict[str, float]:
-        """Dev MAP and recall@1 against the dev labels (pseudo-labels in weak mode, gold in supervised
-        mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
+        """:func:`ranking_metrics` of the dev lists against their labels (pseudo-labels in weak mode, gold in
+        supervised mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
         out: dict[str, float] = {"step": self.progress.step}
         if self.dev_data is not None:
             out.update({f"dev_{k}": v for k, v in self.dev_metrics().items()})
         if self.train_queries:
-            out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries).items()})
+            out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries,
+                                                                    temperature=self.args.temperature).items()})
         return out
 
     def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
-        """MAP and recall@1 on the first ``queries`` dev queries (all ``dev_queries`` when None); needs dev data."""
-        return ranking_metrics(self.model, self.dev_data, self.dev_queries[:queries])
+        """:func:`ranking_metrics` on the first ``queries`` dev queries (all ``dev_queries`` when None); needs dev data."""
+        return ranking_metrics(self.model, self.dev_data, self.dev_queries[:queries], temperature=self.args.temperature)
 
     def _after_eval(self, metrics: dict[str, float]) -> bool:
-        """Record an evaluation, keep the best model by dev MAP; True when early stopping triggers."""
+        """Record an evaluation, keep the best model by :attr:`selection`; True when early stopping triggers."""
         self.progress.history.append(metrics)
         for callback in self.callbacks:
             callback.on_evaluate(self, metrics)
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
-        value = metrics.get("dev_map", float("nan"))
+        value = metrics.get(self.selection, float("nan"))
         # the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model
         if np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps):
             return False
