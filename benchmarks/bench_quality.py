@@ -119,7 +119,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
     ranks = informative_rows(score_matrix(in_split), in_split["query_id"].to_numpy()).any(axis=0)
     runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)]  # not an LF that abstains on every list
                  for lf, ranked in zip(lf_names(votes), ranks) if lf != "bm25" and ranked})
-    runs["fusion:rrf"] = [column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)]
+    runs.update({system: [column_run(run, "score", split)] for system, run in fusion_runs(votes).items()})
     for model in LABEL_MODELS:
         if usable(model, len(lf_names(votes))):
             options = cfg.aggregate.options if model == cfg.aggregate.model else {}
