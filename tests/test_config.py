@@ -2,11 +2,14 @@
 the key and the closest known name."""
 
 import re
+import tomllib
+from dataclasses import asdict
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from weakrank.commands.train import options_table
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import grid_cells
@@ -71,7 +74,7 @@ def test_train_keys_are_checked_with_the_file_and_a_suggestion(tmp_path):
     cfg = load_config(config(tmp_path, BASE + "[train]\nloss = 'hinge'\ntarget = 'ls'\n"))
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: hinge loss"):
         train_config(cfg)
-    cfg = load_config(config(tmp_path, BASE + "[train]\nmargin = -1.0\n"))  # the objective's own check
+    cfg = load_config(config(tmp_path, BASE + "[train]\nmode = 'pairwise'\nloss = 'hinge'\nmargin = -1.0\n"))  # the objective's own check
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg.source))}: \[train\] Hinge: margin = -1.0"):
         train_config(cfg)
 
@@ -110,3 +113,16 @@ def test_relative_train_files_resolve_against_the_config_folder(tmp_path):
     cfg = load_config(config(tmp_path, BASE + "[train]\nlabels = 'x/labels.parquet'\npolicy_path = ''\n"))
     assert cfg.train == {"labels": str(tmp_path / "x" / "labels.parquet"), "policy_path": ""}
     assert cfg.dataset.path == (tmp_path / "data").resolve() and cfg.run_dir == (tmp_path / "data" / "pipe").resolve()
+
+
+def test_a_bare_train_section_trains_with_the_defaults_the_readme_lists(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert options_table() in readme, "README's [train] table is not options_table()'s: paste it in again"
+    table = readme[readme.index("| `[train]` key |"):].split("\n\n")[0].splitlines()[2:]
+    listed = {}
+    for row in (line for line in table if line.startswith("|")):
+        key, _, default = (cell.strip().strip("`") for cell in row.strip("|").split("|")[:3])
+        listed[key] = tomllib.loads(f"v = {default}")["v"]
+    tc = asdict(train_config(load_config(config(tmp_path, BASE + "[train]\n"))))
+    assert listed == {k: list(v) if isinstance(v, tuple) else v for k, v in tc.items()}
+    assert (tc["mode"], tc["loss"], tc["batch_size"], tc["max_steps"], tc["fuse_lfs"]) == ("listwise", "kl", 4, 400, True)

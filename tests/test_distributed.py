@@ -43,6 +43,11 @@ def data_of(dataset) -> TrainingData:
 def config(encoder: str, **changes) -> TrainConfig:
     base = dict(
         encoder=encoder,
+        mode="pairwise",
+        loss="hinge",
+        head_lr=0.0,
+        max_epochs=0.0,
+        freeze_embeddings=False,
         batch_size=4,
         negatives=2,
         sampler="uniform",

@@ -133,7 +133,8 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
                                   score_bm25=-ds.candidates["rank"].astype(float))
     data = TrainingData(labels, ds.queries, ds.passages, "train")
     dev = TrainingData(labels, ds.queries, ds.passages, "dev")
-    cfg = TrainConfig(sampler="policy", batch_size=2, max_length=32, max_steps=4, policy_every=2, policy_val_queries=2,
+    cfg = TrainConfig(mode="pairwise", loss="hinge", head_lr=0.0, max_epochs=0.0, freeze_embeddings=False,
+                      sampler="policy", batch_size=2, max_length=32, max_steps=4, policy_every=2, policy_val_queries=2,
                       eval_every=0, checkpoint_every=0, dev_queries=4, lr=1e-4)
     trainer = trainer_from_config(cfg, data, dev, tmp_path / "episode", ds.passages)
     [callback] = trainer.callbacks  # the AC-IR callback a policy sampler comes with

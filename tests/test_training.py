@@ -38,7 +38,9 @@ def tiny_data(tiny):
 
 
 def small(**changes) -> TrainConfig:
-    base = dict(batch_size=2, max_length=32, lr=5e-4, warmup=0.0, eval_every=0, checkpoint_every=0, seed=0)
+    """A tiny pairwise hinge run (epochs, not steps; no head learning rate, no frozen embeddings) unless ``changes``."""
+    base = dict(mode="pairwise", loss="hinge", batch_size=2, max_length=32, lr=5e-4, head_lr=0.0, warmup=0.0,
+                max_steps=0, max_epochs=0.0, freeze_embeddings=False, eval_every=0, checkpoint_every=0, seed=0)
     return TrainConfig(**{**base, **changes})
 
 
@@ -138,11 +140,12 @@ def test_resume_continues_from_the_saved_step_with_the_same_optimizer_state(tiny
 
 
 def test_two_stage_smoothing_schedule_and_bad_configs():
-    objective = objective_from_config(TrainConfig(loss="ce", target="twsls", epsilon=0.3, two_stage_fraction=0.5))
+    objective = objective_from_config(TrainConfig(mode="pairwise", loss="ce", target="twsls", epsilon=0.3,
+                                                  two_stage_fraction=0.5))
     assert [objective.epsilon_at(s, 10) for s in (0, 4, 5, 9)] == [0.3, 0.3, 0.0, 0.0]
-    assert objective_from_config(TrainConfig(loss="ce", target="ls", epsilon=0.3)).epsilon_at(9, 10) == 0.3
+    assert objective_from_config(TrainConfig(mode="pairwise", loss="ce", target="ls", epsilon=0.3)).epsilon_at(9, 10) == 0.3
     with pytest.raises(ConfigError, match="hinge loss"):
-        TrainConfig(loss="hinge", target="ls")
+        TrainConfig(mode="pairwise", loss="hinge", target="ls")
     with pytest.raises(ConfigError, match="unknown \\[train\\] key"):
         TrainConfig.from_dict({"learning_rate": 1.0})
 
@@ -346,7 +349,7 @@ def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_dat
 
 def test_target_lr_is_the_deprecated_name_of_relax():
     with pytest.warns(FutureWarning, match="target = 'lr' is deprecated: use 'relax'"):
-        cfg = TrainConfig.from_dict({"loss": "ce", "target": "lr"})
+        cfg = TrainConfig.from_dict({"mode": "pairwise", "loss": "ce", "target": "lr"})
     assert cfg.target == "relax"
 
 

@@ -144,12 +144,31 @@ def int_or_auto(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', got {text!r}") from None
 
 
+def toml_value(value: Any) -> str:
+    """``value`` as a TOML config writes it (``true``, ``"auto"``, ``[0.5, 0.5]``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def options_table() -> str:
+    """The Markdown table of every ``[train]`` key: its flag, its default (``TrainConfig()``) and its help; the
+    README's configuration reference holds it verbatim (tested)."""
+    rows = ["| `[train]` key | flag | default | meaning |", "|---|---|---|---|"]
+    for f in fields(TrainConfig):
+        flag = HF_NAMES.get(f.name, "--" + f.name.replace("_", "-"))
+        rows.append(f"| `{f.name}` | `{flag}` | `{toml_value(f.default)}` | {HELP[f.name].replace('|', '/')} |")
+    return "\n".join(rows) + "\n"
+
+
 def add_train_flags(p: argparse.ArgumentParser) -> None:
     """One flag per [train] key, overriding the config (absent: the config's value, else the default shown)."""
     for f in fields(TrainConfig):
         flag = "--" + f.name.replace("_", "-")
         names = [HF_NAMES[f.name], flag] if f.name in HF_NAMES else [flag]
-        options = {"dest": f.name, "help": f"{HELP.get(f.name, '')} (default: {f.default!r})"}
+        options = {"dest": f.name, "help": f"{HELP[f.name]} (default: {toml_value(f.default)})"}
         if f.type == "bool":
             p.add_argument(*names, action=argparse.BooleanOptionalAction, default=None, **options)
         elif f.type == "int | str":
