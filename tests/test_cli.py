@@ -9,6 +9,7 @@ from weakrank.commands.evaluate import runs_table
 from weakrank.errors import DataError
 from weakrank.evaluation.metrics import MEASURES
 from weakrank.io import read_qrels, read_run, write_qrels, write_run
+from weakrank.paths import RunPaths
 from weakrank.training.config import MODES
 
 
@@ -162,3 +163,40 @@ def test_quiet_leaves_stderr_empty_and_a_log_gets_lines_not_carriage_returns(tmp
     assert stderr("run", cfg, "--stages", "ingest,label", "--quiet") == ""
     log = stderr("label", cfg, "--force")  # stderr is a pipe: lines, no transformers bar
     assert "labeling: 100%" in log and "\r" not in log and "Loading weights" not in log
+
+
+def beir_folder(root):
+    """A BEIR folder whose qrels list relevant passages only (as BEIR's do): 3 test queries, 8 passages."""
+    (root / "qrels").mkdir(parents=True)
+    texts = ["apples are sweet fruit", "pears grow on trees", "the train leaves at noon", "rain falls in spring",
+             "sweet apples in the orchard", "trees lose leaves in autumn", "the station clock", "spring flowers bloom"]
+    (root / "corpus.jsonl").write_text("".join(f'{{"_id": "d{i}", "text": "{t}"}}\n' for i, t in enumerate(texts)))
+    queries = {"q1": "sweet apples", "q2": "trees in autumn", "q3": "spring rain"}
+    (root / "queries.jsonl").write_text("".join(f'{{"_id": "{q}", "text": "{t}"}}\n' for q, t in queries.items()))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td0\t1\nq2\td5\t1\nq3\td3\t1\n")
+    return root
+
+
+def test_run_evaluates_beir_qrels_as_evaluate_require_says(tmp_path, capsys):
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    base = ('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+            '[label]\nlfs = ["bm25", "tfidf"]\n[train]\n')
+    cfg.write_text(base)
+    assert main(["run", str(cfg), "--stages", "ingest,label,aggregate", "--quiet"]) == 0
+    paths = RunPaths(tmp_path / "data" / "beir")
+    candidates = pd.read_parquet(paths.dataset / "candidates.parquet")
+    write_run(candidates.assign(score=-candidates["rank"].astype(float)), paths.runs / "model.trec", "model")
+    capsys.readouterr()
+    assert main(["run", str(cfg), "--stages", "evaluate"]) == 2  # require = "both": no query has a non-relevant one
+    err = capsys.readouterr().err
+    assert "require = 'both'" in err and "[evaluate] require, or --require" in err
+    assert main(["run", str(cfg), "--stages", "evaluate", "--require", "relevant"]) == 0
+    assert "n = 3 queries (with a relevant candidate)" in capsys.readouterr().out
+    cfg.write_text(base + '[evaluate]\nrequire = "relevant"\n')
+    assert main(["run", str(cfg), "--stages", "evaluate"]) == 0
+    assert "n = 3 queries (with a relevant candidate)" in capsys.readouterr().out
+    assert set(pd.read_csv(paths.runs / "evaluation.csv", index_col=0).index) >= {"bm25", "tfidf", "model"}
+    cfg.write_text(base + '[evaluate]\nrequire = "relevent"\n')
+    assert main(["run", str(cfg), "--stages", "evaluate"]) == 2
+    assert "did you mean 'relevant'" in capsys.readouterr().err

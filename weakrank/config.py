@@ -154,14 +154,21 @@ class AnalyzeConfig:
     splits: list[str] | None = None
 
 
+REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a non-relevant judgement, a relevant one, any
+
+
 @dataclass
 class EvaluateConfig:
-    """The split ``rerank`` scores and the ``evaluate`` stage reports."""
+    """The split ``rerank`` scores and the ``evaluate`` stage reports, and the queries it scores: ``require``
+    ``"both"`` (a relevant and a non-relevant judgement), ``"relevant"`` (qrels that list relevant passages only,
+    as BEIR's: unjudged candidates count as non-relevant) or ``"all"``."""
 
     split: str = "test"
+    require: str = "both"
 
-
-REQUIRE = ("both", "relevant", "all")
+    def __post_init__(self) -> None:
+        if self.require not in REQUIRE:
+            raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}{did_you_mean(self.require, REQUIRE)}")
 
 
 @dataclass

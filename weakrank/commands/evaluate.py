@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.config import did_you_mean
+from weakrank.config import REQUIRE, did_you_mean
 from weakrank.errors import ConfigError
 from weakrank.evaluation.grid import bm25_negatives, run_experiment
 from weakrank.evaluation.metrics import evaluate_run
@@ -32,18 +32,27 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
     R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
     if args.qrels:
         runs, qrels, negatives, out = [args.config, *args.run], read_qrels(args.qrels), None, None
+        require = args.require or "both"
     else:
         if not args.run:
             raise ConfigError("no run file given (or, without a config, pass --qrels FILE)")
-        paths = RunPaths(pipeline_config(args).run_dir)
-        runs, qrels = args.run, read_parquet(paths.qrels)
+        cfg = pipeline_config(args)
+        paths = RunPaths(cfg.run_dir)
+        runs, qrels, require = args.run, read_parquet(paths.qrels), args.require or cfg.evaluate.require
         negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
         out = paths.runs / "evaluation.csv"
-    table = runs_table(runs, qrels, args.require, negatives)
+    table = runs_table(runs, qrels, require, negatives)
     if out:
         write_text(table.to_csv(), out)
     print(format_table(table).to_string())
-    print(queries_note(table, args.require))
+    print(queries_note(table, require))
+
+
+def add_require_flag(p: argparse.ArgumentParser) -> None:
+    """``--require``: which queries are scored (overrides ``[evaluate] require``)."""
+    p.add_argument("--require", choices=REQUIRE, help="score the queries with a relevant and a non-relevant judgement "
+                   "(both), a relevant one (relevant: qrels that list relevant passages only, as BEIR's) or any (all); "
+                   "default: [evaluate] require, else both")
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:
@@ -66,7 +75,6 @@ def register(add: AddCommand) -> None:
     p.add_argument("run", nargs="*", help="TREC run files; the first is the baseline")
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
                    "every positional argument is a run file")
-    p.add_argument("--require", default="both", choices=["both", "relevant", "all"],
-                   help="evaluate queries with a relevant and a non-relevant candidate (both), a relevant one, or all")
+    add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

@@ -85,7 +85,7 @@ def cmd_compare(args: argparse.Namespace) -> None:
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
     files = [str(write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
     trained = runs / f"{Path(train_config(cfg, **train_overrides(args)).output).name}.trec"
-    evaluate.cmd_evaluate(argparse.Namespace(**vars(args), run=files + [str(trained)], require="both", qrels=None))
+    evaluate.cmd_evaluate(argparse.Namespace(**{**vars(args), "run": files + [str(trained)], "qrels": None}))
 
 
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
@@ -129,5 +129,6 @@ def register(add: AddCommand) -> None:
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
     p.add_argument("--eval-split", help="split that rerank scores and evaluate reports (default: [evaluate] split, "
                    "else test)")
+    evaluate.add_require_flag(p)
     add_engine_arguments(p)
     add_train_flags(p)

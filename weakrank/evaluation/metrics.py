@@ -112,7 +112,9 @@ def evaluate_run(
             raise DataError("run lacks a column", field=col)
     keep = judged_queries(qrels, require) & set(run["query_id"])
     if not keep:
-        raise DataError("no query of the run has judgements to evaluate against", field="query_id")
+        raise DataError(f"no query of the run has the judgements require = {require!r} asks for (both: a relevant "
+                        "and a non-relevant one); qrels that list relevant passages only (BEIR) need require = "
+                        "'relevant' ([evaluate] require, or --require)", field="query_id")
     run = run[run["query_id"].isin(keep)]
     qrels = qrels[qrels["query_id"].isin(keep)]
     draws = [break_ties(run, seed + i) for i in range(tie_draws if has_ties(run) else 1)]
