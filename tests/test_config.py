@@ -126,3 +126,28 @@ def test_a_bare_train_section_trains_with_the_defaults_the_readme_lists(tmp_path
     tc = asdict(train_config(load_config(config(tmp_path, BASE + "[train]\n"))))
     assert listed == {k: list(v) if isinstance(v, tuple) else v for k, v in tc.items()}
     assert (tc["mode"], tc["loss"], tc["batch_size"], tc["max_steps"], tc["fuse_lfs"]) == ("listwise", "kl", 4, 400, True)
+
+
+def test_lf_files_and_the_beir_run_resolve_against_the_config_folder(tmp_path, monkeypatch):
+    from tests.test_cli import beir_folder
+    from weakrank import pipeline
+    from weakrank.registry import resolve_lf
+
+    folder = tmp_path / "project"
+    beir_folder(folder / "beir")
+    (folder / "lfs").mkdir()
+    (folder / "lfs" / "mine.py").write_text("from weakrank import ranking_lf\n\n@ranking_lf()\n"
+                                            "def shared_words(query, passage):\n"
+                                            "    return float(len(set(query.split()) & set(passage.split())))\n")
+    (folder / "first.trec").write_text("q1 Q0 d4 1 2.0 mine\nq1 Q0 d0 2 1.0 mine\nq2 Q0 d5 1 1.0 mine\n")
+    (folder / "pipe.toml").write_text('[dataset]\nloader = "beir"\npath = "beir"\n'
+                                      'options = { run = "first.trec", splits = ["test"] }\n'
+                                      '[label]\nlfs = ["lfs/mine.py:shared_words"]\n'
+                                      '[label.options."lfs/mine.py:shared_words"]\ntop_k = 1\n')
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    cfg = load_config("project/pipe.toml")
+    [spec] = cfg.label.lfs
+    assert spec == f"{folder.resolve() / 'lfs' / 'mine.py'}:shared_words" and cfg.label.lf_options[spec] == {"top_k": 1}
+    assert resolve_lf(spec, cfg.label.lf_options[spec]).name == "shared_words"
+    candidates = pipeline.ingest(cfg).candidates
+    assert sorted(zip(candidates["query_id"], candidates["passage_id"])) == [("q1", "d0"), ("q1", "d4"), ("q2", "d5")]

@@ -3,8 +3,9 @@
 Every section is a typed dataclass: a misspelt section or key, or a value of the wrong type, stops with a
 :class:`ConfigError` naming the file, the section and the key, with the closest known name. ``[train]`` is
 kept as a table and read into a :class:`~weakrank.training.config.TrainConfig` (as strictly) when training
-starts, with the command line's overrides. Relative paths (``run_dir``, ``[dataset] path``, ``[train] labels``
-and ``policy_path``) are resolved against the config file's folder, so a config runs from any directory.
+starts, with the command line's overrides. Relative paths (``run_dir``, ``[dataset] path``, the BEIR loader's
+``run``, ``path/to/file.py:function`` LFs, ``[train] labels`` and ``policy_path``) are resolved against the config
+file's folder, so a config runs from any directory.
 """
 
 from __future__ import annotations
@@ -268,11 +269,20 @@ def check_max_queries(value: Any, where: str) -> int:
 
 
 TRAIN_PATHS = ("labels", "policy_path")  # [train] keys that name files
+DATASET_PATHS = {"beir": ("run",)}  # loader → its options that name files (the trec loader's are under its path)
 
 
 def relative_to(folder: Path, section: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
     """``section`` with its non-empty relative file paths under ``keys`` resolved against ``folder``."""
     return {k: str(folder / v) if k in keys and isinstance(v, str) and v else v for k, v in section.items()}
+
+
+def lf_spec_relative_to(folder: Path, spec: str) -> str:
+    """An LF name ``path.py:attr`` with a relative ``path.py`` resolved against ``folder``; other names unchanged."""
+    target, colon, attr = spec.rpartition(":")
+    if not colon or not target.endswith(".py") or Path(target).is_absolute():
+        return spec
+    return f"{folder / target}:{attr}"
 
 
 def load_config(path: str | Path) -> PipelineConfig:
@@ -295,27 +305,29 @@ def load_config(path: str | Path) -> PipelineConfig:
     max_queries = ds.get("max_queries")
     if max_queries is not None:
         check_max_queries(max_queries, f"{path}: [dataset] max_queries")
-    options = ds.get("options", {})
+    loader = _require(ds, "loader", "dataset", path)
+    here = path.resolve().parent  # relative paths in a config are relative to the config file's folder
+    options = relative_to(here, ds.get("options", {}), DATASET_PATHS.get(loader, ()))
     if "splits" in ds:
         if "splits" in options:
             raise ConfigError(f"{path}: [dataset] splits given twice (also in [dataset.options])")
         options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
-    here = path.resolve().parent  # relative paths in a config are relative to the config file's folder
+    specs = {spec: lf_spec_relative_to(here, spec) for spec in lfs}
     grids = {key.removeprefix(GRID): typed(ExperimentConfig, _section(raw, key, path), key, path)
              for key in raw if key.startswith(GRID)}
     return PipelineConfig(
         name=name,
         run_dir=(here / raw.get("run_dir", f"data/{name}")).resolve(),
         dataset=DatasetConfig(
-            loader=_require(ds, "loader", "dataset", path),
+            loader=loader,
             path=(here / _require(ds, "path", "dataset", path)).resolve(),
             options=options,
             max_queries=max_queries,
         ),
         label=LabelConfig(
-            lfs=list(lfs),
-            lf_options=lab.get("options", {}),
+            lfs=list(specs.values()),
+            lf_options={specs.get(spec, spec): options for spec, options in lab.get("options", {}).items()},
             engine=lab.get("engine", "local"),
             engine_options={k: lab[k] for k in ("local", "dask", "spark") if k in lab},
         ),
