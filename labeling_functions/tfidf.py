@@ -1,4 +1,8 @@
-"""TF-IDF cosine between query and passage (scikit-learn), vocabulary and IDF from the collection."""
+"""TF-IDF cosine between query and passage (scikit-learn), vocabulary and IDF from the collection.
+
+A trained model carries the vocabulary and IDF (``export`` / ``restore``): a passage outside the collection
+is vectorised from its text.
+"""
 
 from __future__ import annotations
 
@@ -21,12 +25,25 @@ def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) ->
         passages = vectorizer.fit_transform(dataset.passages["text"]).tocsr()
         return vectorizer, passages, pd.Index(dataset.passages["passage_id"])
 
-    @ranking_lf(name, batched=True, fit=build, **rule)
+    def export(resource: tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]) -> dict[str, np.ndarray]:
+        vectorizer = resource[0]
+        terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+        return {"vocabulary": np.array(terms, dtype=str), "idf": vectorizer.idf_}
+
+    def restore(state: dict[str, np.ndarray]) -> tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]:
+        vocabulary = {str(t): i for i, t in enumerate(state["vocabulary"])}
+        vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=sublinear_tf, vocabulary=vocabulary)
+        vectorizer.idf_ = state["idf"]
+        return vectorizer, sp.csr_matrix((0, len(vocabulary))), pd.Index([])
+
+    @ranking_lf(name, batched=True, fit=build, export=export, restore=restore, **rule)
     def score(pairs: PairBatch, resource: tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]) -> np.ndarray:
         vectorizer, passages, rows = resource
         queries, inverse = np.unique(np.asarray(pairs.query, dtype=object), return_inverse=True)
         q = vectorizer.transform(queries)[inverse]  # rows are L2-normalised: the dot product is the cosine
-        p = passages[rows.get_indexer(pairs.passage_id)]
+        row = rows.get_indexer(pairs.passage_id)
+        # a passage outside the collection: the batch is vectorised from its text (the same vectors for the rest)
+        p = passages[row] if (row >= 0).all() else vectorizer.transform(list(pairs.passage))
         return np.asarray(q.multiply(p).sum(axis=1)).ravel()
 
     return score

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -142,6 +143,23 @@ def read_metadata(path: str | Path) -> dict:
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"weakrank")
     return json.loads(raw) if raw else {}
+
+
+def write_npz(arrays: dict[str, np.ndarray], path: str | Path) -> Path:
+    """Write named arrays to an ``.npz`` file atomically (no pickled objects)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as out:
+            np.savez(out, **arrays)
+    return Path(path)
+
+
+def read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an ``.npz`` file written by :func:`write_npz` (object arrays refused)."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as err:  # missing, truncated, or not an .npz file
+        raise DataError(f"not a readable .npz file ({err})", file=path) from None
 
 
 def write_text(text: str, path: str | Path) -> Path:

@@ -11,6 +11,14 @@ An LF scores query–passage pairs; :mod:`weakrank.voting` turns each query's sc
 
 ``fit(dataset)`` (optional) builds a resource once per dataset (an index, a model); it is passed to the
 scorer as second argument. The raw scores are kept next to the votes (WSLS needs them).
+
+A trained model directory carries its LFs (:mod:`weakrank.training.shipped`), to score queries and passages
+that were never labelled. An LF without ``fit``, or whose resource depends only on its options
+(``per_process=True``: a model), travels as its name and options; one fitted on the collection travels when
+it can ``export`` its resource as arrays (``dict[str, np.ndarray]``) that ``restore`` turns back into a resource
+scoring any passage's text (BM25's and TF-IDF's collection statistics)::
+
+    @ranking_lf(batched=True, fit=build_index, export=lambda index: index.state(), restore=BM25Index.from_state)
 """
 
 from __future__ import annotations
@@ -18,11 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from weakrank.errors import LFError
+from weakrank.io import read_npz, write_npz
 
 if TYPE_CHECKING:
     from weakrank.dataset import Dataset
@@ -73,11 +83,16 @@ class RankingLF:
         fit: Callable[[Dataset], Any] | None = None,
         rule: VoteRule = VoteRule(),
         per_process: bool = False,
+        export: Callable[[Any], dict[str, np.ndarray]] | None = None,
+        restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
     ) -> None:
         if not _NAME.match(name):
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
         self.fn, self.name, self.batched, self.fit_fn, self.rule = fn, name, batched, fit, rule
         self.per_process = per_process
+        if (export is None) != (restore is None):
+            raise ValueError(f"LF {name!r}: export and restore go together")
+        self.export_fn, self.restore_fn = export, restore
         self.resource: Any = None
         self._fitted_on: Dataset | None = None
         self.__doc__ = fn.__doc__
@@ -89,7 +104,7 @@ class RankingLF:
         """A copy of this LF with some :class:`VoteRule` fields changed."""
         return RankingLF(
             self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes),
-            per_process=self.per_process,
+            per_process=self.per_process, export=self.export_fn, restore=self.restore_fn,
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -105,6 +120,37 @@ class RankingLF:
         if self.fit_fn is not None and self._fitted_on is not dataset:
             self.resource = self.fit_fn(dataset)
             self._fitted_on = dataset
+        return self
+
+    @property
+    def portable(self) -> bool:
+        """Whether the fitted LF can be saved to score pairs beyond its dataset: no ``fit``, a ``fit`` of the
+        options only (``per_process``), or an ``export``-able resource."""
+        return self.fit_fn is None or self.per_process or self.export_fn is not None
+
+    def save_state(self, path: str | Path) -> bool:
+        """Write the fitted resource's arrays to ``path`` (``.npz``) when the LF exports one; False when it has
+        none to write (it is rebuilt from its options)."""
+        if self.export_fn is None:
+            return False
+        if self.resource is None:
+            raise LFError(self.name, "is not fitted: nothing to save")
+        write_npz(self.export_fn(self.resource), path)
+        return True
+
+    def load_state(self, path: str | Path | None = None) -> RankingLF:
+        """Make the LF ready to score without its dataset: restore the resource saved at ``path`` (an
+        ``export``-able LF), or build it from the options alone (``per_process``)."""
+        if self.export_fn is not None:
+            if path is None:
+                raise LFError(self.name, "needs its saved state to score without its dataset")
+            self.resource = self.restore_fn(read_npz(path))
+        elif self.fit_fn is not None:
+            if not self.per_process:
+                raise LFError(self.name, "is fitted on its dataset and exports no state (give ranking_lf "
+                                         "export= and restore=) : it cannot score without the dataset")
+            self.resource = self.fit_fn(None)
+        self._fitted_on = None
         return self
 
     def _call(self, *args: Any) -> Any:
@@ -155,11 +201,14 @@ def ranking_lf(
     top_k: int = 1,
     bottom_fraction: float = 0.5,
     per_process: bool = False,
+    export: Callable[[Any], dict[str, np.ndarray]] | None = None,
+    restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
 ) -> Callable[[Callable[..., Any]], RankingLF]:
     """Decorate a scoring function into a :class:`RankingLF` (named after the function by default).
 
     ``per_process=True`` says the ``fit`` resource depends only on the LF's options (a model), not on
     the dataset: distributed engines then load it once per worker process instead of shipping it.
+    ``export`` / ``restore``: the resource as arrays and back, so a trained model can carry the LF (module doc).
     """
 
     def decorate(fn: Callable[..., Any]) -> RankingLF:
@@ -170,6 +219,8 @@ def ranking_lf(
             fit=fit,
             rule=VoteRule(top_k=top_k, bottom_fraction=bottom_fraction),
             per_process=per_process,
+            export=export,
+            restore=restore,
         )
 
     return decorate

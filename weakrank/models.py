@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
+    import pandas as pd
     import torch
 
 DEFAULT_ENCODER = "minilm"
@@ -31,3 +35,24 @@ def pool_tokens(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str
         return hidden[:, 0]
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+class RanksPassages:
+    """``rank(query, passages)`` for a ranker with ``predict(pairs, batch_size)``."""
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
+        raise NotImplementedError
+
+    def score_frame(self, pairs: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
+        """Scores of a frame's rows (``query_id, passage_id, query, passage``; the shipped ranker reads each
+        ``query_id``'s rows as one list)."""
+        return self.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+
+    def rank(self, query: str, passages: Sequence[str], top_k: int | None = None, return_documents: bool = False,
+             batch_size: int = 64) -> list[dict]:
+        """``passages`` best first, as sentence-transformers' ``CrossEncoder.rank``: ``corpus_id`` (the index in
+        ``passages``), ``score`` and, with ``return_documents``, ``text``."""
+        scores = self.predict([(query, p) for p in passages], batch_size=batch_size)
+        order = np.argsort(-scores, kind="stable")[:top_k]
+        return [{"corpus_id": int(i), "score": float(scores[i]), **({"text": passages[i]} if return_documents else {})}
+                for i in order]

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from weakrank.training.rankers import Ranker, load_ranker
+from weakrank.training.shipped import FusedRanker
 
 
 def _pyterrier() -> Any:
@@ -29,12 +30,13 @@ def _reranker_class() -> type:
     pt = _pyterrier()
 
     class WeakrankReranker(pt.Transformer):
-        """Scores a result frame's ``(query, text)`` pairs with a weakrank ranker (cross-encoder or bi-encoder)
-        and ranks each query's documents by that score: ``qid, query, docno, text`` in, the same rows with
-        ``score`` (the ranker's logit; the first stage's score is replaced) and ``rank`` (PyTerrier's, from 0) out.
+        """Scores a result frame's ``(query, text)`` pairs with a weakrank ranker (the shipped ranker of a model
+        directory that carries its teacher, else its cross-encoder or bi-encoder; each ``qid``'s rows are one
+        list) and ranks each query's documents by that score: ``qid, query, docno, text`` in, the same rows with
+        ``score`` (the first stage's score is replaced) and ``rank`` (PyTerrier's, from 0) out.
         """
 
-        def __init__(self, model: str | Path | Ranker, text_field: str = "text", batch_size: int = 64,
+        def __init__(self, model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
                      device: str | None = None):
             self.ranker = load_ranker(model, device) if isinstance(model, str | Path) else model
             self.model = str(model) if isinstance(model, str | Path) else type(model).__name__
@@ -44,8 +46,17 @@ def _reranker_class() -> type:
         def transform(self, inp: pd.DataFrame) -> pd.DataFrame:
             pt.validate.result_frame(inp, extra_columns=["query", self.text_field], context=self)
             out = inp.copy()
-            pairs = list(zip(out["query"].astype(str), out[self.text_field].astype(str)))
-            out["score"] = self.ranker.predict(pairs, batch_size=self.batch_size).astype(float) if pairs else []
+            pairs = pd.DataFrame({"query_id": out["qid"].astype(str).to_numpy(),
+                                  "passage_id": out["docno"].astype(str).to_numpy(),
+                                  "query": out["query"].astype(str).to_numpy(),
+                                  "passage": out[self.text_field].astype(str).to_numpy()})
+            if not len(pairs):
+                out["score"] = []
+            elif hasattr(self.ranker, "score_frame"):  # weakrank's rankers: lists by qid
+                out["score"] = self.ranker.score_frame(pairs, batch_size=self.batch_size).astype(float)
+            else:  # any object with predict(pairs, batch_size)
+                out["score"] = self.ranker.predict(list(zip(pairs["query"], pairs["passage"])),
+                                                   batch_size=self.batch_size).astype(float)
             return pt.model.add_ranks(out)
 
         def __repr__(self) -> str:
@@ -55,7 +66,7 @@ def _reranker_class() -> type:
     return WeakrankReranker
 
 
-def reranker(model: str | Path | Ranker, text_field: str = "text", batch_size: int = 64,
+def reranker(model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
              device: str | None = None) -> Any:
     """A ``pt.Transformer`` reranking with ``model`` (a weakrank model directory, e.g. ``<run_dir>/model/best``,
     or a loaded ranker); ``text_field`` names the passage column (``pt.text.get_text`` adds one to a bare run)."""

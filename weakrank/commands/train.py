@@ -10,6 +10,7 @@ from typing import Any
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import PipelineConfig
+from weakrank.errors import ConfigError
 from weakrank.models import POOLINGS
 from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
@@ -24,6 +25,7 @@ from weakrank.training.config import (
     TARGETS,
 )
 from weakrank.training.distributed import teardown
+from weakrank.training.run import rerank_trec
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -59,7 +61,17 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 
 def cmd_rerank(args: argparse.Namespace) -> None:
-    rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name)
+    if args.run:  # queries never labelled: a TREC run, its queries and its collection
+        missing = [flag for flag, value in (("--model-dir", args.model), ("--queries", args.queries),
+                                            ("--collection", args.collection)) if not value]
+        if missing:
+            raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
+        out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
+        print(f"wrote {rerank_trec(args.model, args.run, args.queries, args.collection, out)}")
+    elif args.config is None:
+        raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
+    else:
+        rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name)
 
 
 # Each [train] key's flag: help text, and the Hugging Face Trainer / sentence-transformers name first where
@@ -189,3 +201,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("--model-dir", "--model", dest="model", help="trained model directory (default: <run_dir>/model/best or final)")
     p.add_argument("--split", help="split whose candidates are scored (default: [evaluate] split, else test)")
     p.add_argument("--name", help="run name (file runs/<name>.trec and TREC tag; default: the model's folder)")
+    config = next(action for action in p._actions if action.dest == "config")
+    config.nargs, config.default, config.help = "?", None, "pipeline config (none with --run)"
+    p.add_argument("--run", help="rerank this TREC run of new queries instead of a split (no config, nothing labelled)")
+    p.add_argument("--queries", help="with --run: the queries, query_id TAB text")
+    p.add_argument("--collection", help="with --run: the passages, passage_id TAB text")
+    p.add_argument("--output", help="with --run: the reranked TREC run (default: <run>.reranked.trec)")

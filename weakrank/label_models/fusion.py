@@ -141,17 +141,38 @@ class ScoreFusionModel:
         return e / pd.Series(e).groupby(frame["g"].to_numpy(), sort=False).transform("sum").to_numpy()
 
     def params(self) -> dict:
+        """The fitted state, JSON-ready: :meth:`from_params` rebuilds a model that fuses as this one."""
         return {
             "clusters": self.clusters_,
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
             "weights": None if self.weights_ is None else self.weights_.tolist(),
+            "scales": None if self.scales_ is None else self.scales_.tolist(),
+            "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
+                        "temperature": self.temperature},
         }
 
+    @classmethod
+    def from_params(cls, params: dict) -> ScoreFusionModel:
+        """A fitted model from :meth:`params`."""
+        model = cls(**params["options"])
+        model.clusters_ = [list(map(int, c)) for c in params["clusters"]]
+        model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
+                                                          for k in ("loadings", "weights", "scales"))
+        return model
 
-def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, **options: float) -> pd.DataFrame:
+
+def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The mean of two scores of the same pairs, each standardised within its group (query)."""
+    views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
+    return views.mean(axis=1)
+
+
+def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, teacher: ScoreFusionModel | None = None,
+                **options: float) -> pd.DataFrame:
     """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its
-    teacher's, both standardised within each query. The teacher is :class:`ScoreFusionModel` over the LFs of
-    ``votes``, fitted without gold on ``split``'s pairs (``options`` go to it).
+    teacher's, both standardised within each query (:func:`average_views`). The teacher is ``teacher``, a
+    :class:`ScoreFusionModel` over the LFs of ``votes`` fitted without gold (default: fitted on ``split``'s
+    pairs with ``options``).
 
     The ranker is not one more LF of the factor model: it learned from that fusion, so its agreement with
     the LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683,
@@ -164,6 +185,6 @@ def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, **options: f
     if not names:
         raise WeakrankError("the votes table has no LF columns to fuse the ranker with")
     scores, groups = score_matrix(rows, names), rows["query_id"].to_numpy()
-    teacher = ScoreFusionModel(**options).fit(scores, groups).fused(scores, groups)
-    views = standardize_within(np.column_stack([teacher, rows["ranker"].to_numpy(dtype=np.float64)]), groups)
-    return rows[["query_id", "passage_id"]].assign(score=views.mean(axis=1))
+    teacher = ScoreFusionModel(**options).fit(scores, groups) if teacher is None else teacher
+    fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
+    return rows[["query_id", "passage_id"]].assign(score=fused)

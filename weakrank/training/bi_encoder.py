@@ -19,12 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from weakrank.models import DEFAULT_ENCODER, resolve_model
+from weakrank.models import DEFAULT_ENCODER, RanksPassages, resolve_model
 
 CONFIG_FILE = "bi_encoder.json"
 
 
-class BiEncoder(nn.Module):
+class BiEncoder(nn.Module, RanksPassages):
     """Scores aligned (query, passage) pairs by the scaled cosine of their sentence embeddings."""
 
     def __init__(self, model, scale: float = 20.0, max_length: int = 256) -> None:

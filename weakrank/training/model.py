@@ -18,13 +18,13 @@ from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
 from weakrank.io import write_text
-from weakrank.models import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
+from weakrank.models import DEFAULT_ENCODER, POOLINGS, RanksPassages, pool_tokens, resolve_model
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
 
 
-class BertPR(nn.Module):
+class BertPR(nn.Module, RanksPassages):
     """A cross-encoder ranker: one relevance score (a logit) per query–passage pair."""
 
     def __init__(self, encoder: nn.Module, tokenizer, hidden: tuple[int, ...] = (100, 10), max_length: int = 256,

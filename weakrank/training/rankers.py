@@ -1,4 +1,5 @@
-"""The two ranker architectures behind one door: build a fresh one from a config, load a saved one."""
+"""The two ranker architectures behind one door: build a fresh one from a config, load a saved one (with its
+teacher, when the directory ships one: :mod:`weakrank.training.shipped`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from weakrank.training.bi_encoder import BiEncoder
 from weakrank.training.config import TrainConfig
 from weakrank.training.model import CONFIG_FILE as BERT_PR_FILE
 from weakrank.training.model import BertPR
+from weakrank.training.shipped import FUSION_FILE, FusedRanker
 
 Ranker = BertPR | BiEncoder
 
@@ -28,11 +30,17 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
     return model
 
 
-def load_ranker(directory: str | Path, device: str | None = None) -> Ranker:
-    """A ranker saved by weakrank (cross-encoder or bi-encoder, told apart by its config file)."""
+def load_ranker(directory: str | Path, device: str | None = None, student_only: bool = False) -> Ranker | FusedRanker:
+    """A ranker saved by weakrank: the shipped :class:`FusedRanker` (the student with its teacher) when the
+    directory holds the teacher's state, else (or with ``student_only``) the student, a cross-encoder or
+    bi-encoder told apart by its config file."""
     directory = Path(directory)
     if (directory / BI_ENCODER_FILE).exists():
-        return BiEncoder.load(directory, device)
-    if (directory / BERT_PR_FILE).exists():
-        return BertPR.load(directory, device)
-    raise FileNotFoundError(f"{directory} holds no weakrank ranker ({BERT_PR_FILE} or {BI_ENCODER_FILE} missing)")
+        student = BiEncoder.load(directory, device)
+    elif (directory / BERT_PR_FILE).exists():
+        student = BertPR.load(directory, device)
+    else:
+        raise FileNotFoundError(f"{directory} holds no weakrank ranker ({BERT_PR_FILE} or {BI_ENCODER_FILE} missing)")
+    if student_only or not (directory / FUSION_FILE).exists():
+        return student
+    return FusedRanker.load(directory, student)

@@ -11,9 +11,9 @@ import pandas as pd
 from weakrank.callbacks import TrainerCallback
 from weakrank.config import PipelineConfig, located
 from weakrank.dataset import Dataset
+from weakrank.datasets.trec import load_trec
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_parquet, write_run
-from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
@@ -24,6 +24,7 @@ from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
 from weakrank.training.samplers import NegativeSampler, make_sampler
+from weakrank.training.shipped import FusedRanker, ship
 from weakrank.training.trainer import Progress, Trainer, prepare_run
 
 
@@ -107,13 +108,19 @@ def train(
     cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[TrainerCallback] | None = None,
     **overrides: Any
 ) -> Progress:
-    """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to ``<run_dir>/<output>/``."""
+    """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to
+    ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
+    (:func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker."""
     tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
     result = trainer.fit(resume=resume, show_progress=progress)
     for callback in trainer.callbacks:
         if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
             callback.save(tc.policy_path)
+    if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
+        for name in ("best", "final"):
+            if (trainer.out_dir / name).is_dir():
+                ship(trainer.out_dir / name, cfg)
     return result
 
 
@@ -129,23 +136,44 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
            batch_size: int = 64, **overrides: Any) -> Path:
     """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
-    trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the model's scores are fused
-    with the LFs' (see :func:`fuse_ranker`)."""
+    trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
+    with its teacher, :mod:`~weakrank.training.shipped`), else the student alone."""
     tc = train_config(cfg, **overrides)
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
-    scored = score_split(cfg, model, split, batch_size=batch_size)
-    if tc.fuse_lfs:
-        scored = fuse_ranker(read_parquet(RunPaths(cfg.run_dir).votes), scored, split)
+    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64) -> pd.DataFrame:
-    """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model."""
+                batch_size: int = 64, student_only: bool = True) -> pd.DataFrame:
+    """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
+    (the student alone unless ``student_only`` is False)."""
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    pairs["score"] = load_ranker(model).predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
-    return pairs[["query_id", "passage_id", "score"]]
+    return score_pairs(loaded_ranker(model, student_only), pairs, batch_size)
 
+
+def loaded_ranker(model: str | Path, student_only: bool = False) -> Ranker | FusedRanker:
+    """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
+    ranker = load_ranker(model, student_only=student_only)
+    if not student_only and not isinstance(ranker, FusedRanker):
+        warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
+                      "scoring with the student alone", stacklevel=2)
+    return ranker
+
+
+def score_pairs(ranker: Ranker | FusedRanker, pairs: pd.DataFrame, batch_size: int = 64) -> pd.DataFrame:
+    """``query_id, passage_id, score`` of the rows of ``pairs`` (``query_id, passage_id, query, passage``)."""
+    return pairs[["query_id", "passage_id"]].assign(score=ranker.score_frame(pairs, batch_size=batch_size))
+
+
+def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
+                batch_size: int = 64) -> Path:
+    """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
+    model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
+    labelled first."""
+    dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
+    tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
+    return write_run(score_pairs(loaded_ranker(model), dataset.pairs(), batch_size), out, tag)

@@ -1,0 +1,179 @@
+"""The shipped ranker is a model: a trained directory carries its teacher (LFs and fusion label model), loads
+as the student fused with it, scores queries that were never labelled, and moves to another folder."""
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from weakrank import pipeline
+from weakrank.cli import main
+from weakrank.config import load_config
+from weakrank.dataset import Dataset
+from weakrank.io import read_parquet, read_run
+from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standardize_within
+from weakrank.labeling import score_matrix
+from weakrank.paths import RunPaths
+from weakrank.training import train
+from weakrank.training.model import BertPR
+from weakrank.training.rankers import load_ranker
+from weakrank.training.run import score_split
+from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
+
+OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+USER_LF = '''
+from weakrank.lf import ranking_lf
+
+@ranking_lf()
+def query_words(query: str, passage: str) -> float:
+    """How many of the query's words the passage holds."""
+    return float(len(set(query.lower().split()) & set(passage.lower().split())))
+'''
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """The README's own collection labelled by two lexical LFs, the embedding LF and a user's LF file, and a
+    cross-encoder trained 4 steps on it (``fuse_lfs``: its directories carry the teacher)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("shipped")
+    (root / "user_lfs.py").write_text(USER_LF)
+    cfg = load_config(OWN / "pipeline.toml")
+    lfs = ["bm25", "tfidf", "embedding_cosine", f"{root / 'user_lfs.py'}:query_words"]
+    cfg = replace(cfg, run_dir=root / "run", label=replace(cfg.label, lfs=lfs))
+    for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate):
+        stage(cfg, **({"progress": False} if stage is pipeline.label else {}))
+    train(cfg, progress=False, fuse_lfs=True)
+    yield cfg, root
+    torch.set_num_threads(threads)
+
+
+def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained):
+    cfg, _ = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    ranker = load_ranker(best, device="cpu")
+    assert isinstance(ranker, FusedRanker) and isinstance(ranker.student, BertPR)
+    assert isinstance(load_ranker(best, student_only=True), BertPR)
+    # the batch fusion over labelled votes: the student's run averaged with the teacher fitted on every pair
+    votes = read_parquet(RunPaths(cfg.run_dir).votes)
+    teacher = ScoreFusionModel(**cfg.aggregate.options).fit(score_matrix(votes), votes["query_id"].to_numpy())
+    student = score_split(cfg, best, "test")
+    batch = fuse_ranker(votes, student, "test", teacher=teacher)
+    shipped = score_split(cfg, best, "test", student_only=False)
+    both = batch.merge(shipped, on=["query_id", "passage_id"], suffixes=("_batch", "_shipped"))
+    assert len(both) == len(batch) == len(shipped)
+    z = standardize_within(both[["score_batch", "score_shipped"]].to_numpy(), both["query_id"].to_numpy())
+    assert np.abs(z[:, 0] - z[:, 1]).max() < 1e-6
+    assert "## Which scores" in (best / "README.md").read_text()  # the card says which is which
+
+
+def test_a_query_never_labelled_is_scored_and_ranked(trained):
+    cfg, _ = trained
+    ranker = load_ranker(RunPaths(cfg.run_dir).models() / "final", device="cpu")
+    passages = ["Lisbon is the capital and largest city of Portugal.", "The Nile is a river in Africa.",
+                "Portugal borders Spain."]
+    scores = ranker.predict([("what is the capital of portugal", p) for p in passages])
+    assert np.isfinite(scores).all() and abs(scores.mean()) < 1e-9  # per-list standardised views, averaged
+    ranked = ranker.rank("what is the capital of portugal", passages, return_documents=True)
+    assert [r["corpus_id"] for r in ranked] == np.argsort(-scores, kind="stable").tolist()
+    assert ranked[0]["text"] == passages[ranked[0]["corpus_id"]]
+    # two queries in one call are two lists: each scored as it is alone
+    other = [("which river flows through egypt", p) for p in passages]
+    together = ranker.predict([("what is the capital of portugal", p) for p in passages] + other)
+    assert np.allclose(together[:3], scores, atol=1e-6)
+
+
+def test_a_moved_directory_loads_and_scores_the_same(trained, tmp_path):
+    cfg, root = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    saved = (best / FUSION_FILE).read_text()
+    assert str(root) not in saved and str(OWN) not in saved  # no absolute path inside
+    moved = shutil.copytree(best, tmp_path / "elsewhere" / "model")
+    (root / "user_lfs.py").rename(root / "user_lfs.py.away")  # the user's LF file travels inside the directory
+    try:
+        pairs = [("what is the capital of france", "Paris is the capital of France."),
+                 ("what is the capital of france", "Berlin is in Germany.")]
+        assert np.allclose(load_ranker(moved).predict(pairs), load_ranker(best).predict(pairs), atol=1e-6)
+    finally:
+        (root / "user_lfs.py.away").rename(root / "user_lfs.py")
+    assert [entry["spec"] for entry in json.loads(saved)["lfs"]][-1] == "lfs/user_lfs.py:query_words"
+
+
+def test_without_the_teacher_the_directory_loads_as_the_student(trained, tmp_path):
+    cfg, _ = trained
+    student = shutil.copytree(RunPaths(cfg.run_dir).models() / "best", tmp_path / "student")
+    (student / FUSION_FILE).unlink()
+    assert isinstance(load_ranker(student), BertPR)
+    with pytest.warns(UserWarning, match="holds no teacher"):
+        run = score_split(cfg, student, "test", student_only=False)
+    assert np.allclose(run["score"], score_split(cfg, student, "test")["score"])
+
+
+def test_an_lf_fitted_on_the_collection_that_cannot_export_keeps_the_student_alone(trained, tmp_path):
+    cfg, _ = trained
+    (tmp_path / "fitted.py").write_text(
+        "from weakrank.lf import ranking_lf\n\n"
+        "@ranking_lf(fit=lambda dataset: len(dataset.passages))\n"
+        "def short(query, passage, n):\n    return -len(passage) / n\n")
+    lfs = [*cfg.label.lfs[:-1], f"{tmp_path / 'fitted.py'}:short"]
+    other = replace(cfg, run_dir=tmp_path / "run", label=replace(cfg.label, lfs=lfs))
+    shutil.copytree(cfg.run_dir / "dataset", other.run_dir / "dataset")
+    pipeline.label(other, progress=False)
+    target = shutil.copytree(RunPaths(cfg.run_dir).models() / "best", tmp_path / "model")
+    (target / FUSION_FILE).unlink()
+    with pytest.warns(UserWarning, match="export no state"):
+        assert ship(target, other) is None
+    assert not (target / FUSION_FILE).exists()
+
+
+def test_rerank_a_trec_run_of_new_queries_without_labelling(trained, tmp_path, capsys):
+    cfg, _ = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    (tmp_path / "queries.tsv").write_text("n1\twhat is the capital of spain\nn2\twhat is the largest ocean\n")
+    (tmp_path / "collection.tsv").write_text("a\tMadrid is the capital of Spain.\nb\tThe Pacific is the largest "
+                                             "ocean.\nc\tSpain is in Europe.\n")
+    (tmp_path / "new.run").write_text("n1 Q0 a 1 3 bm25\nn1 Q0 c 2 2 bm25\nn1 Q0 b 3 1 bm25\n"
+                                      "n2 Q0 b 1 3 bm25\nn2 Q0 a 2 1 bm25\n")
+    out = tmp_path / "reranked.trec"
+    assert main(["rerank", "--model-dir", str(best), "--run", str(tmp_path / "new.run"), "--queries",
+                 str(tmp_path / "queries.tsv"), "--collection", str(tmp_path / "collection.tsv"),
+                 "--output", str(out), "--quiet"]) == 0
+    run = read_run(out)
+    assert sorted(zip(run["query_id"], run["passage_id"])) == [("n1", "a"), ("n1", "b"), ("n1", "c"),
+                                                              ("n2", "a"), ("n2", "b")]
+    texts = {"a": "Madrid is the capital of Spain.", "b": "The Pacific is the largest ocean.", "c": "Spain is in Europe."}
+    n1 = run[run["query_id"] == "n1"]
+    expected = load_ranker(best).predict([("what is the capital of spain", texts[p]) for p in n1["passage_id"]])
+    assert np.allclose(n1["score"], expected, atol=1e-5)
+    assert main(["rerank", "--run", str(tmp_path / "new.run"), "--quiet"]) == 2
+    assert "--model-dir, --queries, --collection" in capsys.readouterr().err
+
+
+def test_the_bm25_and_tfidf_lfs_travel_as_collection_statistics(tiny, tmp_path):
+    from labeling_functions import make_bm25, make_tfidf
+    from weakrank.lf import PairBatch
+
+    pairs = tiny.pairs()
+    batch = PairBatch(pairs["query_id"].to_numpy(), pairs["passage_id"].to_numpy(), list(pairs["query"]),
+                      list(pairs["passage"]))
+    new = PairBatch(np.array(["x", "x"]), np.array(["new1", "new2"]), ["capital city"] * 2,
+                    ["a capital city of a country", "no shared words"])
+    for make in (make_bm25, make_tfidf):
+        fitted = make().fit(tiny)
+        assert fitted.save_state(tmp_path / "state.npz")
+        restored = make().load_state(tmp_path / "state.npz")
+        assert np.allclose(restored.score(batch), fitted.score(batch), atol=1e-12)  # the collection's passages
+        assert np.allclose(restored.score(new), fitted.score(new), atol=1e-12)  # and ones it never held
+        assert restored.score(new)[0] > 0 == restored.score(new)[1]
+
+
+def test_a_dataset_frame_scores_like_pairs_for_the_student(trained):
+    cfg, _ = trained
+    student = load_ranker(RunPaths(cfg.run_dir).models() / "best", student_only=True)
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs().head(5)
+    assert np.allclose(student.score_frame(pairs), student.predict(list(zip(pairs["query"], pairs["passage"]))))

@@ -1,0 +1,143 @@
+"""The shipped ranker: the trained student averaged with its teacher, the fusion label model over the LFs.
+
+A trained model directory holds the student (a cross-encoder or bi-encoder that loads alone, also as
+``CrossEncoder(dir)``) and, written by :func:`ship`, what its teacher needs to score lists it never saw:
+``weakrank_fusion.json`` (each LF's spec and options, the fusion model's fitted state) and ``lfs/`` (the
+collection statistics of the LFs fitted on it, BM25's and TF-IDF's; the file of an LF given as
+``path.py:function``). No path in it is absolute: the directory can be moved or copied to another machine.
+
+:func:`weakrank.training.rankers.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores
+are those of ``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF
+scores, each standardised over the query's list, averaged. They compare candidates of one list only.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from weakrank.config import PipelineConfig
+from weakrank.dataset import Dataset
+from weakrank.errors import DataError
+from weakrank.io import read_parquet, write_text
+from weakrank.label_models.fusion import ScoreFusionModel, average_views
+from weakrank.labeling import lf_names, score_lf, score_matrix
+from weakrank.lf import RankingLF
+from weakrank.models import RanksPassages
+from weakrank.paths import RunPaths
+from weakrank.registry import resolve_lf
+
+FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
+
+
+class FusedRanker(RanksPassages):
+    """A student and its teacher (``lfs`` fused by ``teacher``), scored together list by list."""
+
+    def __init__(self, student: RanksPassages, lfs: Sequence[RankingLF], teacher: ScoreFusionModel) -> None:
+        self.student, self.lfs, self.teacher = student, list(lfs), teacher
+
+    def score_frame(self, pairs: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
+        """Scores of the rows of ``pairs`` (``query_id, passage_id, query, passage``); a list is a ``query_id``."""
+        if pairs.empty:
+            return np.zeros(0)
+        pairs = pairs.reset_index(drop=True)
+        student = self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+        order = np.argsort(pairs["query_id"].to_numpy(), kind="stable")  # LFs score whole lists in chunks
+        ordered = pairs.iloc[order].reset_index(drop=True)
+        lf_scores = np.empty((len(pairs), len(self.lfs)))
+        lf_scores[order] = np.column_stack([score_lf(lf, ordered) for lf in self.lfs])
+        groups = pairs["query_id"].to_numpy()
+        return average_views(self.teacher.fused(lf_scores, groups), student, groups)
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64,
+                groups: Sequence[str] | None = None) -> np.ndarray:
+        """Scores of ``(query, passage)`` pairs; a list is the pairs of one query text (or of one ``groups`` id)."""
+        queries, passages = [q for q, _ in pairs], [p for _, p in pairs]
+        frame = pd.DataFrame({"query_id": list(groups) if groups is not None else queries,
+                              "passage_id": [f"p{i}" for i in range(len(pairs))], "query": queries, "passage": passages})
+        return self.score_frame(frame, batch_size)
+
+    @classmethod
+    def load(cls, directory: str | Path, student: RanksPassages) -> FusedRanker:
+        """The teacher saved by :func:`ship` in ``directory``, around its ``student``."""
+        directory = Path(directory)
+        try:
+            saved = json.loads((directory / FUSION_FILE).read_text())
+            lfs = [_load_lf(directory, entry) for entry in saved["lfs"]]
+            teacher = ScoreFusionModel.from_params(saved["teacher"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise DataError(f"not a readable teacher state ({type(err).__name__}: {err}); re-run `weakrank train`",
+                            file=directory / FUSION_FILE) from None
+        return cls(student, lfs, teacher)
+
+
+def _load_lf(directory: Path, entry: dict) -> RankingLF:
+    spec = entry["spec"]
+    if spec.startswith(LF_DIR + "/"):  # a user's LF file, carried inside the model directory
+        spec = str(directory / spec)
+    lf = resolve_lf(spec, entry["options"])
+    return lf.load_state(directory / entry["state"] if entry["state"] else None)
+
+
+def ship(directory: str | Path, cfg: PipelineConfig) -> Path | None:
+    """Write the teacher of a model trained on ``cfg``'s run directory into ``directory``: each LF (spec,
+    options, collection statistics) and the fusion label model fitted without gold on every pair of
+    ``votes.parquet`` (``[aggregate] options`` when the label model is ``fusion``). None, with a warning, when an
+    LF cannot score without the collection (a ``fit`` without ``export``): the directory stays the student's."""
+    directory, paths = Path(directory), RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    if [lf.name for lf in lfs] != lf_names(votes):
+        raise DataError(f"labelled by the LFs {lf_names(votes)}, but [label] lfs names {[lf.name for lf in lfs]}: "
+                        "re-run `weakrank label`", file=paths.votes)
+    stuck = [lf.name for lf in lfs if not lf.portable]
+    if stuck:
+        warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: {directory} holds the student "
+                      "alone (give ranking_lf export= and restore=)", stacklevel=2)
+        return None
+    options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
+    teacher = ScoreFusionModel(**options).fit(score_matrix(votes), votes["query_id"].to_numpy())
+    dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
+    entries = []
+    for spec, lf in zip(cfg.label.lfs, lfs):
+        state = None
+        if lf.export_fn is not None:
+            state = f"{LF_DIR}/{lf.name}.npz"
+            lf.fit(dataset).save_state(directory / state)
+        entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
+                        "options": cfg.label.lf_options.get(spec, {}), "state": state})
+    saved = {"lfs": entries, "teacher": teacher.params()}
+    _card(directory, lfs, teacher)
+    return write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)  # last: the directory's commit point
+
+
+def _portable_spec(spec: str, directory: Path) -> str:
+    """``spec`` as the model directory keeps it: a ``path.py:function`` LF's file is copied into ``lfs/``."""
+    target, _, attr = spec.rpartition(":")
+    if not target.endswith(".py"):
+        return spec
+    (directory / LF_DIR).mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(target, directory / LF_DIR / Path(target).name)
+    return f"{LF_DIR}/{Path(target).name}:{attr}"
+
+
+def _card(directory: Path, lfs: list[RankingLF], teacher: ScoreFusionModel) -> None:
+    """The model card's section that says which scores are which."""
+    card = directory / "README.md"
+    if not card.exists():
+        return
+    weights = ", ".join(f"{'+'.join(lfs[i].name for i in cluster)} {w:.2f}"
+                        for cluster, w in zip(teacher.clusters_, teacher.weights_ / teacher.weights_.sum()))
+    text = card.read_text().split("\n## Which scores", 1)[0].rstrip("\n")
+    text += ("\n\n## Which scores\n\n"
+             "- `weakrank.training.rankers.load_ranker(dir)`, `weakrank rerank` and `weakrank.pyterrier.reranker(dir)`: "
+             "the shipped ranker, the student averaged with its teacher per query (both standardised over the "
+             f"query's list). The teacher is the fusion label model over the LFs, weights {weights}.\n"
+             "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone.\n")
+    write_text(text, card)
