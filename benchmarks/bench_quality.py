@@ -1,14 +1,15 @@
 """One quality benchmark: every system a user could already have, beside the weak ranker, on test splits.
 
 Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
-RRF fusion of the LFs (ranx), each label model used as a ranker, the weak ranker trained with the
-config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), and the supervised ranker (gold
-labels, the same ``[train]`` budget, 1 seed), and ``weak+lfs``: the weak ranker's scores averaged with
-the fusion label model's over the LFs (a second round, fitted without gold on the evaluation split; what
-``fuse_lfs`` reranks with). Metrics by
+RRF and CombSUM fusions of the LFs (ranx), each label model used as a ranker, the weak ranker (the student)
+trained with the config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), ``shipped``: that
+model as a user loads it (``load_ranker(model_dir)``: the student averaged with its teacher, the fusion label
+model over the LFs fitted without gold on every labelled pair), ``weak+lfs``: the same average with a teacher
+fitted on the evaluation split's pairs alone (the batch fusion measured before models carried their teacher),
+and the supervised ranker (gold labels, the same ``[train]`` budget, 1 seed). Metrics by
 :func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries with a relevant and a
 non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant abstracts). Paired
-t-tests of the weak ranker (alone and fused) against BM25 and against its labels are printed.
+t-tests of the student and the shipped ranker against BM25, their labels and the best LF are printed.
 
 Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
 datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
@@ -46,6 +47,7 @@ from weakrank.training import model_dir, train, train_config
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.run import label_table, score_split, training_data
+from weakrank.training.shipped import FUSION_FILE, ship
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -80,16 +82,7 @@ def effective(cfg, tc: TrainConfig) -> TrainConfig:
 def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **overrides) -> tuple[pd.DataFrame, float]:
     """Scores of ``split`` by a ranker trained as ``[train]`` (+ ``overrides``) says (cached per config, labels
     and seed)."""
-    tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
-    content = "gold"  # a supervised ranker never reads the pseudo-labels: new labels leave its cache valid
-    if not supervised:
-        labels = read_parquet(RunPaths(cfg.run_dir).labels, columns=["query_id", "passage_id", "label", "score"])
-        content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
-    training = {k: v for k, v in asdict(effective(cfg, tc)).items()
-                if k != "fuse_lfs" and LATER_KEYS.get(k, object()) != v}  # fuse_lfs acts at rerank time only
-    blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
-    key = hashlib.sha1(blob.encode()).hexdigest()[:12]
-    name = f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
+    name = trained_name(cfg, seed, supervised, **overrides)
     cached = cfg.run_dir / "bench" / f"{name}.parquet"
     if cached.exists():
         return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
@@ -100,6 +93,37 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})
     return run, minutes
+
+
+def trained_name(cfg, seed: int, supervised: bool, **overrides) -> str:
+    """The cache name of a ranker trained as ``[train]`` (+ ``overrides``) says: its config, labels and seed."""
+    tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
+    content = "gold"  # a supervised ranker never reads the pseudo-labels: new labels leave its cache valid
+    if not supervised:
+        labels = read_parquet(tc.labels or RunPaths(cfg.run_dir).labels,
+                              columns=["query_id", "passage_id", "label", "score"])
+        content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
+    training = {k: v for k, v in asdict(effective(cfg, tc)).items()
+                if k not in ("fuse_lfs", "labels") and LATER_KEYS.get(k, object()) != v}  # fuse_lfs: at rerank only
+    blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
+    key = hashlib.sha1(blob.encode()).hexdigest()[:12]
+    return f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
+
+
+def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
+    """Scores of ``split`` by the shipped ranker of a cached weak ranker, as a user loads it
+    (``load_ranker(model_dir)``: the student with its teacher); the teacher is written into a model trained
+    before models carried it."""
+    name = trained_name(cfg, seed, False, **overrides)
+    cached = cfg.run_dir / "bench" / f"{name}.shipped.parquet"
+    if cached.exists():
+        return read_parquet(cached)
+    directory = model_dir(cfg, f"bench/models/{name}")
+    if not (directory / FUSION_FILE).exists():
+        ship(directory, cfg)
+    run = score_split(cfg, directory, split, student_only=False)
+    write_parquet(run, cached)
+    return run
 
 
 def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_encoder: bool
@@ -134,6 +158,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
             runs[system].append(run)
             minutes[system] += took / n
     runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
+    runs["shipped"] = [shipped_run(cfg, split, seed) for seed in range(seeds)]
     if bi_encoder:  # the bi-encoder starts from the embedding LF's own model
         run, minutes["weak:bi-encoder"] = trained_run(cfg, split, 0, False, quiet, **BI_ENCODER)
         runs["weak:bi-encoder"], runs["weak:bi-encoder+lfs"] = [run], [fuse_ranker(votes, run, split)]
@@ -156,10 +181,13 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
 
 
 def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) -> str:
-    """Paired t-tests of the weak ranker's per-query MAP, alone and fused, against BM25 and its labels."""
+    """Paired t-tests of the student's and the shipped ranker's per-query MAP against BM25, their labels and the
+    best single LF (by mean MAP)."""
+    lfs = [s for s in per_query_map if s.startswith("lf:") or s == "bm25"]
+    best_lf = max(lfs, key=lambda s: per_query_map[s].mean())
     out = []
-    for system in ("weak", "weak+lfs"):
-        for other in ("bm25", labels):
+    for system in ("weak", "shipped"):
+        for other in dict.fromkeys(("bm25", labels, best_lf)):
             if other in per_query_map:
                 a, b = per_query_map[system].align(per_query_map[other], join="inner")
                 t = ttest_rel(a, b)
