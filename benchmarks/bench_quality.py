@@ -115,7 +115,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     (``load_ranker(model_dir)``: the student with its teacher); the teacher is written into a model trained
     before models carried it."""
     name = trained_name(cfg, seed, False, **overrides)
-    cached = cfg.run_dir / "bench" / f"{name}.shipped.parquet"
+    cached = cfg.run_dir / "bench" / f"{name}.shipped.{split}.parquet"
     if cached.exists():
         return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
