@@ -200,3 +200,38 @@ def test_run_evaluates_beir_qrels_as_evaluate_require_says(tmp_path, capsys):
     cfg.write_text(base + '[evaluate]\nrequire = "relevent"\n')
     assert main(["run", str(cfg), "--stages", "evaluate"]) == 2
     assert "did you mean 'relevant'" in capsys.readouterr().err
+
+
+def test_help_answers_at_once_without_torch_pandas_or_transformers():
+    import subprocess
+    import sys
+    import time
+
+    code = ("import sys; from weakrank.cli import build_parser; build_parser(); "
+            "print(sorted({'torch', 'transformers', 'pandas', 'sklearn', 'scipy'} & set(sys.modules)))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+    for command in ([], *([name] for name in subcommands())):
+        start = time.perf_counter()
+        help_ = subprocess.run([sys.executable, "-m", "weakrank.cli", *command, "--help"], capture_output=True,
+                               text=True, check=True).stdout
+        assert time.perf_counter() - start < 3, command  # about 0.3 s on 2 busy cores; torch alone takes 2-5 s
+        assert help_.startswith("usage: weakrank"), command
+    train_help = " ".join(subprocess.run([sys.executable, "-m", "weakrank.cli", "train", "--help"],
+                                         capture_output=True, text=True, check=True).stdout.split())
+    assert "(default: \"listwise\")" in train_help and "(default: 5e-05)" in train_help
+
+
+def test_quiet_silences_the_beir_loader_and_a_log_gets_no_carriage_return(tmp_path):
+    import subprocess
+    import sys
+
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+                   '[label]\nlfs = ["bm25", "tfidf"]\n')
+    quiet = subprocess.run([sys.executable, "-m", "weakrank.cli", "ingest", str(cfg), "--quiet"], capture_output=True,
+                           text=True, check=True)
+    assert quiet.stderr == ""
+    logged = subprocess.run([sys.executable, "-m", "weakrank.cli", "ingest", str(cfg)], capture_output=True,
+                            text=True, check=True)
+    assert "\r" not in logged.stderr

@@ -140,7 +140,7 @@ def test_engine_config_keys_and_cli_flags(tmp_path):
     cfg = load_config(path)
     assert (cfg.label.engine, cfg.label.engine_options) == ("spark", {"spark": {"master": "spark://head:7077"}})
     args = build_parser().parse_args(["label", "x.toml", "--engine", "dask", "--address", "tcp://head:8786"])
-    from weakrank.engines import engine_overrides
+    from weakrank.commands import engine_overrides
 
     assert (args.engine, engine_overrides(args)) == ("dask", {"address": "tcp://head:8786"})
     assert (

@@ -19,10 +19,12 @@ import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from weakrank.errors import ConfigError
-from weakrank.label_models import MODELS, LabelModel, make_label_model
+
+if TYPE_CHECKING:
+    from weakrank.label_models import LabelModel
 
 T = TypeVar("T")
 
@@ -88,12 +90,16 @@ def typed(cls: type[T], values: Mapping[str, Any], section: str, source: Path | 
 
 def check_label_model(name: str, where: str) -> None:
     """A :class:`ConfigError` unless ``name`` is a label model."""
+    from weakrank.label_models import MODELS
+
     if name not in MODELS:
         raise ConfigError(f"{where} unknown label model {name!r}{did_you_mean(name, MODELS)}; choose from {sorted(MODELS)}")
 
 
 def label_model_options(name: str) -> dict[str, Any]:
     """Option name → type hint of label model ``name``'s constructor."""
+    from weakrank.label_models import MODELS
+
     init = MODELS[name].__init__
     hints = get_type_hints(init) if init is not object.__init__ else {}
     params = inspect.signature(MODELS[name]).parameters
@@ -108,6 +114,9 @@ class DatasetConfig:
     path: Path
     options: dict[str, Any] = field(default_factory=dict)
     max_queries: int | None = None
+
+
+ENGINES = ("local", "dask", "spark")  # where ``label`` runs (weakrank.engines)
 
 
 @dataclass
@@ -144,6 +153,8 @@ class AggregateConfig:
 
     def label_model(self, name: str | None = None) -> LabelModel:
         """The label model ``name`` (default: the configured one) with :meth:`options_for` — what every stage fits."""
+        from weakrank.label_models import make_label_model
+
         name = name or self.model
         return make_label_model(name, **self.options_for(name))
 

@@ -16,17 +16,33 @@ _quiet = False
 
 
 def configure(quiet: bool = False) -> None:
-    """No bar at all with ``quiet``. With ``quiet`` or stderr not a terminal, none from transformers or
-    huggingface_hub either ("Loading weights", "Writing model shards": carriage returns in a log)."""
+    """No bar at all with ``quiet``; with ``quiet`` or stderr not a terminal, none from the libraries either
+    (:func:`library_bars_off`)."""
     global _quiet
     _quiet = quiet
     if quiet or not sys.stderr.isatty():
-        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # for child processes too (torchrun, dask workers)
+        library_bars_off()
+
+
+def library_bars_off() -> None:
+    """No bars from huggingface_hub, transformers and sentence-transformers ("Loading weights", "Writing model
+    shards": carriage returns in a log), whether they are imported yet or not, in child processes too
+    (torchrun, dask workers)."""
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # read when huggingface_hub (hence transformers) is imported
+    if "huggingface_hub" in sys.modules:
         from huggingface_hub.utils import disable_progress_bars
-        from transformers.utils import logging
 
         disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging
+
         logging.disable_progress_bar()
+
+
+def plain_logs() -> None:
+    """Used from Python with stderr not a terminal (a log file, a pipe; not a notebook): no library bars."""
+    if not _NOTEBOOK and "ipykernel" not in sys.modules and not sys.stderr.isatty():
+        library_bars_off()
 
 
 class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm

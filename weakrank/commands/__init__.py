@@ -2,7 +2,8 @@
 
 ``add(name, func, help)`` creates a sub-command that takes a pipeline config, ``--run-dir`` and
 ``--quiet``; the module adds its own options to the returned parser. New modules are found
-automatically, so a feature's CLI lives beside nothing else's.
+automatically, so a feature's CLI lives beside nothing else's. Building the parser imports no module that
+loads pandas or torch (``weakrank --help`` answers at once): a command imports what it runs when it runs.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import argparse
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from weakrank.config import PipelineConfig, check_max_queries, load_config
+from weakrank.config import ENGINES, PipelineConfig, check_max_queries, load_config
 
 AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
@@ -26,3 +28,16 @@ def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
         max_queries = check_max_queries(args.max_queries, "--max-queries")
         cfg = replace(cfg, dataset=replace(cfg.dataset, max_queries=max_queries))
     return cfg
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
+    parser.add_argument("--engine", choices=ENGINES, help="where the LFs run (default: [label] engine, else local)")
+    parser.add_argument("--address", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
+    parser.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: local[*])")
+
+
+def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine options given on the command line (none when absent)."""
+    given = {"address": getattr(args, "address", None), "master": getattr(args, "master", None)}
+    return {k: v for k, v in given.items() if v is not None}

@@ -6,13 +6,14 @@ import argparse
 from pathlib import Path
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.dataset import Dataset
-from weakrank.io import read_parquet, write_parquet
-from weakrank.noise import corrupt_labels, sentence_encoder, undo_corruption
 from weakrank.paths import RunPaths
 
 
 def cmd_corrupt(args: argparse.Namespace) -> None:
+    from weakrank.dataset import Dataset
+    from weakrank.io import read_parquet, write_parquet
+    from weakrank.noise import corrupt_labels, sentence_encoder, undo_corruption
+
     cfg = pipeline_config(args)
     paths = RunPaths(cfg.run_dir)
     source = Path(args.labels) if args.labels else paths.labels

@@ -6,23 +6,24 @@ import argparse
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import REQUIRE, did_you_mean
 from weakrank.errors import ConfigError
-from weakrank.evaluation.grid import bm25_negatives, run_experiment
-from weakrank.evaluation.metrics import evaluate_run
-from weakrank.evaluation.report import build_report
-from weakrank.evaluation.tables import format_table, queries_note, results_table
-from weakrank.io import read_parquet, read_qrels, read_run, write_text
 from weakrank.paths import RunPaths
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
                negatives: pd.DataFrame | None = None) -> pd.DataFrame:
     """Metrics of TREC run files (rows named by file stem), t-tests against the first."""
+    from weakrank.evaluation.metrics import evaluate_run
+    from weakrank.evaluation.tables import results_table
+    from weakrank.io import read_run
+
     results = {Path(run).stem: [evaluate_run(read_run(run), qrels, require=require, negatives=negatives)] for run in runs}
     return results_table(results, baseline=Path(runs[0]).stem)
 
@@ -30,6 +31,10 @@ def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "
 def cmd_evaluate(args: argparse.Namespace) -> None:
     """Against ``--qrels`` every positional is a run file; else against the run directory's qrels, and
     R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
+    from weakrank.evaluation.grid import bm25_negatives
+    from weakrank.evaluation.tables import format_table, queries_note
+    from weakrank.io import read_parquet, read_qrels, write_text
+
     if args.qrels:
         runs, qrels, negatives, out = [args.config, *args.run], read_qrels(args.qrels), None, None
         require = args.require or "both"
@@ -56,6 +61,10 @@ def add_require_flag(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:
+    from weakrank.evaluation.grid import run_experiment
+    from weakrank.evaluation.report import build_report
+    from weakrank.evaluation.tables import format_table, queries_note, results_table
+
     cfg = pipeline_config(args)
     if args.grid:
         if args.grid not in cfg.grids:

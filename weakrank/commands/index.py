@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
-from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
-from weakrank.evaluation.tables import format_table, results_table
-from weakrank.io import write_run, write_text
 from weakrank.models import DEFAULT_ENCODER
 from weakrank.paths import RunPaths
-from weakrank.retrieval import retrieve
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def run_name(model: str) -> str:
@@ -26,11 +23,19 @@ def run_name(model: str) -> str:
 
 def evaluate_retrieval(run: pd.DataFrame, qrels: pd.DataFrame, name: str) -> pd.DataFrame:
     """MRR@10, R@10, MAP and nDCG@10 of ``run`` over the queries with a relevant passage."""
+    from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
+    from weakrank.evaluation.tables import results_table
+
     return results_table({name: [evaluate_run(run, qrels, require="relevant", measures=RETRIEVAL_MEASURES)]},
                          baseline=name)
 
 
 def cmd_index(args: argparse.Namespace) -> None:
+    from weakrank.dataset import Dataset
+    from weakrank.evaluation.tables import format_table
+    from weakrank.io import write_run, write_text
+    from weakrank.retrieval import retrieve
+
     if args.k < 1:
         raise ConfigError(f"--k must be at least 1, got {args.k}")
     cfg = pipeline_config(args)

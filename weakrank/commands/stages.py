@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from weakrank import pipeline
-from weakrank.commands import AddCommand, evaluate, pipeline_config
+from weakrank.commands import AddCommand, add_engine_arguments, engine_overrides, evaluate, pipeline_config
 from weakrank.commands.train import add_train_flags, rerank_stage, train_overrides, train_stage
-from weakrank.engines import add_engine_arguments, engine_overrides
 from weakrank.errors import WeakrankError
-from weakrank.evaluation.systems import column_run
-from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet, write_run
-from weakrank.label_models import MODELS
-from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
-from weakrank.training import train_config
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
+    import pandas as pd
+
     pd.set_option("display.width", 160)
     for name, table in tables.items():
         print(f"\n== {name} ==")
@@ -29,6 +25,8 @@ def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
     cfg = pipeline_config(args)
     ds = pipeline.ingest(cfg)
     print(
@@ -38,12 +36,16 @@ def cmd_ingest(args: argparse.Namespace) -> None:
 
 
 def cmd_label(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
     cfg = pipeline_config(args)
     votes = pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine, **engine_overrides(args))
     print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
     cfg = pipeline_config(args)
     labels = pipeline.aggregate(cfg, model=args.model)
     share = labels["label"].mean()
@@ -51,6 +53,8 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
     cfg = pipeline_config(args)
     tables = pipeline.analyze(cfg, splits=args.split)
     _print_tables(tables)
@@ -70,6 +74,12 @@ def stage_rerank(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> None:
     """The trained ranker side by side with what a user already has: BM25 (the baseline of the t-tests),
     every other LF, RRF fusion of the LFs, and the label model it learned from."""
+    from weakrank.evaluation.systems import column_run
+    from weakrank.fusion import fusion_runs
+    from weakrank.io import read_metadata, read_parquet, write_run
+    from weakrank.labeling import SCORE, lf_names
+    from weakrank.training.run import train_config
+
     cfg = pipeline_config(args)
     paths = RunPaths(cfg.run_dir)
     split = args.eval_split or cfg.evaluate.split
@@ -102,6 +112,8 @@ def cmd_run(args: argparse.Namespace) -> None:
     if unknown:
         raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(available)}")
     if set(stages) & set(TRAIN_STAGES):
+        from weakrank.training.run import train_config
+
         train_config(cfg, **train_overrides(args))  # a bad [train] stops the run before its first stage
     for stage in stages:
         print(f"--- {stage}", flush=True)
@@ -115,8 +127,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     add_engine_arguments(p)
     p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
-    p.add_argument("--label-model", "--model", dest="model", choices=sorted(MODELS),
-                   help="label model (overrides [aggregate] model)")
+    p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
+                   help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
     p.add_argument("--split", action="append", help="restrict to a split (repeatable; default: [analyze] splits)")
     p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze; then train, rerank, "
@@ -124,8 +136,8 @@ def register(add: AddCommand) -> None:
     p.add_argument("--resume", action="store_true", help="continue training from its checkpoint")
     p.add_argument("--stages", help="comma-separated subset of stages")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
-    p.add_argument("--label-model", "--model", dest="model", choices=sorted(MODELS),
-                   help="label model (overrides [aggregate] model)")
+    p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
+                   help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
     p.add_argument("--eval-split", help="split that rerank scores and evaluate reports (default: [evaluate] split, "
                    "else test)")

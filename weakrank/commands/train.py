@@ -14,7 +14,6 @@ from weakrank.errors import ConfigError
 from weakrank.models import POOLINGS
 from weakrank.paths import RunPaths
 from weakrank.policy.rewards import REWARDS
-from weakrank.training import TrainConfig, rerank, train, train_config
 from weakrank.training.config import (
     ARCHITECTURES,
     LOSSES,
@@ -23,9 +22,8 @@ from weakrank.training.config import (
     SAMPLERS,
     TARGET_ALIASES,
     TARGETS,
+    TrainConfig,
 )
-from weakrank.training.distributed import teardown
-from weakrank.training.run import rerank_trec
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -36,6 +34,9 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = False, quiet: bool = False) -> None:
     """Train as ``[train]`` with ``overrides`` says, leave the torchrun process group (if any) however it ends,
     and say where the model went (once under torchrun)."""
+    from weakrank.training.distributed import teardown
+    from weakrank.training.run import train, train_config
+
     try:
         progress = train(cfg, resume=resume, progress=not quiet, **overrides)
     finally:
@@ -51,6 +52,8 @@ def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | No
                  model: str | None = None, name: str | None = None) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the trained one
     of ``[train]`` with ``overrides``) into ``runs/<name>.trec``."""
+    from weakrank.training.run import rerank
+
     path = rerank(cfg, model=model, split=split or cfg.evaluate.split, name=name, **overrides)
     print(f"wrote {path}")
     return path
@@ -62,6 +65,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def cmd_rerank(args: argparse.Namespace) -> None:
     if args.run:  # queries never labelled: a TREC run, its queries and its collection
+        from weakrank.training.run import rerank_trec
+
         missing = [flag for flag, value in (("--model-dir", args.model), ("--queries", args.queries),
                                             ("--collection", args.collection)) if not value]
         if missing:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset, candidates_from_rows
@@ -27,6 +26,7 @@ from weakrank.datasets.tables import (
 )
 from weakrank.datasets.trec import judge, run_rows
 from weakrank.errors import DataError
+from weakrank.progress import tqdm
 
 
 def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:

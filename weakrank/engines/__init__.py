@@ -9,7 +9,6 @@ so memory stays bounded by a partition; :func:`label_dataset` returns the votes 
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from weakrank.config import ENGINES
 from weakrank.dataset import Dataset
 from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.engines.shipping import ship
@@ -24,8 +24,6 @@ from weakrank.errors import ConfigError
 from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE
 from weakrank.lf import RankingLF
-
-ENGINES = ("local", "dask", "spark")
 
 
 @dataclass(frozen=True)
@@ -53,19 +51,6 @@ def engine_config(name: str, options: dict[str, Any] | None = None) -> EngineCon
     options = dict(options or {})
     sizes = {k: int(options.pop(k)) for k in ("part_rows", "chunk_size") if k in options}
     return EngineConfig(name, options, **sizes)
-
-
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
-    parser.add_argument("--engine", choices=ENGINES, help="where the LFs run (default: [label] engine, else local)")
-    parser.add_argument("--address", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
-    parser.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: local[*])")
-
-
-def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine options given on the command line (none when absent)."""
-    given = {"address": getattr(args, "address", None), "master": getattr(args, "master", None)}
-    return {k: v for k, v in given.items() if v is not None}
 
 
 def run_engine(
@@ -116,9 +101,7 @@ def label_dataset(
 __all__ = [
     "ENGINES",
     "EngineConfig",
-    "add_engine_arguments",
     "engine_config",
-    "engine_overrides",
     "label_dataset",
     "label_to_parquet",
     "run_engine",

@@ -1,7 +1,23 @@
-"""AC-IR (the AC-IR paper, seed 001): an actor-critic agent that picks the negative sampler during training."""
+"""AC-IR (the AC-IR paper, seed 001): an actor-critic agent that picks the negative sampler during training.
 
-from weakrank.policy.agent import ActorCriticAgent
-from weakrank.policy.rewards import REWARDS, reward
-from weakrank.policy.state import TermWeightedEncoder, TrainingState
+The names below are imported on first use (``weakrank.policy.rewards`` stays free of torch for the CLI)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from weakrank.policy.agent import ActorCriticAgent
+    from weakrank.policy.rewards import REWARDS, reward
+    from weakrank.policy.state import TermWeightedEncoder, TrainingState
 
 __all__ = ["REWARDS", "ActorCriticAgent", "TermWeightedEncoder", "TrainingState", "reward"]
+_HOMES = {"ActorCriticAgent": "agent", "REWARDS": "rewards", "reward": "rewards", "TermWeightedEncoder": "state",
+          "TrainingState": "state"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'weakrank.policy' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"weakrank.policy.{_HOMES[name]}"), name)

@@ -1,13 +1,35 @@
-"""Ranker training on pseudo-labels: BERT-PR, samplers, objectives (losses/targets), the trainer, reranking."""
+"""Ranker training on pseudo-labels: BERT-PR, samplers, objectives (losses/targets), the trainer, reranking.
 
-from weakrank.callbacks import TrainerCallback
-from weakrank.training.bi_encoder import BiEncoder
-from weakrank.training.config import TrainConfig
-from weakrank.training.model import BertPR
-from weakrank.training.run import model_dir, rerank, train, train_config, trainer_from_config, write_run
-from weakrank.training.trainer import Trainer, prepare_run
+The names below are imported on first use: ``weakrank.training.config`` (what the CLI's flags read) loads
+without torch."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from weakrank.callbacks import TrainerCallback
+    from weakrank.training.bi_encoder import BiEncoder
+    from weakrank.training.config import TrainConfig
+    from weakrank.training.model import BertPR
+    from weakrank.training.run import model_dir, rerank, train, train_config, trainer_from_config, write_run
+    from weakrank.training.trainer import Trainer, prepare_run
 
 __all__ = [
     "BertPR", "BiEncoder", "TrainConfig", "Trainer", "TrainerCallback", "model_dir", "prepare_run", "rerank", "train",
     "train_config", "trainer_from_config", "write_run",
 ]
+_HOMES = {
+    "TrainerCallback": "weakrank.callbacks", "BiEncoder": "weakrank.training.bi_encoder",
+    "TrainConfig": "weakrank.training.config", "BertPR": "weakrank.training.model",
+    **dict.fromkeys(["model_dir", "rerank", "train", "train_config", "trainer_from_config", "write_run"],
+                    "weakrank.training.run"),
+    "Trainer": "weakrank.training.trainer", "prepare_run": "weakrank.training.trainer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'weakrank.training' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)
