@@ -1,14 +1,18 @@
-"""BERT cosine: transformers encoder, [CLS] (or mean-pooled) last hidden layer, cosine of query and passage."""
+"""BERT cosine: transformers encoder, [CLS] (or mean-pooled) last hidden layer, cosine of query and passage.
+
+The encoder runs through :func:`weakrank.similarity.shared_encoder` (sentence-transformers; a plain Hugging Face
+model is wrapped with mean pooling, of which only the token vectors are read): with ``embedding_cosine`` over
+the same model and length, one forward pass serves both.
+"""
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
-from weakrank.models import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
-from weakrank.similarity import EmbeddingCache, pair_cosine
+from weakrank.models import DEFAULT_ENCODER, POOLINGS, resolve_model
+from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 
 @lf_factory
@@ -27,30 +31,12 @@ def make_bert_cosine(
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
 
-    def load(dataset: Dataset):
-        from transformers import AutoModel, AutoTokenizer
-
-        path = resolve_model(model)
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        tokenizer, encoder = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).to(device).eval()
-        return EmbeddingCache(lambda texts: embed(texts, tokenizer, encoder))
-
-    @torch.inference_mode()
-    def embed(texts: list[str], tokenizer, encoder) -> np.ndarray:
-        order = np.argsort([len(t) for t in texts])  # similar lengths per batch: less padding
-        out = np.empty((len(texts), encoder.config.hidden_size), dtype=np.float32)
-        for start in range(0, len(texts), batch_size):
-            idx = order[start : start + batch_size]
-            enc = tokenizer(
-                [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
-            ).to(encoder.device)
-            pooled = pool_tokens(encoder(**enc).last_hidden_state, enc["attention_mask"], pooling)
-            out[idx] = pooled.float().cpu().numpy()
-        return out
+    def load(dataset: Dataset | None) -> SharedEncoder:
+        return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
-    def score(pairs: PairBatch, encode: EmbeddingCache) -> np.ndarray:
-        return pair_cosine(pairs.query, pairs.passage, encode)
+    def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
+        return pair_cosine(pairs.query, pairs.passage, lambda texts: encoder(texts, pooling))
 
     return score
 

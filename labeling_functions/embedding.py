@@ -1,4 +1,8 @@
-"""Sentence-embedding cosine (sentence-transformers; the packaged MiniLM by default, offline)."""
+"""Sentence-embedding cosine (sentence-transformers; the packaged MiniLM by default, offline).
+
+The model runs through :func:`weakrank.similarity.shared_encoder`: an LF reading the same model's [CLS] or mean
+vectors (``bert_cosine``) takes them from the same forward pass, each text encoded once.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import numpy as np
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.models import DEFAULT_ENCODER, resolve_model
-from weakrank.similarity import EmbeddingCache, pair_cosine
+from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 
 @lf_factory
@@ -16,15 +20,12 @@ def make_embedding_cosine(
 ) -> RankingLF:
     """A sentence-embedding cosine LF over any sentence-transformers model name or path."""
 
-    def load(dataset: Dataset):
-        from sentence_transformers import SentenceTransformer
-
-        encoder = SentenceTransformer(resolve_model(model), device=None)
-        return EmbeddingCache(lambda texts: encoder.encode(texts, batch_size=batch_size, show_progress_bar=False))
+    def load(dataset: Dataset | None) -> SharedEncoder:
+        return shared_encoder(resolve_model(model), batch_size=batch_size)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
-    def score(pairs: PairBatch, encode: EmbeddingCache) -> np.ndarray:
-        return pair_cosine(pairs.query, pairs.passage, encode)
+    def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
+        return pair_cosine(pairs.query, pairs.passage, encoder)
 
     return score
 

@@ -85,22 +85,36 @@ def test_score_cache_is_reused_and_invalidated_by_fingerprint(tiny, tmp_path):
     assert len(calls) == 2 * n
 
 
-def test_embedding_cache_encodes_each_text_once_across_chunks():
-    from weakrank.similarity import EmbeddingCache, pair_cosine
+def test_a_shared_encoder_runs_each_text_once_for_every_output_and_lf():
+    import torch
+
+    from weakrank.similarity import SharedEncoder, pair_cosine
 
     seen = []
 
-    def encode(texts):
-        seen.extend(texts)
-        return np.array([[len(t), 1.0] for t in texts])
+    class Model:  # sentence-transformers' encode(output_value=None): token vectors, mask and the embedding per text
+        def encode(self, texts, batch_size, output_value, show_progress_bar):
+            seen.extend(texts)
+            return [{"token_embeddings": torch.tensor([[1.0, len(t)], [3.0, 0.0], [9.0, 9.0]]),
+                     "attention_mask": torch.tensor([1, 1, 0]), "sentence_embedding": torch.tensor([len(t), 1.0])}
+                    for t in texts]
 
-    cache = EmbeddingCache(encode, max_items=3)
-    first = pair_cosine(["q", "q"], ["aa", "bbb"], cache)
-    second = pair_cosine(["q"], ["aa"], cache)  # every text already cached
-    assert sorted(seen) == ["aa", "bbb", "q"] and second[0] == first[0]
-    pair_cosine(["q"], ["cccc"], cache)  # the cache is full: encoded, not stored
-    pair_cosine(["q"], ["cccc"], cache)
-    assert seen.count("cccc") == 2 and len(cache.store) == 3
+    encoder = SharedEncoder(Model(), max_items=3)
+    assert np.allclose(encoder(["ab"], "cls"), [[1.0, 2.0]]) and np.allclose(encoder(["ab"], "mean"), [[2.0, 1.0]])
+    first = pair_cosine(["q", "q"], ["ab", "bbb"], encoder)  # the sentence embeddings
+    again = pair_cosine(["q"], ["ab"], lambda texts: encoder(texts, "sentence"))  # every text already encoded
+    pair_cosine(["q"], ["ab"], lambda texts: encoder(texts, "cls"))  # another LF, another output: no new pass
+    assert sorted(seen) == ["ab", "bbb", "q"] and again[0] == first[0]
+    encoder(["cccc"], "mean")
+    encoder(["cccc"], "cls")  # the store is full: encoded again, not kept
+    assert seen.count("cccc") == 2 and len(encoder.store) == 3
+
+
+def test_embedding_and_bert_cosine_over_one_model_share_its_encoder():
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+
+    assert make_embedding_cosine().load_state().resource is make_bert_cosine().load_state().resource is not None
+    assert make_bert_cosine(max_length=64).load_state().resource is not make_bert_cosine().load_state().resource
 
 
 def test_answer_type_lf_scores_the_asked_type_and_abstains_on_other_questions(tiny):

@@ -72,12 +72,13 @@ class BertPR(nn.Module, RanksPassages):
         """Scores of ``(query, passage)`` pairs, like ``sentence_transformers.CrossEncoder.predict``."""
         was_training = self.training
         self.eval()
-        out = []
+        order = np.argsort([-(len(q) + len(p)) for q, p in pairs], kind="stable")  # similar lengths: less padding
+        out = np.zeros(len(pairs), dtype=np.float32)
         for start in range(0, len(pairs), batch_size):
-            chunk = pairs[start : start + batch_size]
-            out.append(self.score([q for q, _ in chunk], [p for _, p in chunk]).float().cpu().numpy())
+            idx = order[start : start + batch_size]
+            out[idx] = self.score([pairs[i][0] for i in idx], [pairs[i][1] for i in idx]).float().cpu().numpy()
         self.train(was_training)
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.float32)
+        return out
 
     def save(self, directory: str | Path) -> Path:
         """Write encoder + tokenizer (HF format) and the head into ``directory``."""
