@@ -1,3 +1,5 @@
+import re
+
 import ir_measures
 import numpy as np
 import pandas as pd
@@ -235,3 +237,48 @@ def test_quiet_silences_the_beir_loader_and_a_log_gets_no_carriage_return(tmp_pa
     logged = subprocess.run([sys.executable, "-m", "weakrank.cli", "ingest", str(cfg)], capture_output=True,
                             text=True, check=True)
     assert "\r" not in logged.stderr
+def test_label_model_flag_lists_every_label_model_and_a_misspelt_one_gets_a_suggestion(tmp_path, capsys):
+    from weakrank.label_models import MODELS
+
+    [flag] = [a for a in subcommands()["aggregate"]._actions if a.dest == "model"]
+    assert all(name in flag.help for name in MODELS)
+    assert main(["aggregate", str(small_config(tmp_path)), "--label-model", "generativ"]) == 2
+    assert "did you mean 'generative'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (('loader = "beir"', 'loader = "bier"'), r"\[dataset\] unknown loader 'bier' \(did you mean 'beir'\?\)"),
+    (("k = 4", "kk = 4"), r"unknown option 'kk' of loader 'beir' \(did you mean 'k'\?\)"),
+    (('"tfidf"]', '"tfidf", "bm52"]'), r"\[label\] unknown LF 'bm52' \(did you mean 'bm25'\?\)"),
+    (('"tfidf"]', '"tfidf", "lfs/mine.py:score"]'), r"LF file .*lfs/mine.py not found"),
+    (('[label]', '[analyze]\nsplits = ["tset"]\n[label]'),
+     r"\[analyze\] splits unknown split 'tset' \(did you mean 'test'\?\); the dataset's splits are \['test'\]"),
+])
+def test_a_wrong_name_anywhere_stops_run_before_anything_is_written(tmp_path, capsys, change, message):
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    cfg.write_text(('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+                    '[label]\nlfs = ["bm25", "tfidf"]\n').replace(*change))
+    assert main(["run", str(cfg), "--quiet"]) == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "data").exists()
+
+
+def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_path, capsys):
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+                   '[label]\nlfs = ["bm25", "tfidf"]\n')
+    assert main(["run", str(cfg), "--quiet"]) == 0
+    summary = tmp_path / "data" / "beir" / "analysis" / "lf_summary.csv"
+    before = summary.read_bytes()
+    capsys.readouterr()
+    assert main(["analyze", str(cfg), "--split", "tset"]) == 2
+    assert "--split unknown split 'tset' (did you mean 'test'?)" in capsys.readouterr().err
+    assert summary.read_bytes() == before
+    from weakrank import pipeline
+    from weakrank.config import load_config
+
+    with pytest.raises(DataError, match=r"votes.parquet: split: no split 'tset' \(did you mean 'test'\?\)"):
+        pipeline.analyze(load_config(cfg), splits=["tset"])  # from Python too
+    assert summary.read_bytes() == before

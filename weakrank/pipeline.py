@@ -8,10 +8,11 @@ from typing import Any
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
-from weakrank.config import PipelineConfig, check_max_queries
+from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
+from weakrank.errors import DataError
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
@@ -90,6 +91,10 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         scored["p_labels"] = read_parquet(paths.labels, columns=["p_relevant"])["p_relevant"].to_numpy()
         scorers[f"labels.parquet ({read_metadata(paths.labels).get('model')})"] = "p_labels"
     if splits:
+        unknown = sorted(set(splits) - set(votes["split"]))
+        if unknown:
+            raise DataError(f"no split {unknown[0]!r}{did_you_mean(unknown[0], set(votes['split']))} in the votes; "
+                            f"splits are {sorted(set(votes['split']))}", file=paths.votes, field="split")
         scored = scored[scored["split"].isin(splits)]
     summary = lf_summary(scored)
     tables = {"lf_summary": summary}

@@ -30,6 +30,16 @@ def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
     return cfg
 
 
+def checked_config(args: argparse.Namespace, stages: tuple[str, ...], **names: Any) -> PipelineConfig:
+    """:func:`pipeline_config`, with what ``stages`` read checked before any of them runs (see
+    :func:`weakrank.validation.check_config`; ``names``: the command line's splits and label model)."""
+    from weakrank.validation import check_config
+
+    cfg = pipeline_config(args)
+    check_config(cfg, stages, **names)
+    return cfg
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
     parser.add_argument("--engine", choices=ENGINES, help="where the LFs run (default: [label] engine, else local)")

@@ -6,8 +6,16 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from weakrank.commands import AddCommand, add_engine_arguments, engine_overrides, evaluate, pipeline_config
+from weakrank.commands import (
+    AddCommand,
+    add_engine_arguments,
+    checked_config,
+    engine_overrides,
+    evaluate,
+    pipeline_config,
+)
 from weakrank.commands.train import add_train_flags, rerank_stage, train_overrides, train_stage
+from weakrank.config import did_you_mean
 from weakrank.errors import WeakrankError
 from weakrank.paths import RunPaths
 
@@ -27,7 +35,7 @@ def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
 def cmd_ingest(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = pipeline_config(args)
+    cfg = checked_config(args, ("ingest",))
     ds = pipeline.ingest(cfg)
     print(
         f"ingested {cfg.name}: {len(ds.queries)} queries, {len(ds.passages)} passages, "
@@ -38,7 +46,7 @@ def cmd_ingest(args: argparse.Namespace) -> None:
 def cmd_label(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = pipeline_config(args)
+    cfg = checked_config(args, ("label",))
     votes = pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine, **engine_overrides(args))
     print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
 
@@ -46,7 +54,7 @@ def cmd_label(args: argparse.Namespace) -> None:
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = pipeline_config(args)
+    cfg = checked_config(args, ("aggregate",), label_model=args.model)
     labels = pipeline.aggregate(cfg, model=args.model)
     share = labels["label"].mean()
     print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {RunPaths(cfg.run_dir).labels}")
@@ -55,7 +63,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 def cmd_analyze(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = pipeline_config(args)
+    cfg = checked_config(args, ("analyze",), analyze_splits=args.split)
     tables = pipeline.analyze(cfg, splits=args.split)
     _print_tables(tables)
     print(f"\nwritten to {RunPaths(cfg.run_dir).analysis}")
@@ -110,11 +118,15 @@ def cmd_run(args: argparse.Namespace) -> None:
         raise WeakrankError(f"{args.config} has no [train] section: stages {list(TRAIN_STAGES)} need one")
     unknown = [s for s in stages if s not in available]
     if unknown:
-        raise WeakrankError(f"unknown stage(s) {unknown}; stages are {list(available)}")
+        raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
+                            f"stages are {list(available)}")
+    train_split = None
     if set(stages) & set(TRAIN_STAGES):
         from weakrank.training.run import train_config
 
-        train_config(cfg, **train_overrides(args))  # a bad [train] stops the run before its first stage
+        train_split = train_config(cfg, **train_overrides(args)).train_split  # a bad [train] stops the run here
+    checked_config(args, stages, analyze_splits=args.split, eval_split=args.eval_split, train_split=train_split,
+                   label_model=args.model)
     for stage in stages:
         print(f"--- {stage}", flush=True)
         available[stage](args)

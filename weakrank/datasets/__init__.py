@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from weakrank.config import did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.datasets.beir import load_beir
 from weakrank.datasets.semeval import load_semeval
@@ -26,7 +27,8 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
 def load_dataset(loader: str, path: str | Path, **options: Any) -> Dataset:
     """Load ``path`` with the named loader and validate the result."""
     if loader not in LOADERS:
-        raise ConfigError(f"unknown dataset loader {loader!r}; choose one of {sorted(LOADERS)}")
+        raise ConfigError(f"unknown dataset loader {loader!r}{did_you_mean(loader, LOADERS)}; "
+                          f"choose one of {sorted(LOADERS)}")
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"dataset path {path} does not exist (loader {loader!r})")
