@@ -65,9 +65,17 @@ def _prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
 
+def _umask() -> int:
+    """The process's umask (Python reads it only by setting it: it is put back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temp path next to ``path``; rename it onto ``path`` only if the block succeeds.
+    """Yield a temp path next to ``path``; rename it onto ``path`` only if the block succeeds, with the mode
+    a plain ``open`` gives (0644 under umask 022; the temp file itself is private until then).
 
     Temp files left by a killed writer are deleted by the next write (:func:`settle`).
     """
@@ -78,6 +86,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -90,7 +99,8 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
 
     Readers see the previous directory or the new one, whole: the previous one is moved aside and the new
     one renamed into place (two renames); if a kill falls between them, :func:`settle` (run by the next
-    write, and by :meth:`weakrank.dataset.Dataset.load`) puts the previous one back.
+    write, and by :meth:`weakrank.dataset.Dataset.load`) puts the previous one back. The directory gets the
+    mode ``mkdir`` gives (0755 under umask 022).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -98,6 +108,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~_umask())
         if path.exists():
             old = tmp.with_suffix(".old")
             os.replace(path, old)
