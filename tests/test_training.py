@@ -336,7 +336,7 @@ def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_dat
 
     with pytest.raises(DataError, match="no checkpoint"):
         trainer(max_steps=1).fit(resume=True, show_progress=False)
-    trainer(max_steps=1).fit(show_progress=False)
+    trainer(max_steps=1, keep_checkpoint=True).fit(show_progress=False)
     before = (tmp_path / "m" / "checkpoint.pt").read_bytes()
     with pytest.raises(ConfigError, match="'lr'"):
         trainer(max_steps=2, lr=1e-3).fit(resume=True)
@@ -345,6 +345,18 @@ def test_resume_refuses_a_missing_checkpoint_and_changed_settings(tiny, tiny_dat
     resumed.fit(resume=True, show_progress=False)  # when to evaluate may change
     card = (tmp_path / "m" / "final" / "README.md").read_text()
     assert "| steps | 1 |" in card and "| mode | pairwise |" in card
+
+
+def test_a_finished_training_keeps_best_and_final_and_drops_its_checkpoint(tiny, tiny_data, tmp_path):
+    cfg = small(max_steps=4, epochs=4, checkpoint_every=2, eval_every=2)
+    train_until_interrupted(cfg, tiny_data, tmp_path / "m", tiny.passages, step=3)
+    assert (tmp_path / "m" / "checkpoint.pt").exists()  # unfinished: --resume needs it
+    resumed = trainer_from_config(cfg, tiny_data, tiny_data, tmp_path / "m", tiny.passages)
+    assert resumed.fit(resume=True, show_progress=False).step == 4
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["best", "final", "history.csv", "train_config.json"]
+    kept = trainer_from_config(small(max_steps=2, keep_checkpoint=True), tiny_data, None, tmp_path / "k", tiny.passages)
+    kept.fit(show_progress=False)
+    assert torch.load(tmp_path / "k" / "checkpoint.pt", weights_only=True)["progress"]["step"] == 2
 
 
 def test_target_lr_is_the_deprecated_name_of_relax():

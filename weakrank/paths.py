@@ -7,7 +7,8 @@
 ``partitioned/``              label on dask/spark: partitioned pairs/ and votes/ (see :mod:`weakrank.engines`)
 ``labels.parquet``            aggregate: the votes table plus p_relevant, label, confidence
 ``analysis/``                 analyze: lf_summary.csv, quality.csv/.md/.png
-``<output>/``                 train: ``best/``, ``final/``, ``checkpoint.pt``, ``history.csv`` (``[train] output``)
+``<output>/``                 train: ``best/``, ``final/``, ``history.csv`` (``[train] output``); ``checkpoint.pt``
+                              while training is unfinished (``--resume``), after it with ``keep_checkpoint``
 ``runs/<name>.trec``          rerank, evaluate, index: TREC runs and their metrics
 ``experiment/``               experiment: cached cells, runs, labels, histories, policies of the grid
 ``report/<name>/``            experiment: report.md, report.html, results.csv and figures

@@ -123,7 +123,9 @@ HELP = {
     "grad_clip": "clip the gradient norm to this value",
     "seed": "random seed (data order, negatives, initialisation)",
     "precision": "auto: bf16 autocast on CUDA (fp16 without bf16), fp32 on CPU",
-    "checkpoint_every": "write checkpoint.pt every N steps (0: at the end only)",
+    "checkpoint_every": "write checkpoint.pt every N steps for --resume (0: none while training)",
+    "keep_checkpoint": "keep checkpoint.pt once training has finished (it holds the optimiser state: about 3× the "
+                       "model); by default a finished run keeps best/ and final/ only",
     "eval_every": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end)",
     "patience": "stop after N evaluations without a better dev MAP",
     "dev_queries": "dev queries per evaluation (0: every dev query)",

@@ -64,6 +64,7 @@ class TrainConfig:
     seed: int = 0
     precision: str = "auto"
     checkpoint_every: int = 100
+    keep_checkpoint: bool = False  # a finished training keeps checkpoint.pt (else only best/ and final/ stay)
     eval_every: int = 100
     patience: int = 3
     dev_queries: int = 0  # dev lists an evaluation scores (0: all of them)

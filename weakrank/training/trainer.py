@@ -37,7 +37,7 @@ from weakrank.training.samplers import NegativeSampler
 
 CHECKPOINT = "checkpoint.pt"
 # settings a resumed run may change: they decide when to evaluate and save, not what is learnt
-RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "patience", "fuse_lfs"})
+RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "keep_checkpoint", "patience", "fuse_lfs"})
 
 
 @dataclass
@@ -378,7 +378,9 @@ class Trainer:
         return self.progress.bad_evals >= self.args.patience
 
     def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
-        """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``."""
+        """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``. ``checkpoint.pt``
+        (what ``resume`` continues from) stays while training is unfinished, and once it has finished only with
+        ``keep_checkpoint``."""
         args = self.args
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume:
@@ -422,5 +424,8 @@ class Trainer:
         ):
             self._after_eval(self.evaluate())
         self.save_model(self.out_dir / "final")
-        self.save_checkpoint()
+        if self.args.keep_checkpoint:
+            self.save_checkpoint()
+        elif self.dist.is_main:
+            (self.out_dir / CHECKPOINT).unlink(missing_ok=True)
         return self.progress
