@@ -272,6 +272,9 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     assert main(["run", str(cfg), "--quiet"]) == 0
     summary = tmp_path / "data" / "beir" / "analysis" / "lf_summary.csv"
     before = summary.read_bytes()
+    assert "np.int64" not in before.decode() and '"[0, 1]"' in before.decode()  # plain values
+    quality = (summary.parent / "quality.md").read_text()
+    assert "| bm25 " in quality and re.search(r"\|\s+3 \|\n", quality) and ".000 |\n" not in quality  # counts
     capsys.readouterr()
     assert main(["analyze", str(cfg), "--split", "tset"]) == 2
     assert "--split unknown split 'tset' (did you mean 'test'?)" in capsys.readouterr().err

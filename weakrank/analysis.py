@@ -23,7 +23,8 @@ from weakrank.voting import to_snorkel
 def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
     """Snorkel's ``LFAnalysis.lf_summary`` of the votes table (with empirical accuracy where gold exists).
 
-    Polarity is given in Snorkel's labels (1 relevant, 0 not relevant).
+    Polarity is given in Snorkel's labels (1 relevant, 0 not relevant), as a list of plain integers (``[0, 1]``
+    in a CSV, not numpy's reprs).
     """
     from snorkel.labeling import LFAnalysis
 
@@ -35,6 +36,7 @@ def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
         warnings.simplefilter("ignore", FutureWarning)
         summary = LFAnalysis(L).lf_summary(Y=y)
     summary.index = names
+    summary["Polarity"] = summary["Polarity"].map(lambda values: [int(v) for v in values])
     return summary
 
 

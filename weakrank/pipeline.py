@@ -13,6 +13,7 @@ from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import DataError
+from weakrank.evaluation.tables import to_markdown
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
@@ -107,7 +108,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         write_text(quality.to_csv(), out / "quality.csv")
         write_text(
             f"# LF quality — {cfg.name} ({where}, {quality.attrs['queries']} queries)\n\n"
-            + quality.to_markdown(floatfmt=".3f")
+            + to_markdown(quality)
             + "\n",
             out / "quality.md",
         )

@@ -25,7 +25,7 @@ from weakrank.evaluation.calibration import (
 )
 from weakrank.evaluation.grid import Cell, grid_cells
 from weakrank.evaluation.systems import column_run, label_model_scores
-from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
+from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend, to_markdown
 from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
@@ -224,7 +224,7 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     md = [f"# {title}", "", f"_{stamp}_", "", note, "", shown.to_markdown(), "", "## Calibration", "", ece_note, "",
           calibration.to_markdown(disable_numparse=True), ""]
     if samplers is not None:
-        md += ["## Negative samplers (seed 001)", "", sampler_note, "", samplers.to_markdown(floatfmt=".3f"), ""]
+        md += ["## Negative samplers (seed 001)", "", sampler_note, "", to_markdown(samplers), ""]
     md += [f"## {caption}\n\n![{caption}]({path.name})\n" for caption, path in figures]
     write_text("\n".join(md), out / "report.md")
     body = [f"<h1>{html.escape(title)}</h1>", f"<p><em>{html.escape(stamp)}</em></p>", f"<p>{html.escape(note)}</p>",
