@@ -177,3 +177,14 @@ def test_a_dataset_frame_scores_like_pairs_for_the_student(trained):
     student = load_ranker(RunPaths(cfg.run_dir).models() / "best", student_only=True)
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs().head(5)
     assert np.allclose(student.score_frame(pairs), student.predict(list(zip(pairs["query"], pairs["passage"]))))
+
+
+def test_an_int8_student_scores_as_the_fp32_one_up_to_quantisation(trained):
+    cfg, _ = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
+    texts = list(zip(pairs["query"], pairs["passage"]))
+    fp32, int8 = load_ranker(best, student_only=True), load_ranker(best, student_only=True, int8=True)
+    assert any("quantized" in type(m).__module__ for m in int8.modules())
+    assert np.corrcoef(fp32.predict(texts), int8.predict(texts))[0, 1] > 0.95  # a 4-step model: scores close together
+    assert isinstance(load_ranker(best, int8=True), FusedRanker)  # the shipped ranker with an int8 student

@@ -49,12 +49,12 @@ def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = F
 
 
 def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | None = None,
-                 model: str | None = None, name: str | None = None) -> Path:
+                 model: str | None = None, name: str | None = None, int8: bool = False) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the trained one
     of ``[train]`` with ``overrides``) into ``runs/<name>.trec``."""
     from weakrank.training.run import rerank
 
-    path = rerank(cfg, model=model, split=split or cfg.evaluate.split, name=name, **overrides)
+    path = rerank(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, **overrides)
     print(f"wrote {path}")
     return path
 
@@ -72,11 +72,11 @@ def cmd_rerank(args: argparse.Namespace) -> None:
         if missing:
             raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
         out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
-        print(f"wrote {rerank_trec(args.model, args.run, args.queries, args.collection, out)}")
+        print(f"wrote {rerank_trec(args.model, args.run, args.queries, args.collection, out, int8=args.int8)}")
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
     else:
-        rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name)
+        rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name, int8=args.int8)
 
 
 # Each [train] key's flag: help text, and the Hugging Face Trainer / sentence-transformers name first where
@@ -214,3 +214,5 @@ def register(add: AddCommand) -> None:
     p.add_argument("--queries", help="with --run: the queries, query_id TAB text")
     p.add_argument("--collection", help="with --run: the passages, passage_id TAB text")
     p.add_argument("--output", help="with --run: the reranked TREC run (default: <run>.reranked.trec)")
+    p.add_argument("--int8", action="store_true", help="CPU inference with the student's linear layers quantised "
+                   "to int8 (faster; MAP in benchmarks/rerank.csv)")

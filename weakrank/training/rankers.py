@@ -30,10 +30,12 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
     return model
 
 
-def load_ranker(directory: str | Path, device: str | None = None, student_only: bool = False) -> Ranker | FusedRanker:
+def load_ranker(directory: str | Path, device: str | None = None, student_only: bool = False,
+                int8: bool = False) -> Ranker | FusedRanker:
     """A ranker saved by weakrank: the shipped :class:`FusedRanker` (the student with its teacher) when the
     directory holds the teacher's state, else (or with ``student_only``) the student, a cross-encoder or
-    bi-encoder told apart by its config file."""
+    bi-encoder told apart by its config file. ``int8``: the student's linear layers dynamically quantised
+    (CPU inference; see ``benchmarks/bench_rerank.py`` for its speed and MAP)."""
     directory = Path(directory)
     if (directory / BI_ENCODER_FILE).exists():
         student = BiEncoder.load(directory, device)
@@ -41,6 +43,20 @@ def load_ranker(directory: str | Path, device: str | None = None, student_only: 
         student = BertPR.load(directory, device)
     else:
         raise FileNotFoundError(f"{directory} holds no weakrank ranker ({BERT_PR_FILE} or {BI_ENCODER_FILE} missing)")
+    if int8:
+        student = quantized(student)
     if student_only or not (directory / FUSION_FILE).exists():
         return student
     return FusedRanker.load(directory, student)
+
+
+def quantized(model: Ranker) -> Ranker:
+    """``model`` for CPU inference with its linear layers dynamically quantised to int8 (torch's
+    ``quantize_dynamic``: weights int8, activations quantised per batch); it cannot be trained further."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice: the API is still the one in torch
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model.to("cpu").eval(), {torch.nn.Linear}, dtype=torch.qint8)
