@@ -296,15 +296,36 @@ def lf_spec_relative_to(folder: Path, spec: str) -> str:
     return f"{folder / target}:{attr}"
 
 
-def load_config(path: str | Path) -> PipelineConfig:
-    """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it."""
+def with_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """``raw`` (a parsed config) with each ``section=table`` of ``overrides`` merged key by key into that
+    section, and any other ``key=value`` (``name``) set."""
+    raw = dict(raw)
+    for key, value in overrides.items():
+        both_tables = isinstance(value, Mapping) and isinstance(raw.get(key), dict)
+        raw[key] = {**raw[key], **value} if both_tables else value
+    return raw
+
+
+def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_queries: int | None = None,
+                **overrides: Any) -> PipelineConfig:
+    """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it.
+
+    From Python, as the command line's flags do: ``run_dir`` (relative to the current folder) replaces the file's,
+    ``max_queries`` keeps the first N queries of each split at ingest, and each other keyword is a section whose
+    keys replace the file's, checked as strictly::
+
+        cfg = load_config("pipelines/wikiqa.toml", run_dir="/tmp/wikiqa50", max_queries=50,
+                          train={"max_steps": 20}, evaluate={"split": "dev"})
+    """
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"config file {path} not found")
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = with_overrides(tomllib.loads(path.read_text()), overrides)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
+    if max_queries is not None and isinstance(raw.get("dataset"), dict):
+        raw["dataset"] = {**raw["dataset"], "max_queries": max_queries}
     _check_sections(raw, path)
     ds = _section(raw, "dataset", path)
     lab = _section(raw, "label", path)
@@ -329,7 +350,7 @@ def load_config(path: str | Path) -> PipelineConfig:
              for key in raw if key.startswith(GRID)}
     return PipelineConfig(
         name=name,
-        run_dir=(here / raw.get("run_dir", f"data/{name}")).resolve(),
+        run_dir=Path(run_dir).resolve() if run_dir is not None else (here / raw.get("run_dir", f"data/{name}")).resolve(),
         dataset=DatasetConfig(
             loader=loader,
             path=(here / _require(ds, "path", "dataset", path)).resolve(),

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from weakrank.config import ENGINES, PipelineConfig, check_max_queries, load_config
@@ -21,13 +19,10 @@ AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse
 
 def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
     """The config named on the command line, with ``--run-dir`` / ``--max-queries`` applied."""
-    cfg = load_config(args.config)
-    if args.run_dir:
-        cfg = replace(cfg, run_dir=Path(args.run_dir))
-    if getattr(args, "max_queries", None) is not None:
-        max_queries = check_max_queries(args.max_queries, "--max-queries")
-        cfg = replace(cfg, dataset=replace(cfg.dataset, max_queries=max_queries))
-    return cfg
+    max_queries = getattr(args, "max_queries", None)
+    if max_queries is not None:
+        check_max_queries(max_queries, "--max-queries")
+    return load_config(args.config, run_dir=args.run_dir or None, max_queries=max_queries)
 
 
 def checked_config(args: argparse.Namespace, stages: tuple[str, ...], **names: Any) -> PipelineConfig:
