@@ -151,3 +151,18 @@ def test_lf_files_and_the_beir_run_resolve_against_the_config_folder(tmp_path, m
     assert resolve_lf(spec, cfg.label.lf_options[spec]).name == "shared_words"
     candidates = pipeline.ingest(cfg).candidates
     assert sorted(zip(candidates["query_id"], candidates["passage_id"])) == [("q1", "d0"), ("q1", "d4"), ("q2", "d5")]
+
+
+def test_load_config_takes_the_command_line_s_overrides_from_python(tmp_path, monkeypatch):
+    path = config(tmp_path, BASE + "[train]\nmax_steps = 400\n[evaluate]\nsplit = 'test'\n")
+    monkeypatch.chdir(tmp_path)
+    cfg = load_config(path, run_dir="small", max_queries=5, train={"lr": 1e-4}, evaluate={"split": "dev"})
+    assert cfg.run_dir == tmp_path / "small" and cfg.dataset.max_queries == 5 and cfg.evaluate.split == "dev"
+    assert (train_config(cfg).max_steps, train_config(cfg).lr) == (400, 1e-4)  # merged into the file's [train]
+    assert load_config(path).run_dir == (tmp_path / "data" / "pipe").resolve()  # the file untouched
+    with pytest.raises(ConfigError, match=r"unknown section or key 'trian' \(did you mean 'train'\?\)"):
+        load_config(path, trian={"lr": 1e-4})
+    with pytest.raises(ConfigError, match=r"\[evaluate\] unknown key 'splt' \(did you mean 'split'\?\)"):
+        load_config(path, evaluate={"splt": "dev"})
+    with pytest.raises(ConfigError, match="max_queries must be a positive integer"):
+        load_config(path, max_queries=0)
