@@ -123,3 +123,21 @@ def test_unknown_loader_and_missing_path():
         load_dataset("nope", ".")
     with pytest.raises(ConfigError, match="does not exist"):
         load_dataset("wikiqa", "/no/such/dir")
+
+
+def test_trec_splits_without_a_run_get_bm25_candidates(tmp_path):
+    (tmp_path / "collection.tsv").write_text("d1\tred apples are sweet\nd2\tthe sea is blue\nd3\tapple pie recipe\n"
+                                             "d4\tblue whales swim in the sea\nd5\tsweet red cherries\n")
+    (tmp_path / "train.tsv").write_text("t1\tsweet apples\nt2\tblue sea\n")
+    (tmp_path / "test.tsv").write_text("q1\tpie recipe\n")
+    (tmp_path / "test.run").write_text("q1 Q0 d3 1 2.0 mine\nq1 Q0 d5 2 1.0 mine\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d3 1\nt1 0 d1 1\n")
+    splits = {"train": {"queries": "train.tsv", "qrels": "qrels.txt"}, "test": {"queries": "test.tsv", "run": "test.run"}}
+    ds = load_dataset("trec", tmp_path, splits=splits, k=2)
+    lists = ds.candidates.groupby("query_id")["passage_id"].apply(list).to_dict()
+    assert lists == {"t1": ["d1", "d5"], "t2": ["d2", "d4"], "q1": ["d3", "d5"]}  # BM25 best first; q1: its run
+    assert ds.candidates.set_index(["query_id", "passage_id"])["gold"].loc[("t1", "d1")] == 1
+    assert "BM25 top-2" in ds.sources["candidates"] and "test.run" in ds.sources["candidates"]
+    (tmp_path / "queries.tsv").write_text("q9\tblue whales\n")  # the one-split form, no run.trec in the folder
+    single = load_dataset("trec", tmp_path, k=1)
+    assert single.candidates["passage_id"].tolist() == ["d4"] and set(single.queries["split"]) == {"test"}

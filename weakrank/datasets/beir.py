@@ -1,7 +1,7 @@
 """BEIR layout (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``), e.g. SciFact.
 
-BEIR has no candidate lists: each judged query gets the BM25 top-``k`` of the corpus (the same
-:class:`~weakrank.bm25.BM25Index` as the BM25 LF), or the lists of a TREC run file when one is given.
+BEIR has no candidate lists: each judged query gets the BM25 top-``k`` of the corpus
+(:func:`~weakrank.datasets.candidates.bm25_candidates`), or the lists of a TREC run file when one is given.
 """
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset, candidates_from_rows
+from weakrank.datasets.candidates import bm25_candidates
 from weakrank.datasets.tables import (
     FILE,
     LINE,
@@ -26,7 +25,6 @@ from weakrank.datasets.tables import (
 )
 from weakrank.datasets.trec import judge, run_rows
 from weakrank.errors import DataError
-from weakrank.progress import tqdm
 
 
 def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -52,20 +50,6 @@ def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = 
             row[f] = str(value)
         rows.append(row)
     return pd.DataFrame(rows, columns=[*fields, *optional, LINE]).assign(**{FILE: str(file)})
-
-
-def bm25_candidates(queries: pd.DataFrame, passages: pd.DataFrame, k: int, batch: int = 256) -> pd.DataFrame:
-    """query_id, passage_id rows of the BM25 top-``k`` passages of each query, best first."""
-    index = BM25Index(passages["text"].tolist())
-    ids = passages["passage_id"].to_numpy()
-    frames = []
-    texts, qids = queries["text"].tolist(), queries["query_id"].to_numpy()
-    for start in tqdm(range(0, len(texts), batch), desc="BM25 candidates", unit="batch", leave=False):
-        rows, _ = index.top_k(texts[start : start + batch], k)
-        frames.append(
-            pd.DataFrame({"query_id": np.repeat(qids[start : start + batch], rows.shape[1]), "passage_id": ids[rows.ravel()]})
-        )
-    return pd.concat(frames, ignore_index=True)
 
 
 def load_beir(

@@ -1,16 +1,17 @@
-"""Generic TREC inputs: a TSV collection, and per split a TSV of queries, a run file and optional qrels.
+"""Generic TREC inputs: a TSV collection, and per split a TSV of queries, an optional run file and optional qrels.
 
 A config gives each split its files (paths relative to ``[dataset] path``)::
 
-    [dataset.splits.train]        # no qrels: weak training needs none
+    [dataset.splits.train]        # no qrels: weak training needs none; no run: BM25 candidates
     queries = "train-queries.tsv"
-    run = "train.run"
     [dataset.splits.test]
     queries = "test-queries.tsv"
     run = "test.run"
     qrels = "test.qrels"
 
-Without ``splits``, the ``queries``, ``run`` and (if present) ``qrels`` options form the one split ``split``.
+A split without a run gets the BM25 top-``k`` of the collection for each query
+(:func:`~weakrank.datasets.candidates.bm25_candidates`, as the BEIR loader). Without ``splits``, the ``queries``,
+``run`` (default ``run.trec`` if present) and ``qrels`` (if present) options form the one split ``split``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
+from weakrank.datasets.candidates import bm25_candidates
 from weakrank.datasets.tables import check_text, check_unique, fail_at, read_tsv
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_qrels, read_run
@@ -58,19 +60,25 @@ def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
     return pd.Series(gold, index=cands.index, dtype="Int8")
 
 
-def _split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: str, qrels: str | None, split: str) -> dict:
+DEFAULT_RUN = "run.trec"
+
+
+def _split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: str | None, qrels: str | None,
+                 split: str) -> dict:
     if splits is None:
-        return {split: {"queries": queries, "run": run} | ({"qrels": qrels} if qrels and (path / qrels).exists() else {})}
+        run = run or (DEFAULT_RUN if (path / DEFAULT_RUN).exists() else None)
+        return {split: {"queries": queries} | ({"run": run} if run else {})
+                | ({"qrels": qrels} if qrels and (path / qrels).exists() else {})}
     if not isinstance(splits, dict) or not splits:
         raise ConfigError("[dataset.splits] must hold one table per split ([dataset.splits.train] ...)")
     for name, files in splits.items():
         if not isinstance(files, dict):
-            raise ConfigError(f"[dataset.splits.{name}] must be a table with queries, run and optional qrels")
-        unknown, missing = set(files) - SPLIT_KEYS, {"queries", "run"} - set(files)
+            raise ConfigError(f"[dataset.splits.{name}] must be a table with queries, optional run and qrels")
+        unknown, missing = set(files) - SPLIT_KEYS, {"queries"} - set(files)
         if unknown or missing:
             raise ConfigError(
                 f"[dataset.splits.{name}]: unknown key(s) {sorted(unknown)}, missing key(s) {sorted(missing)} "
-                "(keys: queries, run, optional qrels)"
+                "(keys: queries, optional run and qrels)"
             )
     return splits
 
@@ -79,13 +87,15 @@ def load_trec(
     path: Path,
     collection: str = "collection.tsv",
     queries: str = "queries.tsv",
-    run: str = "run.trec",
+    run: str | None = None,
     qrels: str | None = "qrels.txt",
     split: str = "test",
     splits: dict[str, dict[str, str]] | None = None,
+    k: int = 100,
     name: str | None = None,
 ) -> Dataset:
-    """Load ``collection`` (pid\\ttext) and, per split, ``queries`` (qid\\ttext), a ``run`` and optional ``qrels``.
+    """Load ``collection`` (pid\\ttext) and, per split, ``queries`` (qid\\ttext), a ``run`` (none: the BM25
+    top-``k`` of the collection) and optional ``qrels``.
 
     Queries without judgements have no gold. A run naming a query outside its split's queries file or a
     passage outside the collection, and a query id in two queries files, are located errors; qrels lines
@@ -95,14 +105,21 @@ def load_trec(
     passages = read_tsv(path / collection, ["passage_id", "text"], header=False)
     check_unique(passages, "passage_id", "passage_id", "passage id")
     check_text(passages, "text", "text", "passage_id")
+    split_queries = {s: read_tsv(path / spec["queries"], ["query_id", "text"], header=False).assign(split=s)
+                     for s, spec in files.items()}
+    runless = [q for s, q in split_queries.items() if not files[s].get("run")]
+    bm25 = bm25_candidates(pd.concat(runless, ignore_index=True), passages, k) if runless else None
     query_frames, cand_frames, qrels_frames = [], [], []
     for split_name, spec in files.items():
-        q = read_tsv(path / spec["queries"], ["query_id", "text"], header=False).assign(split=split_name)
-        r = run_rows(path / spec["run"])
-        fail_at(r, ~r["query_id"].isin(q["query_id"]), "query_id",
-                lambda row, f=spec["queries"]: f"run names query id {row['query_id']!r}, which is not in {f}")
-        fail_at(r, ~r["passage_id"].isin(passages["passage_id"]), "passage_id",
-                lambda row: f"run names passage id {row['passage_id']!r}, which is not in {collection}")
+        q = split_queries[split_name]
+        if spec.get("run"):
+            r = run_rows(path / spec["run"])
+            fail_at(r, ~r["query_id"].isin(q["query_id"]), "query_id",
+                    lambda row, f=spec["queries"]: f"run names query id {row['query_id']!r}, which is not in {f}")
+            fail_at(r, ~r["passage_id"].isin(passages["passage_id"]), "passage_id",
+                    lambda row: f"run names passage id {row['passage_id']!r}, which is not in {collection}")
+        else:
+            r = bm25[bm25["query_id"].isin(q["query_id"])].reset_index(drop=True)
         judged = pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
         if spec.get("qrels"):
             judged = qrels_rows(path / spec["qrels"])
@@ -117,7 +134,8 @@ def load_trec(
     sources = {
         "queries": ", ".join(str(path / f["queries"]) for f in files.values()),
         "passages": str(path / collection),
-        "candidates": ", ".join(str(path / f["run"]) for f in files.values()),
+        "candidates": ", ".join(str(path / f["run"]) if f.get("run") else f"BM25 top-{k} of {path / collection}"
+                                for f in files.values()),
         "qrels": ", ".join(str(path / f["qrels"]) for f in files.values() if f.get("qrels")),
     }
     return Dataset(
