@@ -1,11 +1,18 @@
-"""LF application throughput (pairs/s): weakrank's vectorised BM25 and TF-IDF LFs vs Snorkel.
+"""LF application throughput (pairs/s): weakrank's vectorised BM25 and TF-IDF LFs vs Snorkel; the neural LFs
+against a bare sentence-transformers encode.
 
 Reference: Snorkel's ``PandasLFApplier`` running row-wise ``LabelingFunction``s that score with the
 libraries directly (``rank_bm25.BM25Okapi.get_batch_scores``; scikit-learn's ``TfidfVectorizer``), each
 scoring a query's candidate list once and caching it — the fair way to vote by rank in Snorkel.
 Both sides produce the same votes (checked below). Goal: weakrank ≥ 50× faster.
 
-Run: ``python benchmarks/bench_lf_apply.py [--dataset wikiqa|scifact]``.
+``--neural``: ``embedding_cosine`` and ``bert_cosine`` (the packaged MiniLM, mean and [CLS]) on the first
+``--queries`` train queries: labelled together (one shared forward pass a text), labelled one after the other with
+nothing shared (two passes, as before the shared encoder), and a bare ``SentenceTransformer.encode`` of the same
+distinct texts (the reference). Goals: shared ≥ 0.9× the bare encode's pairs/s, ≥ 1.8× the two passes.
+Writes ``benchmarks/lf_apply_neural.csv``.
+
+Run: ``python benchmarks/bench_lf_apply.py [--dataset wikiqa|scifact] [--neural --queries 200]``.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from snorkel.labeling import PandasLFApplier, labeling_function
 from labeling_functions import make_bm25, make_tfidf
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
+from weakrank.io import write_text
 from weakrank.labeling import apply_lfs, vote_matrix
 from weakrank.lf import VoteRule
 from weakrank.text import tokenize
@@ -73,14 +81,61 @@ def timed(fn):
     return time.perf_counter() - start, out
 
 
+def neural(dataset: Dataset, name: str) -> None:
+    """The neural LFs' pairs/s, shared and in two passes, against a bare encode of the same texts."""
+    from sentence_transformers import SentenceTransformer
+
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+    from weakrank.models import resolve_model
+    from weakrank.similarity import shared_encoder
+
+    pairs = dataset.pairs()
+    texts = sorted(set(pairs["query"]) | set(pairs["passage"]))
+    bare = SentenceTransformer(resolve_model("minilm"), device="cpu")
+    lfs = [make_embedding_cosine().load_state(), make_bert_cosine().load_state()]  # models loaded before timing
+    encoder = shared_encoder(resolve_model("minilm"))
+    bare.encode(texts[:64], batch_size=64)  # warm-up: the first call of a model pays for thread pools, allocation
+    encoder(texts[:64])
+
+    def two_passes() -> pd.DataFrame:
+        frames = []
+        for lf in lfs:
+            encoder.store.clear()
+            frames.append(apply_lfs(dataset, [lf], progress=False))
+        return pd.concat(frames, axis=1)
+
+    def shared() -> pd.DataFrame:
+        encoder.store.clear()
+        return apply_lfs(dataset, lfs, progress=False)
+
+    rows = []
+    for system, run in (("SentenceTransformer.encode (1 embedding)", lambda: bare.encode(texts, batch_size=64)),
+                        ("two LFs, two passes", two_passes), ("two LFs, one shared pass", shared)):
+        seconds, _ = timed(run)
+        rows.append({"dataset": name, "system": system, "pairs": len(pairs), "texts": len(texts),
+                     "seconds": seconds, "pairs_per_s": len(pairs) / seconds})
+    table = pd.DataFrame(rows)
+    table["vs_encode"] = table["pairs_per_s"] / table["pairs_per_s"].iloc[0]
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    print(f"shared vs two passes: {table['pairs_per_s'].iloc[2] / table['pairs_per_s'].iloc[1]:.2f}x (goal ≥ 1.8x); "
+          f"vs bare encode: {table['vs_encode'].iloc[2]:.2f}x (goal ≥ 0.9x)")
+    csv = Path(__file__).resolve().parent / "lf_apply_neural.csv"
+    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dataset", choices=["wikiqa", "scifact"], default="wikiqa")
+    parser.add_argument("--neural", action="store_true", help="the neural LFs against a bare encode")
+    parser.add_argument("--queries", type=int, default=200, help="--neural: the first N queries")
     args = parser.parse_args()
     if args.dataset == "wikiqa":
         dataset = load_dataset("wikiqa", SHARED / "wikiqa")
     else:
         dataset = load_dataset("beir", SHARED / "scifact", k=100)
+    if args.neural:
+        neural(dataset.subset(splits=["train"], max_queries=args.queries), args.dataset)
+        return
     n = len(dataset.candidates)
 
     lfs = [make_bm25(), make_tfidf()]
