@@ -138,14 +138,22 @@ class LabelConfig:
 
 @dataclass
 class AggregateConfig:
-    """The label model and its options (checked against its constructor)."""
+    """The label model and its options (checked against its constructor); few-shot mode, off by default:
+    ``gold_queries`` judged queries of ``gold_split`` choose the fusion model's LF weighting and the checkpoint."""
 
     model: str = "generative"
     options: dict[str, Any] = field(default_factory=dict)
+    gold_queries: int = 0
+    gold_split: str = "dev"
 
     def __post_init__(self) -> None:
         check_label_model(self.model, "model:")
         check_keys(self.options, label_model_options(self.model), f"options of label model {self.model!r}:", None)
+        if isinstance(self.gold_queries, bool) or not isinstance(self.gold_queries, int) or self.gold_queries < 0:
+            raise ConfigError(f"[aggregate] gold_queries must be a whole number >= 0, got {self.gold_queries!r}")
+        if self.gold_queries and self.model != "fusion":
+            raise ConfigError(f"[aggregate] gold_queries needs model = 'fusion' (it weights the LFs' scores), "
+                              f"not {self.model!r}")
 
     def options_for(self, name: str) -> dict[str, Any]:
         """The options of label model ``name``: this section's when it is the configured model, else none."""

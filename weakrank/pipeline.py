@@ -16,7 +16,7 @@ from weakrank.errors import DataError
 from weakrank.evaluation.tables import to_markdown
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
+from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
@@ -62,14 +62,22 @@ def label(
 
 
 def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
-    """Fit the label model on all votes (no gold is read) and write ``labels.parquet``."""
+    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode
+    (``[aggregate] gold_queries``) that of the first judged queries of ``gold_split``, whose ids the file's
+    metadata keeps (training then picks its checkpoint by their gold MAP)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
     label_model = cfg.aggregate.label_model(name)
-    labels = fit_labels(votes, label_model)
-    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params()})
+    gold = judged_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
+    if cfg.aggregate.gold_queries and len(gold) < cfg.aggregate.gold_queries:
+        raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
+                        f"{cfg.aggregate.gold_split!r} has {len(gold)} queries judged with a relevant and a "
+                        "non-relevant candidate", file=paths.votes, field="gold")
+    labels = fit_labels(votes, label_model, gold)
+    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params(),
+                                                  "gold_queries": gold})
     return labels
 
 

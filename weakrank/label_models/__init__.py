@@ -7,6 +7,7 @@ query: ``fit(S, groups)``, ``predict_proba(S, groups)``. :func:`fit_predict` run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -47,20 +48,38 @@ def usable(name: str, n_lfs: int) -> bool:
     return n_lfs >= getattr(MODELS[name], "min_lfs", 1)
 
 
-def fit_predict(votes: pd.DataFrame, model: LabelModel) -> np.ndarray:
-    """Fit ``model`` on a votes table (no gold is read) and return P(relevant) of every row."""
+def judged_queries(votes: pd.DataFrame, split: str, n: int) -> list[str]:
+    """The first ``n`` queries of ``split`` (in table order) whose candidates are judged, with a relevant one and
+    a non-relevant one: the few a user judged for few-shot mode."""
+    rows = votes[(votes["split"] == split) & votes["gold"].notna()]
+    both = rows.groupby("query_id", sort=False)["gold"].agg(lambda g: 0 < g.astype(float).mean() < 1)
+    return both.index[both.to_numpy(dtype=bool)][:n].tolist()
+
+
+def gold_of(votes: pd.DataFrame, query_ids: Sequence[str]) -> np.ndarray:
+    """Gold (1/0) of the rows of ``query_ids``, NaN elsewhere: the only gold a few-shot label model reads."""
+    gold = pd.to_numeric(votes["gold"], errors="coerce").astype(float).to_numpy()
+    return np.where(votes["query_id"].isin(set(query_ids)).to_numpy(), gold, np.nan)
+
+
+def fit_predict(votes: pd.DataFrame, model: LabelModel, gold_queries: Sequence[str] = ()) -> np.ndarray:
+    """Fit ``model`` on a votes table and return P(relevant) of every row; no gold is read but that of
+    ``gold_queries`` (few-shot mode, the score model only)."""
     if isinstance(model, ScoreFusionModel):
         scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
-        return model.fit(scores, groups).predict_proba(scores, groups)
+        gold = gold_of(votes, gold_queries) if len(gold_queries) else None
+        return model.fit(scores, groups, gold).predict_proba(scores, groups)
+    if len(gold_queries):
+        raise ConfigError("few-shot mode (gold queries) needs the fusion label model")
     matrix = vote_matrix(votes)
     return model.fit(matrix).predict_proba(matrix)
 
 
-def fit_labels(votes: pd.DataFrame, model: LabelModel) -> pd.DataFrame:
+def fit_labels(votes: pd.DataFrame, model: LabelModel, gold_queries: Sequence[str] = ()) -> pd.DataFrame:
     """The labels table (votes + p_relevant, label, confidence, score) of ``model`` fitted on ``votes``
-    without gold. ``score``, what a ranker distils, is the fused score of the score model and the log-odds
-    of P(relevant) for vote models."""
-    p_relevant = fit_predict(votes, model)
+    without gold (but that of ``gold_queries``, few-shot mode). ``score``, what a ranker distils, is the fused
+    score of the score model and the log-odds of P(relevant) for vote models."""
+    p_relevant = fit_predict(votes, model, gold_queries)
     fused = None
     if isinstance(model, ScoreFusionModel):
         fused = model.fused(score_matrix(votes), votes["query_id"].to_numpy())
@@ -78,6 +97,8 @@ __all__ = [
     "SnorkelLabelModel",
     "fit_labels",
     "fit_predict",
+    "gold_of",
+    "judged_queries",
     "usable",
     "check_votes",
     "labels_from_proba",

@@ -93,13 +93,16 @@ class ScoreFusionModel:
         self.scales_: np.ndarray | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
+        self.choice_ = "factor model"
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
         return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
-    def fit(self, scores: np.ndarray, groups: np.ndarray) -> ScoreFusionModel:
+    def fit(self, scores: np.ndarray, groups: np.ndarray, gold: np.ndarray | None = None) -> ScoreFusionModel:
+        """Fit without gold; with ``gold`` (1/0 on the rows of a few judged queries, NaN elsewhere), the
+        weighting of the views is then chosen on those queries (:func:`few_shot_weights`)."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -123,6 +126,9 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
+        self.choice_ = "factor model"
+        if gold is not None and np.isfinite(gold).any():
+            self.choice_, self.weights_ = few_shot_weights(views / self.scales_, groups, gold, self.weights_)
         return self
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -147,6 +153,7 @@ class ScoreFusionModel:
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
             "weights": None if self.weights_ is None else self.weights_.tolist(),
             "scales": None if self.scales_ is None else self.scales_.tolist(),
+            "choice": self.choice_,
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
                         "temperature": self.temperature},
         }
@@ -158,7 +165,37 @@ class ScoreFusionModel:
         model.clusters_ = [list(map(int, c)) for c in params["clusters"]]
         model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
+        model.choice_ = params.get("choice", "factor model")
         return model
+
+
+def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> float:
+    """Mean AP of ``scores`` over the groups whose rows are judged (``gold`` 1/0, NaN unjudged) and hold a
+    relevant one; ties count against (the relevant row last among equal scores)."""
+    frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
+    aps = []
+    for _, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
+        y = rows.sort_values(["s", "y"], ascending=[False, True], kind="stable")["y"].to_numpy()
+        if y.sum() > 0:
+            hits = np.cumsum(y)
+            aps.append(float((hits / np.arange(1, len(y) + 1))[y == 1].mean()))
+    return float(np.mean(aps)) if aps else float("nan")
+
+
+def few_shot_weights(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray
+                     ) -> tuple[str, np.ndarray]:
+    """The weighting of the (scaled) ``views`` with the best mean AP on the judged queries: the factor model's
+    ``weights``, the same without one view (an LF that misleads here), equal weights (CombSUM), or one view
+    alone; ties go to the earlier, the factor model first. Returns its name and weights."""
+    m = views.shape[1]
+    candidates = {"factor model": weights, "equal weights": np.ones(m)}
+    for k in range(m):
+        if m > 1 and weights[np.arange(m) != k].sum() > 0:
+            candidates[f"factor model without view {k}"] = np.where(np.arange(m) == k, 0.0, weights)
+        candidates[f"view {k} alone"] = np.eye(m)[k]
+    scored = {name: mean_average_precision(views @ w, groups, gold) for name, w in candidates.items()}
+    best = max(scored, key=lambda name: (scored[name], -list(candidates).index(name)))
+    return best, candidates[best]
 
 
 def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -83,6 +83,7 @@ class TrainingData:
         min_confidence: float = 0.0,
         list_fraction: float = 1.0,
     ) -> None:
+        self.supervised = supervised
         rows = labels[labels["split"] == split]
         if rows.empty:
             raise DataError(f"no labelled pairs in split {split!r}", field="split")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from weakrank.config import PipelineConfig, located
 from weakrank.dataset import Dataset
 from weakrank.datasets.trec import load_trec
 from weakrank.errors import ConfigError, DataError
-from weakrank.io import read_parquet, write_run
+from weakrank.io import read_metadata, read_parquet, write_run
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
@@ -57,6 +58,14 @@ def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split
                         list_fraction=tc.list_fraction if split == tc.train_split else 1.0)
 
 
+def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
+    """The judged queries of few-shot mode (``[aggregate] gold_queries``) recorded in labels.parquet, when a run
+    trains on those labels."""
+    if tc.supervised or tc.labels or not paths.labels.exists():
+        return []
+    return list(read_metadata(paths.labels).get("gold_queries") or [])
+
+
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
     """A :class:`Trainer` over the run directory's dataset and labels (see :func:`trainer_from_config`)."""
     paths = RunPaths(cfg.run_dir)
@@ -64,7 +73,11 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     labels = label_table(paths, tc)
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
-    if tc.dev_split and tc.dev_split in set(labels["split"]):
+    gold = few_shot_queries(paths, tc)
+    if gold:  # few-shot mode: the judged queries the label model read pick the checkpoint by gold MAP
+        judged = labels[labels["query_id"].isin(gold)]
+        dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
+    elif tc.dev_split and tc.dev_split in set(labels["split"]):
         dev_data = training_data(labels, dataset, tc, tc.dev_split)
     elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)

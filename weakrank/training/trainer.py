@@ -205,8 +205,8 @@ class Trainer:
         self.card = dict(card or {})  # what the model card says besides the config: labels, LFs
         self.data, self.dev_data, self.out_dir = data, dev_data, Path(out_dir)
         self.dev_queries = list(dev_data.lists)[: args.dev_queries or None] if dev_data is not None else []
-        # the checkpoint is chosen on every dev list: gold MAP (supervised), else agreement with the teacher
-        self.selection = "dev_map" if args.supervised else "dev_agreement"
+        # the checkpoint is chosen on every dev list: gold MAP (gold dev labels), else agreement with the teacher
+        self.selection = "dev_map" if args.supervised or (dev_data is not None and dev_data.supervised) else "dev_agreement"
         self.train_queries = list(data.lists)[: args.track_train_queries]
         self.dist = distributed.setup()
         self.device, self.amp_dtype = pick_device_and_precision(args)

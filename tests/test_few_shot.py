@@ -1,0 +1,76 @@
+"""Few-shot mode: a few judged queries choose the fusion label model's LF weighting and the checkpoint."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from weakrank import pipeline
+from weakrank.config import AggregateConfig, load_config
+from weakrank.errors import ConfigError, DataError
+from weakrank.io import read_metadata
+from weakrank.label_models.fusion import ScoreFusionModel, mean_average_precision
+from weakrank.paths import RunPaths
+from weakrank.training.run import build_trainer, train_config
+
+OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+
+
+def distracted_lists(queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lists of 10 with one relevant candidate: LF 0 finds it, LFs 1 and 2 agree with each other (a shared
+    distractor, e.g. passage length) and not with gold, so a label-free factor model trusts them."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(queries), 10)
+    gold = np.tile(np.eye(10)[0], queries)
+    distractor = rng.normal(size=len(groups))
+    scores = np.column_stack([gold + rng.normal(scale=0.8, size=len(groups)),
+                              distractor + rng.normal(scale=0.5, size=len(groups)),
+                              distractor + rng.normal(scale=0.5, size=len(groups))])
+    return scores, groups, gold
+
+
+def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
+    scores, groups, gold = distracted_lists(200)
+    unsupervised = ScoreFusionModel().fit(scores, groups)
+    judged = np.where(groups < 20, gold, np.nan)  # 20 of 200 queries judged
+    few_shot = ScoreFusionModel().fit(scores, groups, judged)
+    assert unsupervised.choice_ == "factor model" and few_shot.choice_ != "factor model"
+    held_out = np.where(groups >= 20, gold, np.nan)
+    before = mean_average_precision(unsupervised.fused(scores, groups), groups, held_out)
+    after = mean_average_precision(few_shot.fused(scores, groups), groups, held_out)
+    assert after > before + 0.2
+    assert ScoreFusionModel.from_params(few_shot.params()).choice_ == few_shot.choice_
+
+
+def test_mean_average_precision_by_hand():
+    groups = np.array([0, 0, 0, 1, 1, 2, 2])
+    gold = np.array([0, 1, 0, 1, 0, np.nan, np.nan])  # query 2 unjudged
+    assert mean_average_precision(np.array([3, 2, 1, 5, 1, 0, 0.0]), groups, gold) == pytest.approx((0.5 + 1) / 2)
+    assert mean_average_precision(np.array([1, 1, 1, 2, 2, 0, 0.0]), groups, gold) == pytest.approx((1 / 3 + 0.5) / 2)
+
+
+def test_few_shot_needs_the_fusion_model_and_enough_judged_queries(tmp_path):
+    with pytest.raises(ConfigError, match="gold_queries needs model = 'fusion'"):
+        AggregateConfig(model="majority", gold_queries=10)
+    with pytest.raises(ConfigError, match="whole number"):
+        AggregateConfig(model="fusion", gold_queries=-1)
+    cfg = load_config(OWN / "pipeline.toml")
+    cfg = replace(cfg, run_dir=tmp_path, aggregate=replace(cfg.aggregate, gold_queries=3))
+    pipeline.ingest(cfg)
+    pipeline.label(cfg, progress=False)
+    with pytest.raises(DataError, match="has 2 queries judged"):  # the fixture's dev split judges two
+        pipeline.aggregate(cfg)
+    assert not RunPaths(tmp_path).labels.exists()
+
+
+def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path):
+    cfg = load_config(OWN / "pipeline.toml")
+    cfg = replace(cfg, run_dir=tmp_path, aggregate=replace(cfg.aggregate, gold_queries=2))
+    pipeline.ingest(cfg)
+    pipeline.label(cfg, progress=False)
+    pipeline.aggregate(cfg)
+    assert read_metadata(RunPaths(tmp_path).labels)["gold_queries"] == ["vq1", "vq2"]
+    trainer = build_trainer(cfg, train_config(cfg, max_length=32))
+    assert trainer.selection == "dev_map" and trainer.dev_data.supervised
+    assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]
