@@ -21,7 +21,7 @@ LAYERS = [
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.fusion", "weakrank.analysis", "weakrank.engines"],
     # the pipeline config, the label stages, the AC-IR policy (it drives a trainer it does not import)
-    ["weakrank.config", "weakrank.pipeline", "weakrank.policy"],
+    ["weakrank.config", "weakrank.validation", "weakrank.pipeline", "weakrank.policy"],
     ["weakrank.training"],
     ["weakrank.evaluation", "weakrank.retrieval", "weakrank.pyterrier"],
     ["weakrank.commands", "weakrank.cli"],

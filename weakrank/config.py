@@ -10,29 +10,22 @@ file's folder, so a config runs from any directory.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import inspect
 import json
 import tomllib
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from weakrank.label_models import LabelModel
 
 T = TypeVar("T")
-
-
-def did_you_mean(name: str, known: Iterable[str]) -> str:
-    """``" (did you mean 'x'?)"`` with the known name closest to a misspelt ``name``, else ``""``."""
-    close = difflib.get_close_matches(name, sorted(known), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def located(source: Path | None, where: str) -> str:
@@ -114,9 +107,6 @@ class DatasetConfig:
     path: Path
     options: dict[str, Any] = field(default_factory=dict)
     max_queries: int | None = None
-
-
-ENGINES = ("local", "dask", "spark")  # where ``label`` runs (weakrank.engines)
 
 
 @dataclass

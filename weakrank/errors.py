@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -46,3 +48,9 @@ class LFError(WeakrankError):
 
 class ConfigError(WeakrankError):
     """A pipeline config is missing a key or has a bad value."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` with the known name closest to a misspelt ``name``, else ``""``."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

@@ -173,6 +173,12 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
         raise DataError(f"not a readable .npz file ({err})", file=path) from None
 
 
+def to_markdown(table: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    """``table`` as Markdown with its index: floats as ``floatfmt``, whole-number columns (counts) as integers."""
+    whole = [pd.api.types.is_integer_dtype(table[c]) for c in table.columns]
+    return table.to_markdown(floatfmt=("", *(".0f" if w else floatfmt for w in whole)))
+
+
 def write_text(text: str, path: str | Path) -> Path:
     """Write a text file atomically."""
     with atomic_path(path) as tmp:

@@ -13,9 +13,8 @@ from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import DataError
-from weakrank.evaluation.tables import to_markdown
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
+from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
 from weakrank.labeling import apply_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from weakrank.config import ENGINES, PipelineConfig, check_max_queries, load_config
+from weakrank.config import PipelineConfig, check_max_queries, load_config
 
 AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
 
@@ -37,7 +37,7 @@ def checked_config(args: argparse.Namespace, stages: tuple[str, ...], **names: A
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
-    parser.add_argument("--engine", choices=ENGINES, help="where the LFs run (default: [label] engine, else local)")
+    parser.add_argument("--engine", help="where the LFs run: local, dask or spark (default: [label] engine, else local)")
     parser.add_argument("--address", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
     parser.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: local[*])")
 

@@ -6,14 +6,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from weakrank.config import did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.datasets.beir import load_beir
 from weakrank.datasets.semeval import load_semeval
 from weakrank.datasets.trec import load_trec
 from weakrank.datasets.trecqa import load_trecqa
 from weakrank.datasets.wikiqa import load_wikiqa
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
 
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "wikiqa": load_wikiqa,

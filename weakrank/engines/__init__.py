@@ -16,14 +16,15 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.config import ENGINES
 from weakrank.dataset import Dataset
 from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.engines.shipping import ship
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
 from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE
 from weakrank.lf import RankingLF
+
+ENGINES = ("local", "dask", "spark")
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class EngineConfig:
 
     def __post_init__(self) -> None:
         if self.name not in ENGINES:
-            raise ConfigError(f"unknown label engine {self.name!r}; choose one of {list(ENGINES)}")
+            raise ConfigError(f"unknown label engine {self.name!r}{did_you_mean(self.name, ENGINES)}; "
+                              f"choose one of {list(ENGINES)}")
         allowed = {"local": set(), "dask": {"address", "workers", "threads", "client"}, "spark": {"master", "spark"}}
         unknown = sorted(set(self.options) - allowed[self.name])
         if unknown:

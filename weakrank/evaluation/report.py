@@ -25,8 +25,8 @@ from weakrank.evaluation.calibration import (
 )
 from weakrank.evaluation.grid import Cell, grid_cells
 from weakrank.evaluation.systems import column_run, label_model_scores
-from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend, to_markdown
-from weakrank.io import read_metadata, read_parquet, write_text
+from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
+from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
 from weakrank.training.data import minmax_within

@@ -25,12 +25,6 @@ def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25"
     return pd.DataFrame(rows).set_index("system")
 
 
-def to_markdown(table: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """``table`` as Markdown with its index: floats as ``floatfmt``, whole-number columns (counts) as integers."""
-    whole = [pd.api.types.is_integer_dtype(table[c]) for c in table.columns]
-    return table.to_markdown(floatfmt=("", *(".0f" if w else floatfmt for w in whole)))
-
-
 def significance_legend(baseline: str = "BM25", alpha: float = 0.05) -> str:
     """What :func:`format_table`'s marks mean (one threshold, ``alpha``, for both)."""
     return (f"† significantly better than the baseline ({baseline}), ‡ significantly worse: paired t-test over "
