@@ -20,7 +20,7 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, write_text
+from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.label_models import fit_predict, judged_queries
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names
@@ -34,8 +34,15 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
     parser.add_argument("--sizes", nargs="+", type=int, default=[0, 10, 30])
     parser.add_argument("--draws", type=int, default=5)
+    parser.add_argument("--markdown", action="store_true", help="only print few_shot.csv as the docs' table")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "few_shot.csv"
+    if args.markdown:
+        table = pd.read_csv(csv)
+        wide = table.groupby(["dataset", "gold_queries"], sort=False).agg(
+            labels_map=("labels_map", "mean"), spread=("labels_map", "std"), best_lf=("best_lf_map", "first"))
+        print(to_markdown(wide, ".3f"))
+        return
     rows = []
     for name in args.datasets:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")

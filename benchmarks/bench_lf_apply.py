@@ -30,7 +30,7 @@ from snorkel.labeling import PandasLFApplier, labeling_function
 from labeling_functions import make_bm25, make_tfidf
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
-from weakrank.io import write_text
+from weakrank.io import to_markdown, write_text
 from weakrank.labeling import apply_lfs, vote_matrix
 from weakrank.lf import VoteRule
 from weakrank.text import tokenize
@@ -128,7 +128,12 @@ def main() -> None:
     parser.add_argument("--dataset", choices=["wikiqa", "scifact"], default="wikiqa")
     parser.add_argument("--neural", action="store_true", help="the neural LFs against a bare encode")
     parser.add_argument("--queries", type=int, default=200, help="--neural: the first N queries")
+    parser.add_argument("--markdown", action="store_true", help="only print lf_apply_neural.csv as the docs' table")
     args = parser.parse_args()
+    if args.markdown:
+        table = pd.read_csv(Path(__file__).resolve().parent / "lf_apply_neural.csv")
+        print(to_markdown(table.set_index("system")[["pairs", "texts", "seconds", "pairs_per_s", "vs_encode"]], ".2f"))
+        return
     if args.dataset == "wikiqa":
         dataset = load_dataset("wikiqa", SHARED / "wikiqa")
     else:

@@ -24,7 +24,7 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, trained_name
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, write_text
+from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
 from weakrank.training.rankers import load_ranker
 from weakrank.training.run import model_dir
@@ -35,10 +35,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=["wikiqa", "trecqa"], choices=list(EVAL_SPLIT))
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--markdown", action="store_true", help="only print rerank.csv as the docs' table")
     args = parser.parse_args()
+    csv = ROOT / "benchmarks" / "rerank.csv"
+    if args.markdown:
+        table = pd.read_csv(csv).set_index(["dataset", "system"])[["pairs_per_s", "vs_crossencoder", "map"]]
+        print(to_markdown(table, ".3f"))
+        return
     from sentence_transformers import CrossEncoder
 
-    csv = ROOT / "benchmarks" / "rerank.csv"
     rows = []
     for name in args.datasets:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")

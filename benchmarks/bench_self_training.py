@@ -24,7 +24,7 @@ from scipy.stats import ttest_rel
 
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, write_parquet, write_text
+from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models.fusion import standardize_within
 from weakrank.paths import RunPaths
 
@@ -51,8 +51,13 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="only print self_training.csv as the docs' table")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "self_training.csv"
+    if args.markdown:
+        table = pd.read_csv(csv).groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"])
+        print(to_markdown(table.rename(columns={"mean": "test MAP", "count": "seeds"}), ".4f"))
+        return
     rows = []
     for name in args.datasets:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
