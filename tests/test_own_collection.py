@@ -1,5 +1,6 @@
 """Issue 15: your own collection — per-split TREC files (train without qrels) and unlabelled BEIR queries."""
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -38,6 +39,10 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
     out = capsys.readouterr().out
     assert [line for line in out.splitlines() if line.startswith("--- ")] == [
         f"--- {stage}" for stage in ("ingest", "label", "aggregate", "analyze", "train", "rerank", "evaluate")]
+    timings = json.loads((tmp_path / "timings.json").read_text())  # where the time went, also printed
+    assert list(timings) == ["ingest", "label", "aggregate", "analyze", "train", "rerank", "evaluate"]
+    assert all(t["seconds"] > 0 and t["peak_rss_mib"] > 100 for t in timings.values())
+    assert timings["train"]["seconds"] > timings["aggregate"]["seconds"] and "time per stage" in out
     paths = RunPaths(tmp_path)
     queries = pd.read_parquet(paths.dataset / "queries.parquet")
     assert queries.groupby("split", sort=False).size().to_dict() == {"train": 4, "dev": 2, "test": 2}

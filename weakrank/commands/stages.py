@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -127,9 +131,24 @@ def cmd_run(args: argparse.Namespace) -> None:
         train_split = train_config(cfg, **train_overrides(args)).train_split  # a bad [train] stops the run here
     checked_config(args, stages, analyze_splits=args.split, eval_split=args.eval_split, train_split=train_split,
                    label_model=args.model)
+    from weakrank.io import write_text
+
+    timings: dict[str, dict[str, float]] = {}
     for stage in stages:
         print(f"--- {stage}", flush=True)
+        started = time.perf_counter()
         available[stage](args)
+        timings[stage] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
+    path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
+    print(f"\ntime per stage (→ {path}):")
+    for stage, t in timings.items():
+        print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
+
+
+def peak_rss_mib() -> float:
+    """The process's peak resident memory so far, in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
 def register(add: AddCommand) -> None:
