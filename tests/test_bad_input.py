@@ -250,3 +250,64 @@ def test_a_raising_lf_names_the_pair(tiny):
     with pytest.raises(LFError, match=r"'fragile': raised ZeroDivisionError: division by zero on query_id 'q2', "
                                       r"passage_id 'p4' \(pair 5\)"):
         apply_lfs(tiny, [fragile], progress=False)
+
+
+# Issue 26: no traceback, no silent loss, no stale result
+
+
+def test_ingest_refuses_to_delete_a_users_file_in_dataset(tmp_path):
+    cfg = load_config(_config(_trec(tmp_path)))
+    ingest(cfg)
+    paths = RunPaths(tmp_path / "run")
+    (paths.dataset / "my_annotations.csv").write_text("q1,d1,good\n")
+    before = _snapshot(paths.dataset)
+    with pytest.raises(DataError, match=r"dataset: holds 'my_annotations.csv', which weakrank did not write"):
+        ingest(cfg)
+    assert _snapshot(paths.dataset) == before
+
+
+LF_FILE = """
+from weakrank import ranking_lf
+
+SIGN = {sign}
+
+
+@ranking_lf()
+def length(query: str, passage: str) -> float:
+    return {body}
+"""
+
+
+def _lf_run(tmp_path, sign=1, body="SIGN * len(passage)"):
+    (tmp_path / "mylfs.py").write_text(LF_FILE.format(sign=sign, body=body))
+    cfg = _config(_trec(tmp_path)).read_text().replace('lfs = ["bm25", "tfidf"]', 'lfs = ["bm25", "mylfs.py:length"]')
+    (tmp_path / "own.toml").write_text(cfg)
+    return str(tmp_path / "own.toml")
+
+
+def _length_scores(tmp_path):
+    votes = pd.read_parquet(RunPaths(tmp_path / "run").votes)
+    return votes.filter(like="score_").iloc[:, 1].tolist()
+
+
+def test_label_force_rewrites_the_score_cache(tmp_path):
+    cfg = _lf_run(tmp_path)
+    assert main(["ingest", cfg, "--quiet"]) == 0 and main(["label", cfg, "--quiet"]) == 0
+    v1 = _length_scores(tmp_path)
+    _lf_run(tmp_path, sign=-1)  # a change outside the LF's own source: --force is what recomputes it
+    assert main(["label", cfg, "--quiet", "--force"]) == 0
+    assert _length_scores(tmp_path) == [-s for s in v1]
+    assert main(["label", cfg, "--quiet"]) == 0
+    assert _length_scores(tmp_path) == [-s for s in v1]  # not v1's cached scores
+
+
+def test_lf_score_cache_is_keyed_by_the_lf_source_and_the_dataset(tmp_path):
+    cfg = _lf_run(tmp_path)
+    assert main(["ingest", cfg, "--quiet"]) == 0 and main(["label", cfg, "--quiet"]) == 0
+    v1 = _length_scores(tmp_path)
+    _lf_run(tmp_path, body="2 * len(passage)")
+    assert main(["label", cfg, "--quiet"]) == 0
+    assert _length_scores(tmp_path) == [2 * s for s in v1]
+    (tmp_path / "collection.tsv").write_text("d1\tred apples are very sweet\nd2\tthe sea is blue\n")  # same ids
+    assert main(["ingest", cfg, "--quiet"]) == 0 and main(["label", cfg, "--quiet"]) == 0
+    assert _length_scores(tmp_path) == [2 * len("red apples are very sweet"), 2 * len("the sea is blue")]

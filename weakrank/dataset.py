@@ -10,6 +10,7 @@ Tables (all string ids):
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,7 @@ SCHEMA: dict[str, list[str]] = {
     "candidates": ["query_id", "passage_id", "split", "rank", "gold"],
     "qrels": ["query_id", "passage_id", "relevance"],
 }
+FILES = (*(f"{table}.parquet" for table in SCHEMA), "qrels.trec")  # what save writes: all it may replace
 _KEYS = {
     "queries": ["query_id"],
     "passages": ["passage_id"],
@@ -100,6 +102,13 @@ class Dataset:
         out["passage"] = p.loc[out["passage_id"]].to_numpy()
         return out
 
+    def fingerprint(self) -> str:
+        """A short hash of the queries, passages and candidates (ids and texts): LF score caches are keyed by it."""
+        digest = hashlib.sha1()
+        for table in (self.queries, self.passages, self.candidates):
+            digest.update(pd.util.hash_pandas_object(table.astype(str), index=False).to_numpy().tobytes())
+        return digest.hexdigest()[:12]
+
     def validate(self) -> Dataset:
         """Check ids, texts and references; raise :class:`DataError` naming file, row and field."""
         for table, columns in SCHEMA.items():
@@ -140,6 +149,7 @@ class Dataset:
         """Write the four tables as Parquet files, and the qrels as ``qrels.trec`` (trec_eval's format), into
         ``directory``, replacing it as a whole: a reader sees the previous files or the new ones, never a mix."""
         directory = Path(directory)
+        check_replaceable(directory)
         with atomic_dir(directory) as tmp:
             for table in SCHEMA:
                 write_parquet(getattr(self, table), tmp / f"{table}.parquet", metadata={"dataset": self.name})
@@ -154,6 +164,17 @@ class Dataset:
         tables = {t: read_parquet(directory / f"{t}.parquet", columns=cols) for t, cols in SCHEMA.items()}
         sources = {t: str(directory / f"{t}.parquet") for t in SCHEMA}
         return cls(name=name or directory.name, sources=sources, **tables).validate()
+
+
+def check_replaceable(directory: str | Path) -> None:
+    """A :class:`DataError` when ``directory`` holds a file that :meth:`Dataset.save` did not write (a user's):
+    saving replaces the folder whole and would delete it."""
+    directory = Path(directory)
+    foreign = sorted(p.name for p in directory.iterdir() if p.name not in FILES) if directory.is_dir() else []
+    if foreign:
+        named = ", ".join(map(repr, foreign[:3])) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise DataError(f"holds {named}, which weakrank did not write; ingest replaces this folder whole: "
+                        "move them out first", file=directory)
 
 
 def candidates_from_rows(rows: pd.DataFrame, queries: pd.DataFrame) -> pd.DataFrame:

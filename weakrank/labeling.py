@@ -6,6 +6,8 @@ Votes table columns: query_id, passage_id, split, rank, gold, then for each LF `
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -82,12 +84,13 @@ def apply_lfs(
     fingerprints: Mapping[str, str] | None = None,
     progress: bool = True,
     chunk_size: int = CHUNK_SIZE,
+    reuse: bool = True,
 ) -> pd.DataFrame:
     """Score every candidate with every LF (``chunk_size`` pairs per call, whole queries) and vote per query.
 
     With ``cache_dir``, each LF's scores are stored there as ``<name>.parquet`` and reused by a later
-    call on the same pairs with the same fingerprint (a hash of the LF's options), so an interrupted
-    or extended labeling run only computes what is missing.
+    call on the same pairs with the same fingerprint (:func:`cache_key`), so an interrupted or extended
+    labeling run only computes what is missing; ``reuse=False`` recomputes every LF and rewrites its cache.
     """
     fingerprints = fingerprints or {}
     names = [lf.name for lf in lfs]
@@ -99,7 +102,7 @@ def apply_lfs(
     for lf in lfs:
         bar.set_postfix_str(lf.name)
         fingerprint = fingerprints.get(lf.name, "")
-        scores = _cached_scores(cache_dir, lf.name, fingerprint, pairs)
+        scores = _cached_scores(cache_dir, lf.name, fingerprint, pairs) if reuse else None
         if scores is None:
             scores = score_lf(lf.fit(dataset), pairs, chunk_size, bar=bar)
             if cache_dir is not None:
@@ -117,6 +120,24 @@ def apply_lfs(
         out[VOTE + lf.name] = votes
     bar.close()
     return out
+
+
+def lf_source(lf: RankingLF) -> str:
+    """The source code of an LF's score and fit functions ("" for one Python cannot read, e.g. a C extension)."""
+    parts = []
+    for fn in (lf.fn, lf.fit_fn):
+        try:
+            parts.append(inspect.getsource(fn) if fn is not None else "")
+        except (OSError, TypeError):
+            parts.append("")
+    return "\n".join(parts)
+
+
+def cache_key(lf: RankingLF, options: str, dataset: str) -> str:
+    """The key of an LF's cached scores: a short hash of its options' fingerprint, its source and the dataset's
+    fingerprint (:meth:`~weakrank.dataset.Dataset.fingerprint`), so that no stale score is read back."""
+    blob = "\0".join([options, lf_source(lf), dataset])
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 def _cached_scores(

@@ -9,21 +9,23 @@ import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
-from weakrank.dataset import Dataset
+from weakrank.dataset import Dataset, check_replaceable
 from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import DataError
 from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
-from weakrank.labeling import apply_lfs, check_votes_table, lf_names
+from weakrank.labeling import apply_lfs, cache_key, check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 
 
 def ingest(cfg: PipelineConfig) -> Dataset:
-    """Load the configured dataset, validate it and write its canonical tables (all or nothing)."""
+    """Load the configured dataset, validate it and write its canonical tables (all or nothing); a file in
+    ``dataset/`` that weakrank did not write stops it first."""
+    check_replaceable(RunPaths(cfg.run_dir).dataset)
     dataset = load_dataset(cfg.dataset.loader, cfg.dataset.path, **cfg.dataset.options)
     if cfg.dataset.max_queries is not None:
         dataset = dataset.subset(max_queries=check_max_queries(cfg.dataset.max_queries, "[dataset] max_queries"))
@@ -49,12 +51,14 @@ def label(
         meta = {"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs], "engine": runner.name}
         write_parquet(votes, paths.votes, metadata=meta)
         return votes
+    data_key = dataset.fingerprint()
     votes = apply_lfs(
         dataset,
         lfs,
-        cache_dir=None if force else paths.lf_scores,
-        fingerprints={lf.name: cfg.label.fingerprint(spec) for lf, spec in zip(lfs, cfg.label.lfs)},
+        cache_dir=paths.lf_scores,
+        fingerprints={lf.name: cache_key(lf, cfg.label.fingerprint(spec), data_key) for lf, spec in zip(lfs, cfg.label.lfs)},
         progress=progress,
+        reuse=not force,
     )
     write_parquet(votes, paths.votes, metadata={"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs]})
     return votes
