@@ -311,3 +311,59 @@ def test_lf_score_cache_is_keyed_by_the_lf_source_and_the_dataset(tmp_path):
     (tmp_path / "collection.tsv").write_text("d1\tred apples are very sweet\nd2\tthe sea is blue\n")  # same ids
     assert main(["ingest", cfg, "--quiet"]) == 0 and main(["label", cfg, "--quiet"]) == 0
     assert _length_scores(tmp_path) == [2 * len("red apples are very sweet"), 2 * len("the sea is blue")]
+
+
+def _labelled(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n"
+              "q2 Q0 d2 1 1.0 x\nq2 Q0 d1 2 0.5 x\n"):
+    """A run dir with votes and labels of a two-query TREC set (split test, trained on as train_split)."""
+    from weakrank.pipeline import aggregate, label
+
+    path = _config(_trec(tmp_path, queries=queries, run=run), '[train]\ntrain_split = "test"\nmax_steps = 1\n')
+    text = path.read_text().replace("[train]", "[aggregate]\nmodel = 'majority'\n[train]")
+    path.write_text(text.replace('[label]\nlfs = ["bm25", "tfidf"]\n', "").replace("[dataset]", '[label]\nlfs = ["bm25", "tfidf"]\n[dataset]'))
+    cfg = load_config(path)
+    ingest(cfg), label(cfg, progress=False), aggregate(cfg)
+    return cfg
+
+
+def _train(cfg):
+    from weakrank.training.run import train
+
+    return train(cfg, progress=False)
+
+
+def test_labels_of_another_dataset_are_refused_at_train(tmp_path):
+    cfg = _labelled(tmp_path)
+    _trec(tmp_path, queries="q3\tsweet apples\nq4\tblue sea\n", run="q3 Q0 d1 1 2.0 x\nq4 Q0 d2 1 1.0 x\n",
+          qrels="q3 0 d1 1\n")
+    ingest(cfg)
+    with pytest.raises(DataError, match=r"labels.parquet: row 0: query_id: labels do not match this dataset: "
+                                        r"query_id 'q1' is not one of its queries"):
+        _train(cfg)
+
+
+@pytest.mark.parametrize(("field", "value"), [("p_relevant", 1.7), ("p_relevant", -0.3), ("confidence", 1.5)])
+def test_labels_outside_zero_one_are_refused_at_train(tmp_path, field, value):
+    cfg = _labelled(tmp_path)
+    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
+    labels.loc[2, field] = value
+    labels.to_parquet(RunPaths(cfg.run_dir).labels)
+    with pytest.raises(DataError, match=rf"labels.parquet: row 2: {field}: {value} is outside \[0, 1\]"):
+        _train(cfg)
+
+
+def test_nan_label_scores_on_the_train_rows_are_located(tmp_path):
+    cfg = _labelled(tmp_path)
+    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
+    labels["score"] = float("nan")
+    labels.to_parquet(RunPaths(cfg.run_dir).labels)
+    with pytest.raises(DataError, match=r"labels.parquet: row 0: score: NaN on 4 rows of split 'test' \(rows 0, 1, 2"):
+        _train(cfg)
+
+
+def test_labels_without_label_or_confidence_name_the_file(tmp_path):
+    cfg = _labelled(tmp_path)
+    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
+    labels.drop(columns=["confidence"]).to_parquet(RunPaths(cfg.run_dir).labels)
+    with pytest.raises(DataError, match=r"labels.parquet: confidence: missing column \(run `weakrank aggregate`\)"):
+        _train(cfg)

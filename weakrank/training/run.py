@@ -21,6 +21,7 @@ from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.policy.callback import PolicyCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
+from weakrank.training.label_checks import check_label_table
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
@@ -41,14 +42,18 @@ def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
     return tc
 
 
-def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
-    """The table a run trains on: ``[train] labels``, the votes (gold, ``--supervised``) or labels.parquet."""
+def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
+    """The file a run trains on: ``[train] labels``, the votes (gold, ``--supervised``) or labels.parquet."""
     if tc.labels:
-        return read_parquet(tc.labels)
+        return Path(tc.labels)
     if tc.supervised:  # gold lives in every table; votes also carry BM25 scores for the sampler
-        source = paths.votes if paths.votes.exists() else paths.candidates
-        return read_parquet(source)
-    return read_parquet(paths.labels)
+        return paths.votes if paths.votes.exists() else paths.candidates
+    return paths.labels
+
+
+def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
+    """The table of :func:`label_source`."""
+    return read_parquet(label_source(paths, tc))
 
 
 def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str) -> TrainingData:
@@ -71,6 +76,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
     labels = label_table(paths, tc)
+    check_label_table(labels, label_source(paths, tc), dataset, tc.supervised, tc.train_split)
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
     gold = few_shot_queries(paths, tc)
