@@ -367,3 +367,56 @@ def test_labels_without_label_or_confidence_name_the_file(tmp_path):
     labels.drop(columns=["confidence"]).to_parquet(RunPaths(cfg.run_dir).labels)
     with pytest.raises(DataError, match=r"labels.parquet: confidence: missing column \(run `weakrank aggregate`\)"):
         _train(cfg)
+
+
+def test_a_config_that_is_not_utf8_is_located(tmp_path):
+    cfg = _config(tmp_path)
+    cfg.write_bytes(cfg.read_bytes().replace(b"[label]", b"# caf\xe9\n[label]"))
+    with pytest.raises(ConfigError, match=r"own.toml:6: not UTF-8 \(byte 0xe9\)"):
+        load_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("options = { kk = 10 }", r"\[dataset\] options unknown option 'kk' of loader 'trec' \(did you mean 'k'\?\)"),
+        ("[label.options.bm52]\nk1 = 1.0", r"\[label.options\] options of 'bm52', which is not in lfs "
+                                            r"\(did you mean 'bm25'\?\)"),
+    ],
+)
+def test_unknown_loader_options_and_options_of_absent_lfs_stop_before_ingest(tmp_path, capsys, extra, message):
+    cfg = _config(_trec(tmp_path))
+    cfg.write_text(cfg.read_text() + extra + "\n" if "label" in extra else cfg.read_text().replace("[label]", f"{extra}\n[label]"))
+    assert main(["run", str(cfg), "--quiet"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(ConfigError, match=message):
+        from weakrank.validation import check_config
+
+        check_config(load_config(cfg), ("ingest", "label"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_truncated_lf_score_cache_is_recomputed(tmp_path):
+    cfg = load_config(_config(_trec(tmp_path)))
+    from weakrank.pipeline import label
+
+    ingest(cfg)
+    first = label(cfg, progress=False)
+    cache = RunPaths(cfg.run_dir).lf_scores / "bm25.parquet"
+    cache.write_bytes(cache.read_bytes()[:30])
+    pd.testing.assert_frame_equal(label(cfg, progress=False), first)
+    assert pd.read_parquet(cache)["score"].tolist() == first["score_bm25"].tolist()
+
+
+def test_a_truncated_model_head_is_a_located_error_at_rerank(tmp_path, capsys):
+    from weakrank.training import BertPR
+
+    cfg = _config(_trec(tmp_path), "[train]\nmax_steps = 1")
+    assert main(["ingest", str(cfg), "--quiet"]) == 0
+    best = BertPR.from_encoder("minilm", max_length=32).save(tmp_path / "run" / "model" / "best")
+    head = best / "head.safetensors"
+    head.write_bytes(head.read_bytes()[:20])
+    capsys.readouterr()
+    assert main(["rerank", str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"weakrank: error: {head}: not a readable safetensors file") and err.count("\n") == 1

@@ -304,6 +304,16 @@ def with_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[st
     return raw
 
 
+def config_text(path: Path) -> str:
+    """The text of a config file; one that is not UTF-8 (as TOML must be) is a :class:`ConfigError` at its line."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 (byte 0x{data[err.start]:02x}); TOML files are UTF-8") from None
+
+
 def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_queries: int | None = None,
                 **overrides: Any) -> PipelineConfig:
     """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it.
@@ -319,7 +329,7 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
     if not path.exists():
         raise ConfigError(f"config file {path} not found")
     try:
-        raw = with_overrides(tomllib.loads(path.read_text()), overrides)
+        raw = with_overrides(tomllib.loads(config_text(path)), overrides)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: not valid TOML: {err}") from None
     if max_queries is not None and isinstance(raw.get("dataset"), dict):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, LFError
@@ -144,9 +145,14 @@ def _cached_scores(
     cache_dir: str | Path | None, name: str, fingerprint: str, pairs: pd.DataFrame
 ) -> np.ndarray | None:
     path = None if cache_dir is None else Path(cache_dir) / f"{name}.parquet"
-    if path is None or not path.exists() or read_metadata(path).get("fingerprint") != fingerprint:
+    if path is None or not path.exists():
         return None
-    cached = read_parquet(path, columns=["query_id", "passage_id", "score"])
+    try:
+        if read_metadata(path).get("fingerprint") != fingerprint:
+            return None
+        cached = read_parquet(path, columns=["query_id", "passage_id", "score"])
+    except (DataError, pa.ArrowException, OSError):  # truncated or not Parquet: recomputed and rewritten
+        return None
     same = len(cached) == len(pairs) and all(
         (cached[c].to_numpy() == pairs[c].to_numpy()).all() for c in ("query_id", "passage_id")
     )

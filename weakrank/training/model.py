@@ -13,10 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
+from weakrank.errors import DataError
 from weakrank.io import write_text
 from weakrank.models import DEFAULT_ENCODER, POOLINGS, RanksPassages, pool_tokens, resolve_model
 
@@ -128,7 +130,11 @@ class BertPR(nn.Module, RanksPassages):
             hidden=tuple(config["hidden"]), max_length=config["max_length"],
             pooling=config.get("pooling", "cls"),  # saved before pooling was an option: [CLS]
         )
-        model.head.load_state_dict(load_file(directory / HEAD_FILE))
+        try:
+            model.head.load_state_dict(load_file(directory / HEAD_FILE))
+        except (SafetensorError, RuntimeError) as err:  # truncated, not safetensors, or another head's shapes
+            raise DataError(f"not a readable safetensors file of this model's head ({err}); save or train the "
+                            "model again", file=directory / HEAD_FILE) from None
         return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
