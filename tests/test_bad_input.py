@@ -1,6 +1,7 @@
 """Issue 17: bad input stops with an error naming file, line, field and id; nothing is de-duplicated first."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -420,3 +421,34 @@ def test_a_truncated_model_head_is_a_located_error_at_rerank(tmp_path, capsys):
     assert main(["rerank", str(cfg), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"weakrank: error: {head}: not a readable safetensors file") and err.count("\n") == 1
+
+
+def test_beir_text_that_is_a_number_is_located(tmp_path):
+    corpus = [*CORPUS, '{"_id": 3, "text": 42}']
+    queries = ['{"_id": "q1", "text": "sweet apples"}']
+    with pytest.raises(DataError, match=r"corpus.jsonl:3: text: must be a string, got int"):
+        load_dataset("beir", _beir(tmp_path, corpus, queries, {"test": "q1\td1\t1\n"}), splits=("test",))
+
+
+def _evaluate(tmp_path, run_text, capsys):
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\n")
+    (tmp_path / "base.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
+    (tmp_path / "other.trec").write_text(run_text)
+    capsys.readouterr()
+    rc = main(["evaluate", "--qrels", str(tmp_path / "qrels.txt"), str(tmp_path / "base.trec"), str(tmp_path / "other.trec")])
+    return rc, capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_run_that_repeats_a_pair(tmp_path, capsys):
+    rc, err = _evaluate(tmp_path, "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\nq1 Q0 d1 3 0.5 x\n", capsys)
+    assert rc == 2
+    assert err == (f"weakrank: error: {tmp_path / 'other.trec'}:3: passage_id: duplicate line of query_id 'q1', "
+                   f"passage_id 'd1' (first at line 1)\n")
+
+
+@pytest.mark.parametrize(("run_text", "why"), [("", "the run is empty"),
+                                               ("q7 Q0 d1 1 2.0 x\n", "none of its 1 queries \\(e.g. 'q7'\\) is in")])
+def test_evaluate_of_an_empty_or_unjudged_run_names_it(tmp_path, capsys, run_text, why):
+    rc, err = _evaluate(tmp_path, run_text, capsys)
+    assert rc == 2
+    assert re.fullmatch(rf"weakrank: error: {re.escape(str(tmp_path / 'other.trec'))}: {why}.*\n", err)

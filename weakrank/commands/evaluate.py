@@ -21,10 +21,11 @@ def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "
                negatives: pd.DataFrame | None = None) -> pd.DataFrame:
     """Metrics of TREC run files (rows named by file stem), t-tests against the first."""
     from weakrank.evaluation.metrics import evaluate_run
+    from weakrank.evaluation.run_checks import checked_run
     from weakrank.evaluation.tables import results_table
-    from weakrank.io import read_run
 
-    results = {Path(run).stem: [evaluate_run(read_run(run), qrels, require=require, negatives=negatives)] for run in runs}
+    results = {Path(run).stem: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
+               for run in runs}
     return results_table(results, baseline=Path(runs[0]).stem)
 
 

@@ -29,7 +29,8 @@ from weakrank.errors import DataError
 
 def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:
     """One row per record of a JSON-lines file: ``fields`` (required) and ``optional`` (absent: ""), as strings,
-    with file and line. A bad line, a missing or null field or a non-string value is a located error."""
+    with file and line. A bad line, a missing or null field or a non-string value (but an integer ``_id``) is a
+    located error."""
     rows = []
     for number, line in read_lines(file):
         try:
@@ -45,7 +46,7 @@ def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = 
             value = rec.get(f, "")
             if value is None:
                 raise DataError("null value", file=file, line=number, field=f)
-            if isinstance(value, bool) or not isinstance(value, str | int):
+            if isinstance(value, bool) or not isinstance(value, str | int if f == "_id" else str):  # ids may be numbers
                 raise DataError(f"must be a string, got {type(value).__name__}", file=file, line=number, field=f)
             row[f] = str(value)
         rows.append(row)
