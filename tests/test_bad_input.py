@@ -14,7 +14,7 @@ from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.datasets import load_dataset
-from weakrank.errors import ConfigError, DataError
+from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.paths import RunPaths
 from weakrank.pipeline import ingest
 
@@ -452,3 +452,57 @@ def test_evaluate_of_an_empty_or_unjudged_run_names_it(tmp_path, capsys, run_tex
     rc, err = _evaluate(tmp_path, run_text, capsys)
     assert rc == 2
     assert re.fullmatch(rf"weakrank: error: {re.escape(str(tmp_path / 'other.trec'))}: {why}.*\n", err)
+
+
+def test_run_with_one_lf_and_a_label_model_that_needs_two_stops_before_ingest(tmp_path, capsys):
+    cfg = _config(_trec(tmp_path), '[aggregate]\nmodel = "generative"')
+    cfg.write_text(cfg.read_text().replace('lfs = ["bm25", "tfidf"]', 'lfs = ["bm25"]'))
+    assert main(["run", str(cfg), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"weakrank: error: .*own.toml: \[aggregate\] model 'generative' needs at least 2 LFs; "
+                        r"\[label\] lfs has 1\n", err)
+    assert not (tmp_path / "run").exists()
+    assert main(["run", str(cfg), "--quiet", "--stages", "ingest,label"]) == 0  # no aggregate: no check
+
+
+def test_a_run_dir_that_is_a_file_is_named(tmp_path, capsys):
+    (tmp_path / "run").write_text("not a folder\n")
+    assert main(["ingest", str(_config(_trec(tmp_path))), "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"weakrank: error: {tmp_path / 'run'}: run_dir is a file; expected a directory "
+                                       "(or a path that does not exist yet)\n")
+    assert (tmp_path / "run").read_text() == "not a folder\n"
+
+
+def test_a_second_writer_is_refused_while_the_run_dir_is_locked(tmp_path, capsys):
+    from weakrank.pipeline import label
+
+    cfg = load_config(_config(_trec(tmp_path)))
+    ingest(cfg)
+    paths = RunPaths(cfg.run_dir)
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (paths.root / ".weakrank.lock").write_text(f"{holder.pid} label\n")
+        with pytest.raises(WeakrankError, match=rf"{re.escape(str(paths.root / '.weakrank.lock'))}: the run dir is "
+                                                rf"locked by process {holder.pid} \(label\)"):
+            label(cfg, progress=False)
+        assert not paths.votes.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    label(cfg, progress=False)  # the dead process's lock is taken over
+    assert paths.votes.exists() and not (paths.root / ".weakrank.lock").exists()
+
+
+def test_two_concurrent_ingests_one_is_refused(tmp_path):
+    cfg = _config(_trec(tmp_path))
+    script = tmp_path / "killed_ingest.py"
+    script.write_text(KILLED_INGEST)
+    slow = subprocess.Popen([sys.executable, str(script), str(cfg)], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    try:
+        assert slow.stdout.readline().strip() == "half"
+        with pytest.raises(WeakrankError, match=rf"locked by process {slow.pid} \(ingest\)"):
+            ingest(load_config(cfg))
+    finally:
+        os.kill(slow.pid, signal.SIGKILL)
+        slow.wait()

@@ -32,7 +32,11 @@ def _owner_alive(leftover: Path, name: str) -> bool | None:
     parts = leftover.name[len(name) + 2 :].split(".")
     if len(parts) != 3 or parts[2] not in ("tmp", "old") or not parts[0].isdigit():
         return None
-    pid = int(parts[0])
+    return process_alive(int(parts[0]))
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (this one included; one of another user counts as running)."""
     if pid == os.getpid():
         return True
     try:

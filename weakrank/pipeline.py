@@ -17,11 +17,13 @@ from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
 from weakrank.labeling import apply_lfs, cache_key, check_votes_table, lf_names
+from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 
 
+@locked("ingest")
 def ingest(cfg: PipelineConfig) -> Dataset:
     """Load the configured dataset, validate it and write its canonical tables (all or nothing); a file in
     ``dataset/`` that weakrank did not write stops it first."""
@@ -33,6 +35,7 @@ def ingest(cfg: PipelineConfig) -> Dataset:
     return dataset
 
 
+@locked("label")
 def label(
     cfg: PipelineConfig, progress: bool = True, force: bool = False, engine: str | None = None, **engine_options: Any
 ) -> pd.DataFrame:
@@ -64,6 +67,7 @@ def label(
     return votes
 
 
+@locked("aggregate")
 def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode
     (``[aggregate] gold_queries``) that of the first judged queries of ``gold_split``, whose ids the file's
@@ -84,6 +88,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
     return labels
 
 
+@locked("analyze")
 def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """LF summary and quality table (each LF, every label model, the configured aggregate)."""
     paths = RunPaths(cfg.run_dir)

@@ -53,6 +53,18 @@ def check_lfs(cfg: PipelineConfig) -> None:
                               f"{did_you_mean(name, cfg.label.lfs)}")
 
 
+def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
+    """The label model (``label_model``, else ``[aggregate] model``) can run on as many LFs as ``[label] lfs`` names."""
+    from weakrank.label_models import MODELS
+
+    name = label_model or cfg.aggregate.model
+    needs = getattr(MODELS[name], "min_lfs", 1)
+    if len(cfg.label.lfs) < needs:
+        where = "--label-model" if label_model else "[aggregate] model"
+        raise ConfigError(f"{located(cfg.source, where)} {name!r} needs at least {needs} LFs; [label] lfs has "
+                          f"{len(cfg.label.lfs)}")
+
+
 def dataset_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
     """The splits the stages can read: those of the ingested dataset when ``ingested`` and it exists, else those
     the loader makes as configured (its ``splits``/``split`` option or their default, and BEIR's ``unlabelled``)."""
@@ -93,6 +105,8 @@ def check_config(
         check_lfs(cfg)
     if label_model is not None:
         check_label_model(label_model, located(cfg.source, "--label-model:"))
+    if "aggregate" in stages:
+        check_lf_count(cfg, label_model)
     uses = []
     if "analyze" in stages:
         uses += [("--split" if analyze_splits else "[analyze] splits", s) for s in analyze_splits or cfg.analyze.splits or []]
