@@ -506,3 +506,26 @@ def test_two_concurrent_ingests_one_is_refused(tmp_path):
     finally:
         os.kill(slow.pid, signal.SIGKILL)
         slow.wait()
+
+
+def test_analyze_of_an_unknown_split_fails_and_keeps_the_summary(tmp_path, capsys):
+    cfg = _config(_trec(tmp_path))
+    assert main(["run", str(cfg), "--quiet", "--label-model", "majority"]) == 0
+    summary = RunPaths(tmp_path / "run").analysis / "lf_summary.csv"
+    before = summary.read_bytes()
+    capsys.readouterr()
+    assert main(["analyze", str(cfg), "--quiet", "--split", "nosuch"]) == 2
+    assert "--split unknown split 'nosuch'" in capsys.readouterr().err
+    assert summary.read_bytes() == before
+
+
+def test_stage_outputs_follow_the_umask(tmp_path):
+    cfg = load_config(_config(_trec(tmp_path)))
+    previous = os.umask(0o002)
+    try:
+        ingest(cfg)
+    finally:
+        os.umask(previous)
+    paths = RunPaths(cfg.run_dir)
+    assert paths.dataset.stat().st_mode & 0o777 == 0o775
+    assert (paths.dataset / "queries.parquet").stat().st_mode & 0o777 == 0o664
