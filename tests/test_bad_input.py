@@ -509,8 +509,12 @@ def test_two_concurrent_ingests_one_is_refused(tmp_path):
 
 
 def test_analyze_of_an_unknown_split_fails_and_keeps_the_summary(tmp_path, capsys):
-    cfg = _config(_trec(tmp_path))
-    assert main(["run", str(cfg), "--quiet", "--label-model", "majority"]) == 0
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection", tmp_path / "own")
+    cfg = tmp_path / "own" / "pipeline.toml"
+    cfg.write_text(cfg.read_text().replace('"../../own_collection"', '"../run"'))
+    assert main(["run", str(cfg), "--quiet", "--stages", "ingest,label,aggregate,analyze"]) == 0
     summary = RunPaths(tmp_path / "run").analysis / "lf_summary.csv"
     before = summary.read_bytes()
     capsys.readouterr()
