@@ -105,7 +105,8 @@ def trained_name(cfg, seed: int, supervised: bool, **overrides) -> str:
         content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
     training = {k: v for k, v in asdict(effective(cfg, tc)).items()
                 if k not in ("fuse_lfs", "labels") and LATER_KEYS.get(k, object()) != v}  # fuse_lfs: at rerank only
-    blob = json.dumps({**training, "labels": content}, sort_keys=True, default=str)
+    source = {"labels_file": Path(tc.labels).name} if tc.labels else {}  # the same pairs and scores, other splits
+    blob = json.dumps({**training, "labels": content, **source}, sort_keys=True, default=str)
     key = hashlib.sha1(blob.encode()).hexdigest()[:12]
     return f"{'supervised' if supervised else 'weak'}_seed{seed}_{key}"
 
