@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 LAYERS = [
     # foundations: errors, files and paths, progress bars, figures, text, models, metrics of runs
     ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.models",
-     "weakrank.paths", "weakrank.io", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation.metrics",
+     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation.metrics",
      "weakrank.callbacks"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.datasets", "weakrank.lf", "weakrank.voting", "weakrank.registry",
