@@ -133,8 +133,8 @@ def test_config_errors_name_the_problem(tmp_path, capsys):
 def test_aggregate_refuses_a_single_lf(tmp_path, capsys):
     cfg = write_config(tmp_path, lfs='["bm25"]')
     assert main(["run", str(cfg), "--quiet", "--stages", "ingest,label,aggregate"]) == 2
-    assert "at least 2 LFs, got 1" in capsys.readouterr().err
-    assert not RunPaths(tmp_path / "run").labels.exists()
+    assert "[aggregate] model 'generative' needs at least 2 LFs; [label] lfs has 1" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before ingest
 
 
 def test_embedding_lfs_prefer_the_obvious_answer(tiny):
