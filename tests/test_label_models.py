@@ -236,3 +236,11 @@ def test_an_lf_that_abstains_everywhere_changes_no_vote_model():
         with_it = make_label_model(name).fit(silent).predict_proba(silent)
         without = make_label_model(name).fit(votes).predict_proba(votes)
         assert np.allclose(with_it, without, atol=1e-3), name
+
+
+def test_lists_of_one_candidate_leave_nothing_to_fit_and_say_so():
+    groups = np.arange(6)  # one candidate a query: no LF ranks any list, no vote is cast
+    with pytest.raises(WeakrankError, match="every LF abstains on every pair"):
+        ScoreFusionModel().fit(np.random.default_rng(0).normal(size=(6, 2)), groups)
+    with pytest.raises(WeakrankError, match="every LF abstains on every pair"):
+        make_label_model("dawid_skene").fit(np.zeros((6, 3), dtype=np.int8))

@@ -9,6 +9,8 @@ import pandas as pd
 
 from weakrank.errors import WeakrankError
 
+NOTHING_TO_FIT = "every LF abstains on every pair (each list has one candidate, or all its scores tie): nothing to fit"
+
 
 def check_votes(votes: np.ndarray, min_lfs: int) -> np.ndarray:
     """``votes`` as an int8 n × m matrix of +1/−1/0 with at least ``min_lfs`` columns."""

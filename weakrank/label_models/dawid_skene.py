@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from weakrank.label_models.base import LabelModelBase, check_votes
+from weakrank.errors import WeakrankError
+from weakrank.label_models.base import NOTHING_TO_FIT, LabelModelBase, check_votes
 from weakrank.label_models.generative import distinct_rows
 
 VALUES = (1, -1, 0)  # columns of θ_i[y]
@@ -46,6 +47,8 @@ class DawidSkeneModel(LabelModelBase):
         patterns = check_votes(patterns, self.min_lfs)
         counts = np.asarray(counts, dtype=np.float64)
         silent = counts @ (patterns != 0) == 0
+        if silent.all():
+            raise WeakrankError(NOTHING_TO_FIT)
         if silent.any():  # an LF that abstains everywhere: fitted without it, the same (abstain) rates in both classes
             theta = np.tile([0.0, 0.0, 1.0], (len(silent), 2, 1))
             theta[~silent] = self.fit_counts(patterns[:, ~silent], counts).theta_

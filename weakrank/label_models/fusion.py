@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import WeakrankError
+from weakrank.label_models.base import NOTHING_TO_FIT
 from weakrank.labeling import informative_rows, lf_names, score_matrix
 
 
@@ -110,6 +111,8 @@ class ScoreFusionModel:
             raise WeakrankError("LF scores must be finite")
         z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
         columns = np.flatnonzero(informative.any(axis=0))
+        if not len(columns):
+            raise WeakrankError(NOTHING_TO_FIT)
         corr = pairwise_correlation(z[:, columns], informative[:, columns])
         clusters = duplicate_clusters(corr, self.duplicate_threshold)
         self.clusters_ = [[int(columns[i]) for i in c] for c in clusters]
