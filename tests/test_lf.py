@@ -133,3 +133,32 @@ def test_answer_type_lf_scores_the_asked_type_and_abstains_on_other_questions(ti
     # "who painted the mona lisa": only the Leonardo sentence names someone else; "capital of france" has no
     # known answer type, so every candidate ties and the LF abstains on the whole list
     assert votes.to_dict() == {"p1": 0, "p2": 0, "p3": 0, "p4": 1, "p5": 0, "p6": 0}
+
+
+def test_kept_encodings_let_a_later_run_encode_no_text_twice(tmp_path):
+    import torch
+
+    from weakrank.similarity import _MODELS, SharedEncoder, kept_encodings
+
+    seen = []
+
+    class Model:
+        max_seq_length = 8
+
+        def encode(self, texts, batch_size, output_value, show_progress_bar):
+            seen.extend(texts)
+            return [{"token_embeddings": torch.ones(2, 2) * len(t), "attention_mask": torch.tensor([1, 1]),
+                     "sentence_embedding": torch.tensor([len(t), 1.0])} for t in texts]
+
+    _MODELS["fake", None] = first = SharedEncoder(Model())
+    try:
+        with kept_encodings(tmp_path):
+            first(["a", "bb"], "cls")
+        assert sorted(seen) == ["a", "bb"] and len(list(tmp_path.glob("*.npz"))) == 1
+        _MODELS["fake", None] = second = SharedEncoder(Model())  # a new process: an empty store
+        with kept_encodings(tmp_path):
+            assert np.allclose(second(["bb", "ccc"], "sentence"), [[2, 1], [3, 1]])
+            assert np.allclose(second(["a"], "mean"), [[1, 1]])
+        assert sorted(seen) == ["a", "bb", "ccc"]  # only the new text was encoded
+    finally:
+        del _MODELS["fake", None]

@@ -44,6 +44,11 @@ class RunPaths:
         return self.root / "lf_scores"
 
     @property
+    def encodings(self) -> Path:
+        """Text encodings of the neural LFs, kept across label runs (one file per model and length)."""
+        return self.root / "encodings"
+
+    @property
     def partitioned(self) -> Path:
         return self.root / "partitioned"
 

@@ -21,6 +21,7 @@ from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
+from weakrank.similarity import kept_encodings
 
 
 @locked("ingest")
@@ -55,14 +56,16 @@ def label(
         write_parquet(votes, paths.votes, metadata=meta)
         return votes
     data_key = dataset.fingerprint()
-    votes = apply_lfs(
-        dataset,
-        lfs,
-        cache_dir=paths.lf_scores,
-        fingerprints={lf.name: cache_key(lf, cfg.label.fingerprint(spec), data_key) for lf, spec in zip(lfs, cfg.label.lfs)},
-        progress=progress,
-        reuse=not force,
-    )
+    with kept_encodings(paths.encodings):  # a neural LF added later encodes no text the others encoded
+        votes = apply_lfs(
+            dataset,
+            lfs,
+            cache_dir=paths.lf_scores,
+            fingerprints={lf.name: cache_key(lf, cfg.label.fingerprint(spec), data_key)
+                          for lf, spec in zip(lfs, cfg.label.lfs)},
+            progress=progress,
+            reuse=not force,
+        )
     write_parquet(votes, paths.votes, metadata={"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs]})
     return votes
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import hashlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
+from weakrank.io import read_npz, write_npz
 from weakrank.models import pool_tokens
 
 Encoder = Callable[[list[str]], np.ndarray]
@@ -27,35 +31,62 @@ OUTPUTS = ("sentence", "cls", "mean")  # what one forward pass gives: the model'
 class SharedEncoder:
     """A sentence-transformers model that encodes each distinct text once for every LF reading it: its
     sentence embedding, the [CLS] vector and the tokens' masked mean all come from one forward pass
-    (length-sorted batches, as ``SentenceTransformer.encode``), kept for ``max_items`` texts."""
+    (length-sorted batches, as ``SentenceTransformer.encode``), kept for ``max_items`` texts, by text hash
+    (:meth:`save` / :meth:`load`: across runs, see :func:`kept_encodings`)."""
 
     def __init__(self, model, batch_size: int = 64, chunk: int = 1024, max_items: int = 200_000) -> None:
         self.model, self.batch_size, self.chunk, self.max_items = model, batch_size, chunk, max_items
-        self.store: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.store: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.added = 0  # encodings stored since the last save or load
 
-    def _forward(self, texts: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _forward(self, texts: list[str]) -> dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         out = {}
         for start in range(0, len(texts), self.chunk):  # token vectors of a chunk only, then three vectors a text
             part = texts[start : start + self.chunk]
             encoded = self.model.encode(part, batch_size=self.batch_size, output_value=None, show_progress_bar=False)
             for text, features in zip(part, encoded):
                 tokens, mask = features["token_embeddings"].float()[None], features["attention_mask"][None]
-                out[text] = (features["sentence_embedding"].float().cpu().numpy(),
-                             *(pool_tokens(tokens, mask, pooling)[0].cpu().numpy() for pooling in ("cls", "mean")))
+                out[text_key(text)] = (features["sentence_embedding"].float().cpu().numpy(),
+                                       *(pool_tokens(tokens, mask, pooling)[0].cpu().numpy() for pooling in ("cls", "mean")))
         return out
 
     def __call__(self, texts: list[str], output: str = "sentence") -> np.ndarray:
         """``output`` (one of :data:`OUTPUTS`) of each of ``texts``."""
         k = OUTPUTS.index(output)
-        missing = [t for t in dict.fromkeys(texts) if t not in self.store]
-        fresh = self._forward(sorted(missing, key=len)) if missing else {}
-        room = self.max_items - len(self.store)
-        self.store.update(list(fresh.items())[: max(room, 0)])
-        vectors = [(self.store.get(t) or fresh[t])[k] for t in texts]
+        keys = [text_key(t) for t in texts]
+        missing = {key: t for key, t in zip(keys, texts) if key not in self.store}
+        fresh = self._forward(sorted(missing.values(), key=len)) if missing else {}
+        kept = list(fresh.items())[: max(self.max_items - len(self.store), 0)]
+        self.store.update(kept)
+        self.added += len(kept)
+        vectors = [(self.store.get(key) or fresh[key])[k] for key in keys]
         return np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+
+    def save(self, path: str | Path) -> Path:
+        """Write every stored encoding to ``path`` (``.npz``: text hashes and the three outputs)."""
+        keys = list(self.store)
+        arrays = {"keys": np.array(keys, dtype="S20")}
+        for k, output in enumerate(OUTPUTS):
+            arrays[output] = np.stack([self.store[key][k] for key in keys]) if keys else np.zeros((0, 0), np.float32)
+        self.added = 0
+        return write_npz(arrays, path)
+
+    def load(self, path: str | Path) -> SharedEncoder:
+        """Add the encodings :meth:`save` wrote to ``path`` (none when it does not exist)."""
+        if Path(path).exists():
+            arrays = read_npz(path)
+            rows = zip(*(arrays[output] for output in OUTPUTS))
+            self.store.update(list(zip(arrays["keys"].tolist(), rows))[: max(self.max_items - len(self.store), 0)])
+        return self
+
+
+def text_key(text: str) -> bytes:
+    """A text's key in an encoder's store: its SHA-1."""
+    return hashlib.sha1(text.encode()).digest()
 
 
 _MODELS: dict[tuple[str, int | None], SharedEncoder] = {}
+_KEPT: list[Path] = []  # the folder of kept encodings, while kept_encodings() is open
 
 
 def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 64) -> SharedEncoder:
@@ -65,12 +96,39 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
     from sentence_transformers import SentenceTransformer
 
     if (path, None) not in _MODELS:
-        _MODELS[path, None] = SharedEncoder(SentenceTransformer(path, device=None), batch_size)
+        _MODELS[path, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), path)
     default = _MODELS[path, None]
     if max_length is None or max_length == default.model.max_seq_length:
         return default
     if (path, max_length) not in _MODELS:
         model = SentenceTransformer(path, device=None)
         model.max_seq_length = max_length
-        _MODELS[path, max_length] = SharedEncoder(model, batch_size)
+        _MODELS[path, max_length] = _kept(SharedEncoder(model, batch_size), path)
     return _MODELS[path, max_length]
+
+
+def _file(encoder: SharedEncoder, path: str, folder: Path) -> Path:
+    name = hashlib.sha1(f"{path}\0{encoder.model.max_seq_length}".encode()).hexdigest()[:16]
+    return folder / f"{name}.npz"
+
+
+def _kept(encoder: SharedEncoder, path: str) -> SharedEncoder:
+    return encoder.load(_file(encoder, path, _KEPT[-1])) if _KEPT else encoder
+
+
+@contextmanager
+def kept_encodings(folder: str | Path) -> Iterator[None]:
+    """Within the block, the shared encoders read the encodings kept in ``folder`` (one file per model and
+    length) and write back what they added: a later run encodes no text twice (an LF added to a labelled
+    run, a re-label)."""
+    folder = Path(folder)
+    _KEPT.append(folder)
+    for (path, _), encoder in _MODELS.items():
+        encoder.load(_file(encoder, path, folder))
+    try:
+        yield
+    finally:
+        _KEPT.pop()
+        for (path, _), encoder in _MODELS.items():
+            if encoder.added:
+                encoder.save(_file(encoder, path, folder))
