@@ -115,9 +115,9 @@ def test_relative_train_files_resolve_against_the_config_folder(tmp_path):
     assert cfg.dataset.path == (tmp_path / "data").resolve() and cfg.run_dir == (tmp_path / "data" / "pipe").resolve()
 
 
-def test_a_bare_train_section_trains_with_the_defaults_the_readme_lists(tmp_path):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    assert options_table() in readme, "README's [train] table is not options_table()'s: paste it in again"
+def test_a_bare_train_section_trains_with_the_defaults_the_guide_lists(tmp_path):
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
+    assert options_table() in readme, "docs/guide.md's [train] table is not options_table()'s: paste it in again"
     table = readme[readme.index("| `[train]` key |"):].split("\n\n")[0].splitlines()[2:]
     listed = {}
     for row in (line for line in table if line.startswith("|")):
