@@ -37,7 +37,7 @@ from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.fusion import fusion_runs
-from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
+from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
@@ -125,6 +125,46 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run
+
+
+def compare_systems(description: str, csv_name: str, systems, contrasts: list[tuple[str, str]],
+                    datasets: list[str]) -> None:
+    """The command line of a benchmark that compares trained systems seed by seed: ``systems(cfg, split, seed,
+    quiet)`` gives each system's run of the evaluation split; per dataset, test MAP per seed, and a paired
+    t-test of each ``(a, b)`` of ``contrasts`` (per-query MAP, mean over seeds); ``benchmarks/<csv_name>``
+    keeps the rows (those of the datasets run are replaced); ``--markdown`` prints it as a table."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=datasets, choices=list(EVAL_SPLIT))
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help=f"only print {csv_name} as the docs' table")
+    args = parser.parse_args()
+    csv = ROOT / "benchmarks" / csv_name
+    if args.markdown:
+        table = pd.read_csv(csv).groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"])
+        print(to_markdown(table.rename(columns={"mean": "test MAP", "count": "seeds"}), ".4f"))
+        return
+    rows = []
+    for name in args.datasets:
+        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+        split, qrels = EVAL_SPLIT[name], read_parquet(cfg.run_dir / "dataset" / "qrels.parquet")
+        per_query: dict[str, list[pd.Series]] = {}
+        for seed in range(args.seeds):
+            for system, run in systems(cfg, split, seed, args.quiet).items():
+                ap = evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"]
+                per_query.setdefault(system, []).append(ap)
+                rows.append({"dataset": name, "seed": seed, "system": system, "map": ap.mean()})
+        for a, b in contrasts:
+            x, y = (sum(per_query[s]) / args.seeds for s in (a, b))
+            x, y = x.align(y, join="inner")
+            print(f"{name}: {a} − {b} = {x.mean() - y.mean():+.4f} MAP (p = {ttest_rel(x, y).pvalue:.3g}, "
+                  f"{len(x)} queries, {args.seeds} seeds)", flush=True)
+    table = pd.DataFrame(rows)
+    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
+    table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)
+    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
+    print(table.groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"]).to_string(
+        float_format=lambda v: f"{v:.4f}"))
 
 
 def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_encoder: bool

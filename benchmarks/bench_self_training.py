@@ -14,17 +14,13 @@ Run after ``bench_quality.py`` (it trains round 1 when it is not cached):
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
-from scipy.stats import ttest_rel
+from bench_quality import EVAL_SPLIT, compare_systems, shipped_run, trained_run
 
-from weakrank.config import load_config
-from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
+from weakrank.io import read_parquet, write_parquet
 from weakrank.label_models.fusion import standardize_within
 from weakrank.paths import RunPaths
 
@@ -46,46 +42,18 @@ def round_two_labels(cfg, seed: int, quiet: bool) -> Path:
     return path
 
 
+def systems(cfg, split: str, seed: int, quiet: bool) -> dict[str, pd.DataFrame]:
+    """Both rounds' students and shipped rankers on ``split``."""
+    labels = str(round_two_labels(cfg, seed, quiet))
+    return {"round 1 student": trained_run(cfg, split, seed, False, quiet)[0],
+            "round 1 shipped": shipped_run(cfg, split, seed),
+            "round 2 student": trained_run(cfg, split, seed, False, quiet, labels=labels)[0],
+            "round 2 shipped": shipped_run(cfg, split, seed, labels=labels)}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--markdown", action="store_true", help="only print self_training.csv as the docs' table")
-    args = parser.parse_args()
-    csv = ROOT / "benchmarks" / "self_training.csv"
-    if args.markdown:
-        table = pd.read_csv(csv).groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"])
-        print(to_markdown(table.rename(columns={"mean": "test MAP", "count": "seeds"}), ".4f"))
-        return
-    rows = []
-    for name in args.datasets:
-        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
-        split = EVAL_SPLIT[name]
-        qrels = read_parquet(cfg.run_dir / "dataset" / "qrels.parquet")
-        per_query: dict[str, list[pd.Series]] = {}
-        for seed in range(args.seeds):
-            labels = str(round_two_labels(cfg, seed, args.quiet))
-            runs = {"round 1 student": trained_run(cfg, split, seed, False, args.quiet)[0],
-                    "round 1 shipped": shipped_run(cfg, split, seed),
-                    "round 2 student": trained_run(cfg, split, seed, False, args.quiet, labels=labels)[0],
-                    "round 2 shipped": shipped_run(cfg, split, seed, labels=labels)}
-            for system, run in runs.items():
-                ap = evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"]
-                per_query.setdefault(system, []).append(ap)
-                rows.append({"dataset": name, "seed": seed, "system": system, "map": ap.mean()})
-        means = {system: sum(aps) / len(aps) for system, aps in per_query.items()}
-        for system in ("student", "shipped"):
-            a, b = means[f"round 2 {system}"].align(means[f"round 1 {system}"], join="inner")
-            print(f"{name}: round 2 − round 1 {system} = {a.mean() - b.mean():+.4f} MAP "
-                  f"(p = {ttest_rel(a, b).pvalue:.3g}, {len(a)} queries, {args.seeds} seeds)")
-    table = pd.DataFrame(rows)
-    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
-    old = old[~old["dataset"].isin(table["dataset"])]
-    table = pd.concat([old, table], ignore_index=True)
-    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
-    print(table.groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"]).to_string(
-        float_format=lambda v: f"{v:.4f}"))
+    compare_systems(__doc__, "self_training.csv", systems,
+                    [("round 2 student", "round 1 student"), ("round 2 shipped", "round 1 shipped")], list(EVAL_SPLIT))
 
 
 if __name__ == "__main__":

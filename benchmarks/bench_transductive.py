@@ -11,16 +11,11 @@ Run: ``python benchmarks/bench_transductive.py --datasets trecqa --seeds 2``
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
-from scipy.stats import ttest_rel
+from bench_quality import compare_systems, shipped_run, trained_run
 
-from weakrank.config import load_config
-from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
+from weakrank.io import read_parquet, write_parquet
 from weakrank.paths import RunPaths
 
 
@@ -32,43 +27,18 @@ def every_split_labels(cfg) -> str:
     return str(path)
 
 
+def systems(cfg, split: str, seed: int, quiet: bool) -> dict[str, pd.DataFrame]:
+    """The inductive and transductive students and shipped rankers on ``split``."""
+    every = {"labels": every_split_labels(cfg), "dev_split": "", "max_epochs": 0.0}
+    return {"inductive student": trained_run(cfg, split, seed, False, quiet)[0],
+            "inductive shipped": shipped_run(cfg, split, seed),
+            "transductive student": trained_run(cfg, split, seed, False, quiet, **every)[0],
+            "transductive shipped": shipped_run(cfg, split, seed, **every)}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=["trecqa"], choices=list(EVAL_SPLIT))
-    parser.add_argument("--seeds", type=int, default=1)
-    parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--markdown", action="store_true", help="only print transductive.csv as the docs' table")
-    args = parser.parse_args()
-    csv = ROOT / "benchmarks" / "transductive.csv"
-    if args.markdown:
-        table = pd.read_csv(csv).groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std", "count"])
-        print(to_markdown(table.rename(columns={"mean": "test MAP", "count": "seeds"}), ".4f"))
-        return
-    rows = []
-    for name in args.datasets:
-        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
-        split, qrels = EVAL_SPLIT[name], read_parquet(cfg.run_dir / "dataset" / "qrels.parquet")
-        every = {"labels": every_split_labels(cfg), "dev_split": "", "max_epochs": 0.0}
-        per_query: dict[str, list[pd.Series]] = {}
-        for seed in range(args.seeds):
-            runs = {"inductive student": trained_run(cfg, split, seed, False, args.quiet)[0],
-                    "inductive shipped": shipped_run(cfg, split, seed),
-                    "transductive student": trained_run(cfg, split, seed, False, args.quiet, **every)[0],
-                    "transductive shipped": shipped_run(cfg, split, seed, **every)}
-            for system, run in runs.items():
-                ap = evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"]
-                per_query.setdefault(system, []).append(ap)
-                rows.append({"dataset": name, "seed": seed, "system": system, "map": ap.mean()})
-        for system in ("student", "shipped"):
-            a, b = (sum(per_query[f"{kind} {system}"]) / args.seeds for kind in ("transductive", "inductive"))
-            a, b = a.align(b, join="inner")
-            print(f"{name}: transductive − inductive {system} = {a.mean() - b.mean():+.4f} MAP "
-                  f"(p = {ttest_rel(a, b).pvalue:.3g}, {len(a)} queries, {args.seeds} seeds)")
-    table = pd.DataFrame(rows)
-    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
-    table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)
-    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
-    print(table.groupby(["dataset", "system"], sort=False)["map"].agg(["mean", "std"]).to_string())
+    compare_systems(__doc__, "transductive.csv", systems, [("transductive student", "inductive student"),
+                                                           ("transductive shipped", "inductive shipped")], ["trecqa"])
 
 
 if __name__ == "__main__":

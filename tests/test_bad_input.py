@@ -315,8 +315,9 @@ def test_lf_score_cache_is_keyed_by_the_lf_source_and_the_dataset(tmp_path):
 
 
 def _labelled(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n"
-              "q2 Q0 d2 1 1.0 x\nq2 Q0 d1 2 0.5 x\n"):
-    """A run dir with votes and labels of a two-query TREC set (split test, trained on as train_split)."""
+              "q2 Q0 d2 1 1.0 x\nq2 Q0 d1 2 0.5 x\n", edit=None):
+    """A run dir with votes and labels of a two-query TREC set (split test, trained on as train_split); ``edit``
+    rewrites labels.parquet (a function of the labels table)."""
     from weakrank.pipeline import aggregate, label
 
     path = _config(_trec(tmp_path, queries=queries, run=run), '[train]\ntrain_split = "test"\nmax_steps = 1\n')
@@ -324,6 +325,9 @@ def _labelled(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d
     path.write_text(text.replace('[label]\nlfs = ["bm25", "tfidf"]\n', "").replace("[dataset]", '[label]\nlfs = ["bm25", "tfidf"]\n[dataset]'))
     cfg = load_config(path)
     ingest(cfg), label(cfg, progress=False), aggregate(cfg)
+    if edit is not None:
+        path = RunPaths(cfg.run_dir).labels
+        edit(pd.read_parquet(path)).to_parquet(path)
     return cfg
 
 
@@ -345,27 +349,19 @@ def test_labels_of_another_dataset_are_refused_at_train(tmp_path):
 
 @pytest.mark.parametrize(("field", "value"), [("p_relevant", 1.7), ("p_relevant", -0.3), ("confidence", 1.5)])
 def test_labels_outside_zero_one_are_refused_at_train(tmp_path, field, value):
-    cfg = _labelled(tmp_path)
-    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
-    labels.loc[2, field] = value
-    labels.to_parquet(RunPaths(cfg.run_dir).labels)
+    cfg = _labelled(tmp_path, edit=lambda labels: labels.assign(**{field: labels[field].where(labels.index != 2, value)}))
     with pytest.raises(DataError, match=rf"labels.parquet: row 2: {field}: {value} is outside \[0, 1\]"):
         _train(cfg)
 
 
 def test_nan_label_scores_on_the_train_rows_are_located(tmp_path):
-    cfg = _labelled(tmp_path)
-    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
-    labels["score"] = float("nan")
-    labels.to_parquet(RunPaths(cfg.run_dir).labels)
+    cfg = _labelled(tmp_path, edit=lambda labels: labels.assign(score=float("nan")))
     with pytest.raises(DataError, match=r"labels.parquet: row 0: score: NaN on 4 rows of split 'test' \(rows 0, 1, 2"):
         _train(cfg)
 
 
 def test_labels_without_label_or_confidence_name_the_file(tmp_path):
-    cfg = _labelled(tmp_path)
-    labels = pd.read_parquet(RunPaths(cfg.run_dir).labels)
-    labels.drop(columns=["confidence"]).to_parquet(RunPaths(cfg.run_dir).labels)
+    cfg = _labelled(tmp_path, edit=lambda labels: labels.drop(columns=["confidence"]))
     with pytest.raises(DataError, match=r"labels.parquet: confidence: missing column \(run `weakrank aggregate`\)"):
         _train(cfg)
 
