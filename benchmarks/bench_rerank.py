@@ -5,7 +5,8 @@ candidate of the evaluation split, timed as a whole (texts in, scores out) by:
 
 - ``CrossEncoder.predict``: sentence-transformers loading the same directory (the reference);
 - ``student fp32`` / ``student int8``: ``load_ranker(dir, student_only=True[, int8=True])``;
-- ``shipped fp32`` / ``shipped int8``: ``load_ranker(dir[, int8=True])``, the student with its LFs and teacher.
+- ``shipped fp32`` / ``shipped int8``: ``load_ranker(dir[, int8=True])``, the student with its LFs and teacher
+  (its neural LFs encode every text: the process's shared encodings are cleared before each run).
 
 Each row: pairs/s, the ratio to the reference measured in the same run, and test MAP (as ``bench_quality``).
 Writes ``benchmarks/rerank.csv`` (rows of the datasets run are replaced).
@@ -26,6 +27,7 @@ from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
+from weakrank.similarity import _MODELS
 from weakrank.training.rankers import load_ranker
 from weakrank.training.run import model_dir
 from weakrank.training.shipped import FUSION_FILE, ship
@@ -64,6 +66,8 @@ def main() -> None:
             "shipped int8": lambda: load_ranker(directory, "cpu", int8=True).score_frame(pairs, args.batch_size),
         }
         for system, score in systems.items():
+            for encoder in _MODELS.values():  # every shipped run encodes its texts: nothing kept from the last
+                encoder.store.clear()
             started = time.perf_counter()
             scores = score()
             seconds = time.perf_counter() - started
