@@ -147,8 +147,8 @@ class RankingLF:
             self.resource = self.restore_fn(read_npz(path))
         elif self.fit_fn is not None:
             if not self.per_process:
-                raise LFError(self.name, "is fitted on its dataset and exports no state (give ranking_lf "
-                                         "export= and restore=) : it cannot score without the dataset")
+                raise LFError(self.name, "is fitted on its dataset and exports no state: it cannot score without "
+                                         "the dataset (give ranking_lf export= and restore=)")
             self.resource = self.fit_fn(None)
         self._fitted_on = None
         return self
