@@ -121,7 +121,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
         return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
-        ship(directory, cfg)
+        ship(cfg, directory)
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run

@@ -52,7 +52,7 @@ def main() -> None:
         paths = RunPaths(cfg.run_dir)
         directory = model_dir(cfg, f"bench/models/{trained_name(cfg, 0, False)}")
         if not (directory / FUSION_FILE).exists():
-            ship(directory, cfg)
+            ship(cfg, directory)
         pairs = Dataset.load(paths.dataset).subset(splits=[EVAL_SPLIT[name]]).pairs()
         qrels = read_parquet(paths.dataset / "qrels.parquet")
         texts = list(zip(pairs["query"], pairs["passage"]))

@@ -74,3 +74,11 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path):
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]
+    # the model ships the teacher the labels came from: its few-shot weighting, not a label-free refit
+    import json
+
+    from weakrank.training.shipped import FUSION_FILE, ship
+
+    ship(cfg, tmp_path / "model")
+    shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
+    assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]

@@ -127,7 +127,7 @@ def test_an_lf_fitted_on_the_collection_that_cannot_export_keeps_the_student_alo
     target = shutil.copytree(RunPaths(cfg.run_dir).models() / "best", tmp_path / "model")
     (target / FUSION_FILE).unlink()
     with pytest.warns(UserWarning, match="export no state"):
-        assert ship(target, other) is None
+        assert ship(other, target) is None
     assert not (target / FUSION_FILE).exists()
 
 

@@ -137,9 +137,7 @@ def train(
         if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
             callback.save(tc.policy_path)
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        for name in ("best", "final"):
-            if (trainer.out_dir / name).is_dir():
-                ship(trainer.out_dir / name, cfg)
+        ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()))
     return result
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import read_parquet, write_text
+from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.label_models.fusion import ScoreFusionModel, average_views
 from weakrank.labeling import lf_names, score_lf, score_matrix
 from weakrank.lf import RankingLF
@@ -85,12 +85,13 @@ def _load_lf(directory: Path, entry: dict) -> RankingLF:
     return lf.load_state(directory / entry["state"] if entry["state"] else None)
 
 
-def ship(directory: str | Path, cfg: PipelineConfig) -> Path | None:
-    """Write the teacher of a model trained on ``cfg``'s run directory into ``directory``: each LF (spec,
-    options, collection statistics) and the fusion label model fitted without gold on every pair of
-    ``votes.parquet`` (``[aggregate] options`` when the label model is ``fusion``). None, with a warning, when an
-    LF cannot score without the collection (a ``fit`` without ``export``): the directory stays the student's."""
-    directory, paths = Path(directory), RunPaths(cfg.run_dir)
+def ship(cfg: PipelineConfig, *directories: str | Path) -> list[Path] | None:
+    """Write the teacher of a model trained on ``cfg``'s run directory into each of ``directories``: each LF
+    (spec, options, collection statistics) and the fusion label model as ``aggregate`` fitted it without gold
+    (its state in labels.parquet; refitted on every pair of ``votes.parquet`` when the labels come from another
+    label model or carry no state). Returns the fusion files written; None, with a warning, when an LF cannot
+    score without the collection (a ``fit`` without ``export``): the directories stay the student's."""
+    paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
     if [lf.name for lf in lfs] != lf_names(votes):
@@ -98,23 +99,36 @@ def ship(directory: str | Path, cfg: PipelineConfig) -> Path | None:
                         "re-run `weakrank label`", file=paths.votes)
     stuck = [lf.name for lf in lfs if not lf.portable]
     if stuck:
-        warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: {directory} holds the student "
-                      "alone (give ranking_lf export= and restore=)", stacklevel=2)
+        warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: {', '.join(map(str, directories))} "
+                      "holds the student alone (give ranking_lf export= and restore=)", stacklevel=2)
         return None
-    options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
-    teacher = ScoreFusionModel(**options).fit(score_matrix(votes), votes["query_id"].to_numpy())
+    teacher = _teacher(cfg, paths, votes)
     dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
-    entries = []
-    for spec, lf in zip(cfg.label.lfs, lfs):
-        state = None
-        if lf.export_fn is not None:
-            state = f"{LF_DIR}/{lf.name}.npz"
-            lf.fit(dataset).save_state(directory / state)
-        entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
-                        "options": cfg.label.lf_options.get(spec, {}), "state": state})
-    saved = {"lfs": entries, "teacher": teacher.params()}
-    _card(directory, lfs, teacher)
-    return write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)  # last: the directory's commit point
+    fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
+    written = []
+    for directory in map(Path, directories):
+        entries = []
+        for spec, lf in zip(cfg.label.lfs, fitted):
+            state = f"{LF_DIR}/{lf.name}.npz" if lf.export_fn is not None else None
+            if state:
+                lf.save_state(directory / state)
+            entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
+                            "options": cfg.label.lf_options.get(spec, {}), "state": state})
+        _card(directory, lfs, teacher)
+        saved = {"lfs": entries, "teacher": teacher.params()}
+        written.append(write_text(json.dumps(saved, indent=1), directory / FUSION_FILE))  # the commit point
+    return written
+
+
+def _teacher(cfg: PipelineConfig, paths: RunPaths, votes: pd.DataFrame) -> ScoreFusionModel:
+    """The fusion label model ``aggregate`` fitted (few-shot weighting included), else one fitted without gold
+    on every pair of ``votes``."""
+    meta = read_metadata(paths.labels) if paths.labels.exists() else {}
+    params = meta.get("params") or {}
+    if meta.get("model") == "fusion" and meta.get("lfs") == lf_names(votes) and "scales" in params:
+        return ScoreFusionModel.from_params(params)
+    options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
+    return ScoreFusionModel(**options).fit(score_matrix(votes), votes["query_id"].to_numpy())
 
 
 def _portable_spec(spec: str, directory: Path) -> str:
