@@ -128,16 +128,19 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
 
 
 def compare_systems(description: str, csv_name: str, systems, contrasts: list[tuple[str, str]],
-                    datasets: list[str]) -> None:
+                    datasets: list[str], arguments=None) -> None:
     """The command line of a benchmark that compares trained systems seed by seed: ``systems(cfg, split, seed,
-    quiet)`` gives each system's run of the evaluation split; per dataset, test MAP per seed, and a paired
-    t-test of each ``(a, b)`` of ``contrasts`` (per-query MAP, mean over seeds); ``benchmarks/<csv_name>``
-    keeps the rows (those of the datasets run are replaced); ``--markdown`` prints it as a table."""
+    args)`` gives each system's run of the evaluation split (``args``: the parsed command line, with the
+    options ``arguments(parser)`` adds); per dataset, test MAP per seed, and a paired t-test of each
+    ``(a, b)`` of ``contrasts`` present (per-query MAP, mean over seeds); ``benchmarks/<csv_name>`` keeps the
+    rows (those of the datasets run are replaced); ``--markdown`` prints it as a table."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=datasets, choices=list(EVAL_SPLIT))
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--markdown", action="store_true", help=f"only print {csv_name} as the docs' table")
+    if arguments:
+        arguments(parser)
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / csv_name
     if args.markdown:
@@ -150,11 +153,11 @@ def compare_systems(description: str, csv_name: str, systems, contrasts: list[tu
         split, qrels = EVAL_SPLIT[name], read_parquet(cfg.run_dir / "dataset" / "qrels.parquet")
         per_query: dict[str, list[pd.Series]] = {}
         for seed in range(args.seeds):
-            for system, run in systems(cfg, split, seed, args.quiet).items():
+            for system, run in systems(cfg, split, seed, args).items():
                 ap = evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"]
                 per_query.setdefault(system, []).append(ap)
                 rows.append({"dataset": name, "seed": seed, "system": system, "map": ap.mean()})
-        for a, b in contrasts:
+        for a, b in [(a, b) for a, b in contrasts if a in per_query and b in per_query]:
             x, y = (sum(per_query[s]) / args.seeds for s in (a, b))
             x, y = x.align(y, join="inner")
             print(f"{name}: {a} − {b} = {x.mean() - y.mean():+.4f} MAP (p = {ttest_rel(x, y).pvalue:.3g}, "

@@ -25,7 +25,7 @@ from weakrank.label_models.fusion import standardize_within
 from weakrank.paths import RunPaths
 
 
-def round_two_labels(cfg, seed: int, quiet: bool) -> Path:
+def round_two_labels(cfg, seed: int) -> Path:
     """labels.parquet with ``score`` replaced by the round-1 shipped ranker's score of every pair."""
     path = cfg.run_dir / "bench" / f"round2_labels_seed{seed}.parquet"
     if path.exists():
@@ -42,12 +42,12 @@ def round_two_labels(cfg, seed: int, quiet: bool) -> Path:
     return path
 
 
-def systems(cfg, split: str, seed: int, quiet: bool) -> dict[str, pd.DataFrame]:
+def systems(cfg, split: str, seed: int, args) -> dict[str, pd.DataFrame]:
     """Both rounds' students and shipped rankers on ``split``."""
-    labels = str(round_two_labels(cfg, seed, quiet))
-    return {"round 1 student": trained_run(cfg, split, seed, False, quiet)[0],
+    labels = str(round_two_labels(cfg, seed))
+    return {"round 1 student": trained_run(cfg, split, seed, False, args.quiet)[0],
             "round 1 shipped": shipped_run(cfg, split, seed),
-            "round 2 student": trained_run(cfg, split, seed, False, quiet, labels=labels)[0],
+            "round 2 student": trained_run(cfg, split, seed, False, args.quiet, labels=labels)[0],
             "round 2 shipped": shipped_run(cfg, split, seed, labels=labels)}
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from bench_quality import compare_systems, shipped_run, trained_run
 
-from weakrank.io import read_parquet, write_parquet
+from weakrank.io import read_metadata, read_parquet, write_parquet
 from weakrank.paths import RunPaths
 
 
@@ -23,16 +23,17 @@ def every_split_labels(cfg) -> str:
     """labels.parquet with every row in the train split (what the student sees; gold is never read in weak mode)."""
     path = cfg.run_dir / "bench" / "transductive_labels.parquet"
     if not path.exists():
-        write_parquet(read_parquet(RunPaths(cfg.run_dir).labels).assign(split="train"), path)
+        labels = RunPaths(cfg.run_dir).labels  # its metadata keeps the label model's state: the same teacher
+        write_parquet(read_parquet(labels).assign(split="train"), path, metadata=read_metadata(labels))
     return str(path)
 
 
-def systems(cfg, split: str, seed: int, quiet: bool) -> dict[str, pd.DataFrame]:
+def systems(cfg, split: str, seed: int, args) -> dict[str, pd.DataFrame]:
     """The inductive and transductive students and shipped rankers on ``split``."""
     every = {"labels": every_split_labels(cfg), "dev_split": "", "max_epochs": 0.0}
-    return {"inductive student": trained_run(cfg, split, seed, False, quiet)[0],
+    return {"inductive student": trained_run(cfg, split, seed, False, args.quiet)[0],
             "inductive shipped": shipped_run(cfg, split, seed),
-            "transductive student": trained_run(cfg, split, seed, False, quiet, **every)[0],
+            "transductive student": trained_run(cfg, split, seed, False, args.quiet, **every)[0],
             "transductive shipped": shipped_run(cfg, split, seed, **every)}
 
 

@@ -64,11 +64,12 @@ def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split
 
 
 def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
-    """The judged queries of few-shot mode (``[aggregate] gold_queries``) recorded in labels.parquet, when a run
-    trains on those labels."""
-    if tc.supervised or tc.labels or not paths.labels.exists():
+    """The judged queries of few-shot mode (``[aggregate] gold_queries``) recorded in the labels a weak run
+    trains on."""
+    source = label_source(paths, tc)
+    if tc.supervised or not source.exists():
         return []
-    return list(read_metadata(paths.labels).get("gold_queries") or [])
+    return list(read_metadata(source).get("gold_queries") or [])
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
@@ -137,7 +138,8 @@ def train(
         if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
             callback.save(tc.policy_path)
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()))
+        ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()),
+             labels=label_source(RunPaths(cfg.run_dir), tc))
     return result
 
 

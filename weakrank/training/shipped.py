@@ -85,11 +85,11 @@ def _load_lf(directory: Path, entry: dict) -> RankingLF:
     return lf.load_state(directory / entry["state"] if entry["state"] else None)
 
 
-def ship(cfg: PipelineConfig, *directories: str | Path) -> list[Path] | None:
+def ship(cfg: PipelineConfig, *directories: str | Path, labels: str | Path | None = None) -> list[Path] | None:
     """Write the teacher of a model trained on ``cfg``'s run directory into each of ``directories``: each LF
-    (spec, options, collection statistics) and the fusion label model as ``aggregate`` fitted it without gold
-    (its state in labels.parquet; refitted on every pair of ``votes.parquet`` when the labels come from another
-    label model or carry no state). Returns the fusion files written; None, with a warning, when an LF cannot
+    (spec, options, collection statistics) and the fusion label model as ``aggregate`` fitted it (its state in
+    ``labels``, by default labels.parquet; refitted without gold on every pair of ``votes.parquet`` when the
+    labels come from another label model or carry no state). Returns the fusion files written; None, with a warning, when an LF cannot
     score without the collection (a ``fit`` without ``export``): the directories stay the student's."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
@@ -102,7 +102,7 @@ def ship(cfg: PipelineConfig, *directories: str | Path) -> list[Path] | None:
         warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: {', '.join(map(str, directories))} "
                       "holds the student alone (give ranking_lf export= and restore=)", stacklevel=2)
         return None
-    teacher = _teacher(cfg, paths, votes)
+    teacher = _teacher(cfg, Path(labels) if labels else paths.labels, votes)
     dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
     written = []
@@ -120,10 +120,10 @@ def ship(cfg: PipelineConfig, *directories: str | Path) -> list[Path] | None:
     return written
 
 
-def _teacher(cfg: PipelineConfig, paths: RunPaths, votes: pd.DataFrame) -> ScoreFusionModel:
-    """The fusion label model ``aggregate`` fitted (few-shot weighting included), else one fitted without gold
+def _teacher(cfg: PipelineConfig, labels: Path, votes: pd.DataFrame) -> ScoreFusionModel:
+    """The fusion label model that wrote ``labels`` (few-shot weighting included), else one fitted without gold
     on every pair of ``votes``."""
-    meta = read_metadata(paths.labels) if paths.labels.exists() else {}
+    meta = read_metadata(labels) if labels.exists() else {}
     params = meta.get("params") or {}
     if meta.get("model") == "fusion" and meta.get("lfs") == lf_names(votes) and "scales" in params:
         return ScoreFusionModel.from_params(params)
