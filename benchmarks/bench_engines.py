@@ -28,9 +28,9 @@ from matplotlib.figure import Figure
 
 from labeling_functions import make_bm25, make_tfidf, word_overlap
 from weakrank.dataset import Dataset
-from weakrank.datasets import load_dataset
 from weakrank.engines import EngineConfig, run_engine
 from weakrank.engines.partitions import iter_votes, vote_columns, write_pairs
+from weakrank.loaders import load_dataset
 from weakrank.plots import save_figure
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"

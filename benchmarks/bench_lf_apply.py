@@ -29,10 +29,10 @@ from snorkel.labeling import PandasLFApplier, labeling_function
 
 from labeling_functions import make_bm25, make_tfidf
 from weakrank.dataset import Dataset
-from weakrank.datasets import load_dataset
 from weakrank.io import to_markdown, write_text
 from weakrank.labeling import apply_lfs, vote_matrix
 from weakrank.lf import VoteRule
+from weakrank.loaders import load_dataset
 from weakrank.text import tokenize
 from weakrank.voting import rank_votes, to_snorkel
 
@@ -86,7 +86,7 @@ def neural(dataset: Dataset, name: str, repeats: int = 2) -> None:
     from sentence_transformers import SentenceTransformer
 
     from labeling_functions import make_bert_cosine, make_embedding_cosine
-    from weakrank.models import resolve_model
+    from weakrank.encoders import resolve_model
     from weakrank.similarity import shared_encoder
 
     pairs = dataset.pairs()

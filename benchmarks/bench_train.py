@@ -47,11 +47,11 @@ import torch
 import torch.nn.functional as F
 from transformers import AutoTokenizer
 
-from weakrank.datasets import load_dataset
-from weakrank.models import resolve_model
+from weakrank.encoders import resolve_model
+from weakrank.loaders import load_dataset
 from weakrank.training import TrainConfig
+from weakrank.training.cross_encoder import BertPR
 from weakrank.training.data import Batch, TrainingData
-from weakrank.training.model import BertPR
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import new_ranker
 from weakrank.training.samplers import UniformSampler

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from weakrank.dataset import Dataset
+from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
-from weakrank.models import DEFAULT_ENCODER, POOLINGS, resolve_model
 from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 

@@ -13,8 +13,8 @@ import pytest
 from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
-from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError, WeakrankError
+from weakrank.loaders import load_dataset
 from weakrank.paths import RunPaths
 from weakrank.pipeline import ingest
 

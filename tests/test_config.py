@@ -12,7 +12,7 @@ import pytest
 from weakrank.commands.train import options_table
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError
-from weakrank.evaluation.grid import grid_cells
+from weakrank.experiment.grid import grid_cells
 from weakrank.label_models import GenerativeModel, MajorityVote
 from weakrank.training import train_config
 

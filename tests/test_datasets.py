@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import shared
 from weakrank.dataset import Dataset
-from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError
+from weakrank.loaders import load_dataset
 
 
 def test_wikiqa_matches_the_files():

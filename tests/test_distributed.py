@@ -10,7 +10,7 @@ import torch.multiprocessing as mp
 from transformers import AutoTokenizer, BertConfig, BertModel
 
 from tests.test_training import labelled
-from weakrank.models import resolve_model
+from weakrank.encoders import resolve_model
 from weakrank.training import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.distributed import DistEnv, micro_batches

@@ -6,11 +6,11 @@ import pytest
 
 from labeling_functions import make_bm25, make_embedding_cosine, make_tfidf, word_overlap
 from tests.conftest import shared
-from weakrank.datasets import load_dataset
 from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, shipping
 from weakrank.engines.partitions import iter_votes, part_ids, partition_bounds, read_part, vote_columns
 from weakrank.errors import ConfigError
 from weakrank.labeling import apply_lfs
+from weakrank.loaders import load_dataset
 
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")

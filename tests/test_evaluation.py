@@ -11,11 +11,11 @@ from scipy.stats import ttest_rel
 from tests.conftest import shared
 from weakrank.bm25 import BM25Index
 from weakrank.cli import main
-from weakrank.datasets import load_dataset
 from weakrank.evaluation.calibration import ece, memorisation_gap
 from weakrank.evaluation.metrics import evaluate_run, r_n_at_k
 from weakrank.evaluation.significance import paired_tests
 from weakrank.evaluation.tables import format_table, queries_note, results_table
+from weakrank.loaders import load_dataset
 
 
 def test_metrics_by_hand():
@@ -139,7 +139,7 @@ def write_config(tmp_path):
 
 
 def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
-    from weakrank.evaluation import grid
+    from weakrank.experiment import grid
 
     cfg_path = write_config(tmp_path)
     assert main(["run", str(cfg_path), "--quiet", "--stages", "ingest,label,analyze"]) == 0
@@ -174,7 +174,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
             "BERT-PR supervised"} <= set(results)
     assert len(results["BERT-PR T-WSLS ε=0.3 (generative, NS bm25)"]) == 2  # two seeds
 
-    from weakrank.evaluation.report import build_report
+    from weakrank.experiment.report import build_report
 
     report = build_report(cfg, results)
     text = report.read_text()
@@ -189,7 +189,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
 
 
 def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
-    from weakrank.evaluation.report import action_figure
+    from weakrank.experiment.report import action_figure
 
     cells = pd.DataFrame({"key": ["a", "b", "c"], "row": ["AC-IR", "AC-IR", "fixed"], "sampler": ["policy", "policy", "bm25"]})
     for key, first in (("a", "bm25"), ("b", "random")):
@@ -203,7 +203,7 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
 def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     """The label-relaxation paper's (seed 004) noise study: PR / PR+LR bi-encoder cells on gold labels."""
     from weakrank.config import load_config
-    from weakrank.evaluation import grid
+    from weakrank.experiment import grid
 
     cfg_path = write_config(tmp_path)
     text = cfg_path.read_text().replace('variants = ["hinge", "twsls"]', textwrap.dedent('''\
@@ -225,7 +225,7 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
 def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
     """An LF tied on a whole list abstains there: RRF and CombSUM of that list are those of the other LFs
     alone (ranx would rank the tied list in an arbitrary order); where it ranks, it counts."""
-    from weakrank.fusion import fusion_runs
+    from weakrank.baselines import fusion_runs
 
     rng = np.random.default_rng(0)
     votes = pd.DataFrame({"query_id": np.repeat(["q1", "q2"], 6), "passage_id": [f"p{i}" for i in range(12)],

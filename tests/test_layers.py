@@ -11,19 +11,22 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, files and paths, progress bars, figures, text, models, metrics of runs
-    ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.models",
-     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation.metrics",
-     "weakrank.callbacks"],
+    # foundations: errors, files and paths, progress bars, figures, text, encoders, measuring runs
+    ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
+     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation"],
     # data and labeling functions
-    ["weakrank.dataset", "weakrank.datasets", "weakrank.lf", "weakrank.voting", "weakrank.registry",
+    ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
-    ["weakrank.label_models", "weakrank.fusion", "weakrank.analysis", "weakrank.engines"],
-    # the pipeline config, the label stages, the AC-IR policy (it drives a trainer it does not import)
-    ["weakrank.config", "weakrank.validation", "weakrank.pipeline", "weakrank.policy"],
+    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines"],
+    # the pipeline config and its checks
+    ["weakrank.config", "weakrank.validation"],
+    # rankers trained on the labels (the AC-IR policy drives a trainer through its callback hooks)
     ["weakrank.training"],
-    ["weakrank.evaluation", "weakrank.retrieval", "weakrank.pyterrier"],
+    # every stage as a function; what is built on trained rankers
+    ["weakrank.pipeline", "weakrank.retrieval", "weakrank.pyterrier"],
+    # experiments over many trained rankers: the grid, its report
+    ["weakrank.experiment"],
     ["weakrank.commands", "weakrank.cli"],
 ]
 
@@ -83,7 +86,7 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
-    code = ("import matplotlib; matplotlib.use('svg'); import weakrank.training, weakrank.evaluation.report, "
+    code = ("import matplotlib; matplotlib.use('svg'); import weakrank.training, weakrank.experiment.report, "
             "weakrank.cli; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "svg"

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from tests.conftest import shared
-from weakrank.datasets import load_dataset
 from weakrank.errors import DataError
+from weakrank.loaders import load_dataset
 from weakrank.noise import corrupt_labels, undo_corruption
 
 

@@ -11,8 +11,8 @@ import torch
 
 from weakrank.cli import main
 from weakrank.config import load_config
-from weakrank.datasets import load_dataset
 from weakrank.io import read_qrels, read_run
+from weakrank.loaders import load_dataset
 from weakrank.paths import RunPaths
 from weakrank.training.rankers import load_ranker
 

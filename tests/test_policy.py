@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from weakrank.policy import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
-from weakrank.policy.callback import PolicyCallback
+from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
+from weakrank.training.policy.callback import PolicyCallback
 
 
 def test_rewards_by_hand():
@@ -106,7 +106,7 @@ def test_saved_policy_acts_the_same(tmp_path):
 def test_state_vector_from_the_real_tokenizer():
     from transformers import AutoModel, AutoTokenizer
 
-    from weakrank.models import resolve_model
+    from weakrank.encoders import resolve_model
 
     path = resolve_model("minilm")
     tokenizer = AutoTokenizer.from_pretrained(path)
@@ -123,7 +123,7 @@ def test_state_vector_from_the_real_tokenizer():
 @pytest.mark.slow
 def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     from tests.conftest import shared
-    from weakrank.datasets import load_dataset
+    from weakrank.loaders import load_dataset
     from weakrank.training import TrainConfig
     from weakrank.training.data import TrainingData
     from weakrank.training.run import trainer_from_config

@@ -19,7 +19,7 @@ from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standard
 from weakrank.labeling import score_matrix
 from weakrank.paths import RunPaths
 from weakrank.training import train
-from weakrank.training.model import BertPR
+from weakrank.training.cross_encoder import BertPR
 from weakrank.training.rankers import load_ranker
 from weakrank.training.run import score_split
 from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship

@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from tests.conftest import shared
-from weakrank.datasets import load_dataset
 from weakrank.errors import ConfigError, DataError
+from weakrank.loaders import load_dataset
 from weakrank.training import BertPR, TrainConfig, TrainerCallback
+from weakrank.training.cross_encoder import write_model_card
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
-from weakrank.training.model import write_model_card
 from weakrank.training.objectives import (
     Hinge,
     InBatch,
@@ -368,7 +368,7 @@ def test_target_lr_is_the_deprecated_name_of_relax():
 def test_auto_max_length_fits_three_of_four_training_pairs_within_the_cap(tiny):
     from transformers import AutoTokenizer
 
-    from weakrank.models import resolve_model
+    from weakrank.encoders import resolve_model
     from weakrank.training.lengths import CAP, STEP, auto_max_length, resolve_max_length
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_model("minilm"))

@@ -12,8 +12,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from weakrank.encoders import resolve_model
 from weakrank.errors import DataError
-from weakrank.models import resolve_model
 
 Encoder = Callable[[list[str]], np.ndarray]
 LOG_COLUMNS = ["query_id", "passage_id", "column", "old", "new", "swapped_with"]

@@ -8,15 +8,15 @@ from typing import Any
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
+from weakrank.baselines import fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
-from weakrank.datasets import load_dataset
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import DataError
-from weakrank.fusion import fusion_runs
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
 from weakrank.labeling import apply_lfs, cache_key, check_votes_table, lf_names
+from weakrank.loaders import load_dataset
 from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars

@@ -20,13 +20,13 @@ import numpy as np
 import pandas as pd
 import torch
 
+from weakrank.encoders import resolve_model
 from weakrank.errors import ConfigError
 from weakrank.io import atomic_dir, settle
-from weakrank.models import resolve_model
 from weakrank.progress import tqdm
 from weakrank.training.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.training.bi_encoder import BiEncoder
-from weakrank.training.model import CONFIG_FILE as BERT_PR_FILE
+from weakrank.training.cross_encoder import CONFIG_FILE as BERT_PR_FILE
 
 MANIFEST = "manifest.json"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
+from weakrank.encoders import pool_tokens
 from weakrank.io import read_npz, write_npz
-from weakrank.models import pool_tokens
 
 Encoder = Callable[[list[str]], np.ndarray]
 

@@ -16,7 +16,7 @@ from weakrank.paths import RunPaths
 
 def check_dataset(cfg: PipelineConfig) -> None:
     """``[dataset] loader`` names a loader and ``options`` are its keyword arguments."""
-    from weakrank.datasets import LOADERS
+    from weakrank.loaders import LOADERS
 
     loader = cfg.dataset.loader
     if loader not in LOADERS:
@@ -73,7 +73,7 @@ def dataset_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
         import pyarrow.parquet as pq
 
         return set(pq.read_table(queries, columns=["split"]).column("split").to_pylist())
-    from weakrank.datasets import LOADERS
+    from weakrank.loaders import LOADERS
 
     options = cfg.dataset.options
     defaults = {p.name: p.default for p in inspect.signature(LOADERS[cfg.dataset.loader]).parameters.values()}

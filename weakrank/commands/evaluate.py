@@ -32,8 +32,8 @@ def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "
 def cmd_evaluate(args: argparse.Namespace) -> None:
     """Against ``--qrels`` every positional is a run file; else against the run directory's qrels, and
     R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
-    from weakrank.evaluation.grid import bm25_negatives
     from weakrank.evaluation.tables import format_table, queries_note
+    from weakrank.experiment.grid import bm25_negatives
     from weakrank.io import read_parquet, read_qrels, write_text
 
     if args.qrels:
@@ -62,9 +62,9 @@ def add_require_flag(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:
-    from weakrank.evaluation.grid import run_experiment
-    from weakrank.evaluation.report import build_report
     from weakrank.evaluation.tables import format_table, queries_note, results_table
+    from weakrank.experiment.grid import run_experiment
+    from weakrank.experiment.report import build_report
 
     cfg = pipeline_config(args)
     if args.grid:

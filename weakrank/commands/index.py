@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from weakrank.commands import AddCommand, pipeline_config
+from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import ConfigError, DataError
-from weakrank.models import DEFAULT_ENCODER
 from weakrank.paths import RunPaths
 
 if TYPE_CHECKING:

@@ -86,8 +86,8 @@ def stage_rerank(args: argparse.Namespace) -> None:
 def cmd_compare(args: argparse.Namespace) -> None:
     """The trained ranker side by side with what a user already has: BM25 (the baseline of the t-tests),
     every other LF, RRF fusion of the LFs, and the label model it learned from."""
-    from weakrank.evaluation.systems import column_run
-    from weakrank.fusion import fusion_runs
+    from weakrank.baselines import fusion_runs
+    from weakrank.experiment.systems import column_run
     from weakrank.io import read_metadata, read_parquet, write_run
     from weakrank.labeling import SCORE, lf_names
     from weakrank.training.run import train_config

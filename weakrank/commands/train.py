@@ -10,10 +10,9 @@ from typing import Any
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import PipelineConfig
+from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError
-from weakrank.models import POOLINGS
 from weakrank.paths import RunPaths
-from weakrank.policy.rewards import REWARDS
 from weakrank.training.config import (
     ARCHITECTURES,
     LOSSES,
@@ -24,6 +23,7 @@ from weakrank.training.config import (
     TARGETS,
     TrainConfig,
 )
+from weakrank.training.policy.rewards import REWARDS
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,1 +1,1 @@
-"""Evaluation: IR metrics (ir-measures), R_n@k, significance, calibration, the experiment grid, the report."""
+"""Measuring rankings: IR metrics (ir-measures), R_n@k, significance, ranking calibration, result tables, run checks."""

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from weakrank.config import check_keys, did_you_mean, located, schema
+from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError
-from weakrank.models import POOLINGS
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 LOSSES = ("hinge", "ce", "kl")

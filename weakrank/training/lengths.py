@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from weakrank.models import resolve_model
+from weakrank.encoders import resolve_model
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.data import TrainingData
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from weakrank.training.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.training.bi_encoder import BiEncoder
 from weakrank.training.config import TrainConfig
-from weakrank.training.model import CONFIG_FILE as BERT_PR_FILE
-from weakrank.training.model import BertPR
+from weakrank.training.cross_encoder import CONFIG_FILE as BERT_PR_FILE
+from weakrank.training.cross_encoder import BertPR
 from weakrank.training.shipped import FUSION_FILE, FusedRanker
 
 Ranker = BertPR | BiEncoder

@@ -9,21 +9,21 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.callbacks import TrainerCallback
 from weakrank.config import PipelineConfig, located
 from weakrank.dataset import Dataset
-from weakrank.datasets.trec import load_trec
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata, read_parquet, write_run
 from weakrank.labeling import lf_names
+from weakrank.loaders.trec import load_trec
 from weakrank.paths import RunPaths
-from weakrank.policy import ActorCriticAgent, TermWeightedEncoder
-from weakrank.policy.callback import PolicyCallback
+from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.label_checks import check_label_table
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
+from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder
+from weakrank.training.policy.callback import PolicyCallback
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
 from weakrank.training.samplers import NegativeSampler, make_sampler
 from weakrank.training.shipped import FusedRanker, ship

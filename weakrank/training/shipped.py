@@ -29,9 +29,9 @@ from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.label_models.fusion import ScoreFusionModel, average_views
 from weakrank.labeling import lf_names, score_lf, score_matrix
 from weakrank.lf import RankingLF
-from weakrank.models import RanksPassages
 from weakrank.paths import RunPaths
 from weakrank.registry import resolve_lf
+from weakrank.training.ranking import RanksPassages
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 

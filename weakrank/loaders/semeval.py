@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import FILE, dataset_from_pairs
 from weakrank.errors import DataError
+from weakrank.loaders.tables import FILE, dataset_from_pairs
 
 FILES = {
     "train": "SemEval2016-Task3-CQA-QL-train-part2.xml",

@@ -19,12 +19,12 @@ from typing import Any
 
 import pandas as pd
 
+from weakrank.baselines import METHODS
 from weakrank.config import PipelineConfig, check_keys, did_you_mean, schema
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
-from weakrank.evaluation.systems import unsupervised_runs
-from weakrank.fusion import METHODS
+from weakrank.experiment.systems import unsupervised_runs
 from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
 from weakrank.label_models import fit_labels
 from weakrank.labeling import lf_names

@@ -18,9 +18,10 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 from transformers import AutoModel, AutoTokenizer
 
+from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
 from weakrank.errors import DataError
 from weakrank.io import write_text
-from weakrank.models import DEFAULT_ENCODER, POOLINGS, RanksPassages, pool_tokens, resolve_model
+from weakrank.training.ranking import RanksPassages
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)

@@ -2,7 +2,7 @@
 
 A callback subclasses :class:`TrainerCallback` and overrides the hooks it needs; each receives the trainer
 (its ``progress``, ``model``, ``objective``, ``sampler``, ``args``, ``out_dir``, …). The AC-IR policy
-(:class:`weakrank.policy.callback.PolicyCallback`) is one.
+(:class:`weakrank.training.policy.callback.PolicyCallback`) is one.
 """
 
 from __future__ import annotations

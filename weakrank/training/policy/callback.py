@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from weakrank.callbacks import TrainerCallback
 from weakrank.io import write_text
 from weakrank.plots import line_plot
-from weakrank.policy.agent import ActorCriticAgent
-from weakrank.policy.rewards import reward
-from weakrank.policy.state import TermWeightedEncoder, TrainingState
+from weakrank.training.callbacks import TrainerCallback
+from weakrank.training.policy.agent import ActorCriticAgent
+from weakrank.training.policy.rewards import reward
+from weakrank.training.policy.state import TermWeightedEncoder, TrainingState
 
 
 class PolicyCallback(TrainerCallback):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import FILE, LINE, dataset_from_pairs, fail_at, read_tsv
+from weakrank.loaders.tables import FILE, LINE, dataset_from_pairs, fail_at, read_tsv
 
 COLUMNS = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 

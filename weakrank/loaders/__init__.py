@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.beir import load_beir
-from weakrank.datasets.semeval import load_semeval
-from weakrank.datasets.trec import load_trec
-from weakrank.datasets.trecqa import load_trecqa
-from weakrank.datasets.wikiqa import load_wikiqa
 from weakrank.errors import ConfigError, did_you_mean
+from weakrank.loaders.beir import load_beir
+from weakrank.loaders.semeval import load_semeval
+from weakrank.loaders.trec import load_trec
+from weakrank.loaders.trecqa import load_trecqa
+from weakrank.loaders.wikiqa import load_wikiqa
 
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "wikiqa": load_wikiqa,

@@ -10,7 +10,7 @@ A config gives each split its files (paths relative to ``[dataset] path``)::
     qrels = "test.qrels"
 
 A split without a run gets the BM25 top-``k`` of the collection for each query
-(:func:`~weakrank.datasets.candidates.bm25_candidates`, as the BEIR loader). Without ``splits``, the ``queries``,
+(:func:`~weakrank.loaders.candidates.bm25_candidates`, as the BEIR loader). Without ``splits``, the ``queries``,
 ``run`` (default ``run.trec`` if present) and ``qrels`` (if present) options form the one split ``split``.
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
-from weakrank.datasets.candidates import bm25_candidates
-from weakrank.datasets.tables import check_text, check_unique, fail_at, read_tsv
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_qrels, read_run
+from weakrank.loaders.candidates import bm25_candidates
+from weakrank.loaders.tables import check_text, check_unique, fail_at, read_tsv
 
 SPLIT_KEYS = {"queries", "run", "qrels"}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.fusion import fusion_runs
+from weakrank.baselines import fusion_runs
 from weakrank.label_models import fit_predict, make_label_model
 from weakrank.labeling import SCORE, lf_names
 

@@ -1,7 +1,7 @@
 """BEIR layout (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``), e.g. SciFact.
 
 BEIR has no candidate lists: each judged query gets the BM25 top-``k`` of the corpus
-(:func:`~weakrank.datasets.candidates.bm25_candidates`), or the lists of a TREC run file when one is given.
+(:func:`~weakrank.loaders.candidates.bm25_candidates`), or the lists of a TREC run file when one is given.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
-from weakrank.datasets.candidates import bm25_candidates
-from weakrank.datasets.tables import (
+from weakrank.errors import DataError
+from weakrank.loaders.candidates import bm25_candidates
+from weakrank.loaders.tables import (
     FILE,
     LINE,
     check_consistent,
@@ -23,8 +24,7 @@ from weakrank.datasets.tables import (
     read_lines,
     read_tsv,
 )
-from weakrank.datasets.trec import judge, run_rows
-from weakrank.errors import DataError
+from weakrank.loaders.trec import judge, run_rows
 
 
 def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:

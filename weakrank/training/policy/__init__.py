@@ -1,6 +1,6 @@
 """AC-IR (the AC-IR paper, seed 001): an actor-critic agent that picks the negative sampler during training.
 
-The names below are imported on first use (``weakrank.policy.rewards`` stays free of torch for the CLI)."""
+The names below are imported on first use (``weakrank.training.policy.rewards`` stays free of torch for the CLI)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from weakrank.policy.agent import ActorCriticAgent
-    from weakrank.policy.rewards import REWARDS, reward
-    from weakrank.policy.state import TermWeightedEncoder, TrainingState
+    from weakrank.training.policy.agent import ActorCriticAgent
+    from weakrank.training.policy.rewards import REWARDS, reward
+    from weakrank.training.policy.state import TermWeightedEncoder, TrainingState
 
 __all__ = ["REWARDS", "ActorCriticAgent", "TermWeightedEncoder", "TrainingState", "reward"]
 _HOMES = {"ActorCriticAgent": "agent", "REWARDS": "rewards", "reward": "rewards", "TermWeightedEncoder": "state",
@@ -19,5 +19,5 @@ _HOMES = {"ActorCriticAgent": "agent", "REWARDS": "rewards", "reward": "rewards"
 
 def __getattr__(name: str) -> Any:
     if name not in _HOMES:
-        raise AttributeError(f"module 'weakrank.policy' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"weakrank.policy.{_HOMES[name]}"), name)
+        raise AttributeError(f"module 'weakrank.training.policy' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"weakrank.training.policy.{_HOMES[name]}"), name)

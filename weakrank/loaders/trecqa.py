@@ -11,8 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.datasets.tables import FILE, LINE, dataset_from_pairs, read_text
 from weakrank.errors import DataError
+from weakrank.loaders.tables import FILE, LINE, dataset_from_pairs, read_text
 
 FILES = {"train": "TRAIN.xml", "dev": "DEV.xml", "test": "TEST.xml"}
 

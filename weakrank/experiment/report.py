@@ -23,9 +23,9 @@ from weakrank.evaluation.calibration import (
     reliability_diagram,
     softmax_within,
 )
-from weakrank.evaluation.grid import Cell, grid_cells
-from weakrank.evaluation.systems import column_run, label_model_scores
 from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
+from weakrank.experiment.grid import Cell, grid_cells
+from weakrank.experiment.systems import column_run, label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
