@@ -32,11 +32,11 @@ import pandas as pd
 from scipy.stats import ttest_rel
 
 from weakrank import pipeline
-from weakrank.baselines import fusion_runs
+from weakrank.baselines import column_run, fusion_runs
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.experiment.systems import column_run, label_model_scores
+from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import fuse_ranker

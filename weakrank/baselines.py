@@ -1,4 +1,5 @@
-"""Unsupervised fusion of the LFs' rankings, by ranx: the baselines a weak ranker must beat.
+"""What a user already has, as runs over one split: each LF's own ranking (BM25 among them) and the unsupervised
+fusions of the LFs' rankings, by ranx: the baselines a weak ranker must beat.
 
 ``fusion:rrf``: reciprocal-rank fusion (Cormack et al., 2009; k = 60) of every LF's ranking (of the LFs that
 rank a query's list: one whose scores are all tied there abstains).
@@ -15,6 +16,19 @@ import pandas as pd
 from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 
 METHODS = {"fusion:rrf": ("rrf", "min-max"), "fusion:combsum": ("sum", "zmuv")}
+
+
+def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
+    """A run ranking ``split``'s candidates by ``table[column]`` (an LF score, P(relevant), …)."""
+    rows = table[table["split"] == split]
+    return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"], "score": rows[column].astype(float)})
+
+
+def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
+    """The BM25 scores that pick R_n@k's negatives (the WSLS paper, seed 000), None without the bm25 LF."""
+    if SCORE + "bm25" not in votes.columns:
+        return None
+    return votes[["query_id", "passage_id"]].assign(score=votes[SCORE + "bm25"])
 
 
 def fuse_scores(votes: pd.DataFrame, names: list[str], method: str, norm: str) -> pd.Series:

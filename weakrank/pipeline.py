@@ -1,27 +1,37 @@
-"""The label stages (ingest, label, aggregate, analyze), each reading and writing files of the run
-directory (its layout: :mod:`weakrank.paths`)."""
+"""Every stage of the pipeline as a function of the config: ``ingest``, ``label``, ``aggregate``, ``analyze``,
+``train``, ``rerank``, ``evaluate`` (and ``index``, ``corrupt``). Each reads and writes files of the run
+directory (its layout: :mod:`weakrank.paths`) and returns what it wrote; the ``weakrank`` commands parse
+arguments, call one of these and print."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from weakrank.analysis import lf_scorers, lf_summary, quality_table
-from weakrank.baselines import fusion_runs
+from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
+from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.engines import engine_config, label_dataset
-from weakrank.errors import DataError
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
+from weakrank.errors import ConfigError, DataError
+from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
+from weakrank.evaluation.tables import results_table, runs_table
+from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
-from weakrank.labeling import apply_lfs, cache_key, check_votes_table, lf_names
+from weakrank.labeling import SCORE, apply_lfs, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
+
+if TYPE_CHECKING:
+    from weakrank.training.callbacks import TrainerCallback
 
 
 @locked("ingest")
@@ -133,3 +143,122 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         )
         quality_bars(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
     return tables
+
+
+def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
+          callbacks: list[TrainerCallback] | None = None, **overrides: Any) -> Path:
+    """Train the ranker ``[train]`` (plus ``overrides``) describes on ``labels.parquet`` (gold with
+    ``supervised``) and return its model directory (the best checkpoint, else the final model); with
+    ``fuse_lfs`` it carries its teacher. A torchrun process group is left however training ends."""
+    from weakrank.training.distributed import teardown
+    from weakrank.training.run import model_dir, train_config
+    from weakrank.training.run import train as train_ranker
+
+    try:
+        train_ranker(cfg, resume=resume, progress=progress, callbacks=callbacks, **overrides)
+    finally:
+        teardown()
+    return model_dir(cfg, train_config(cfg, **overrides).output)
+
+
+def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
+           int8: bool = False, **overrides: Any) -> Path:
+    """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
+    plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``: its student quantised."""
+    from weakrank.training.run import rerank as rerank_split
+
+    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, **overrides)
+
+
+@locked("evaluate")
+def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None) -> pd.DataFrame:
+    """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
+    BM25 scores), written to ``runs/evaluation.csv``; ``require`` (default ``[evaluate] require``) says which
+    queries count."""
+    paths = RunPaths(cfg.run_dir)
+    negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
+    table = runs_table(list(runs), read_parquet(paths.qrels), require or cfg.evaluate.require, negatives)
+    write_text(table.to_csv(), paths.runs / "evaluation.csv")
+    return table
+
+
+@locked("evaluate")
+def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None, **overrides: Any) -> pd.DataFrame:
+    """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
+    of the t-tests), every other LF, RRF fusion of the LFs and the labels it learned from, on ``split``
+    (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`)."""
+    from weakrank.training.run import train_config
+
+    paths = RunPaths(cfg.run_dir)
+    split = split or cfg.evaluate.split
+    votes = read_parquet(paths.votes)
+    if SCORE + "bm25" not in votes.columns:
+        raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
+    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
+    systems = {name: column_run(votes, SCORE + name, split) for name in names}
+    systems["fusion-rrf"] = column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)
+    if paths.labels.exists():
+        model = read_metadata(paths.labels).get("model", "labels")
+        systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
+    files = [write_run(run, paths.runs / f"{name}.trec", name) for name, run in systems.items()]
+    trained = paths.runs / f"{Path(train_config(cfg, **overrides).output).name}.trec"
+    return evaluate_runs(cfg, [*files, trained], require)
+
+
+def index(cfg: PipelineConfig, model: str = DEFAULT_ENCODER, split: str = "test", k: int = 100,
+          batch_size: int = 64, name: str | None = None, progress: bool = True) -> tuple[Path, pd.DataFrame, bool]:
+    """Dense retrieval of ``split``'s queries over the whole collection with a bi-encoder (its Faiss index cached
+    under ``index/``): the top ``k`` of each query into ``runs/<name>.retrieval.trec`` and MRR@10, R@10, MAP and
+    nDCG@10 beside it (``.csv``). Returns the run file, the metrics and whether the index was cached."""
+    from weakrank.retrieval import retrieve
+
+    if k < 1:
+        raise ConfigError(f"k must be at least 1, got {k}")
+    paths = RunPaths(cfg.run_dir)
+    dataset = Dataset.load(paths.dataset).subset(splits=[split], max_queries=cfg.dataset.max_queries)
+    if dataset.queries.empty:
+        raise DataError(f"split {split!r} has no queries", field="split")
+    run, built = retrieve(model, dataset.passages, dataset.queries, paths.index, k=k, batch_size=batch_size,
+                          progress=progress)
+    name = name or run_name(model)
+    out = write_run(run, paths.runs / f"{name}.retrieval.trec", name)
+    table = results_table({name: [evaluate_run(run, dataset.qrels, require="relevant", measures=RETRIEVAL_MEASURES)]},
+                          baseline=name)
+    write_text(table.to_csv(), out.with_suffix(".csv"))
+    return out, table, built.cached
+
+
+def run_name(model: str | Path) -> str:
+    """``minilm`` → ``minilm``; ``<run_dir>/model/best`` → ``model`` (as ``rerank`` names runs)."""
+    path = Path(model)
+    return path.parent.name if path.name in ("best", "final") else path.name
+
+
+@locked("corrupt")
+def corrupt(cfg: PipelineConfig, ratio: float = 0.02, seed: int = 0, split: str = "train", column: str = "label",
+            encoder: str = DEFAULT_ENCODER, labels: str | Path | None = None, out: str | Path | None = None
+            ) -> tuple[Path, Path]:
+    """Semantic-aware label noise (:mod:`weakrank.noise`): the labels of ``ratio`` of ``split``'s queries in
+    ``labels`` (default labels.parquet) swapped towards similar passages; writes the noisy table (default
+    ``labels_noise<r>_seed<s>.parquet``) and its log. Returns both paths."""
+    from weakrank.noise import corrupt_labels, sentence_encoder
+
+    paths = RunPaths(cfg.run_dir)
+    source = Path(labels) if labels else paths.labels
+    passages = Dataset.load(paths.dataset).passages
+    noisy, log = corrupt_labels(read_parquet(source), passages, ratio, sentence_encoder(encoder), seed=seed,
+                                split=split, column=column)
+    out = Path(out or paths.root / f"labels_noise{ratio:g}_seed{seed}.parquet")
+    log_path = write_parquet(log, out.with_name(out.stem + "_log.parquet"))
+    write_parquet(noisy, out, metadata={"noise_ratio": ratio, "seed": seed, "source": str(source)})
+    return out, log_path
+
+
+def undo_corrupt(labels: str | Path, log: str | Path, out: str | Path | None = None) -> Path:
+    """``labels`` with the values a :func:`corrupt` log changed restored, into ``out`` (default
+    ``<labels>_restored.parquet``)."""
+    from weakrank.noise import undo_corruption
+
+    labels = Path(labels)
+    restored = undo_corruption(read_parquet(labels), read_parquet(log))
+    return write_parquet(restored, Path(out or labels.with_name(labels.stem + "_restored.parquet")))

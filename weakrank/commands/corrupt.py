@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.paths import RunPaths
 
 
 def cmd_corrupt(args: argparse.Namespace) -> None:
-    from weakrank.dataset import Dataset
-    from weakrank.io import read_parquet, write_parquet
-    from weakrank.noise import corrupt_labels, sentence_encoder, undo_corruption
+    from weakrank import pipeline
 
     cfg = pipeline_config(args)
-    paths = RunPaths(cfg.run_dir)
-    source = Path(args.labels) if args.labels else paths.labels
-    labels = read_parquet(source)
     if args.undo:
-        restored = undo_corruption(labels, read_parquet(args.undo))
-        out = Path(args.out or source.with_name(source.stem + "_restored.parquet"))
-        write_parquet(restored, out)
-        print(f"restored {read_parquet(args.undo)['passage_id'].nunique()} pairs → {out}")
+        source = args.labels or RunPaths(cfg.run_dir).labels
+        print(f"restored the pairs of {args.undo} → {pipeline.undo_corrupt(source, args.undo, args.out)}")
         return
-    passages = Dataset.load(paths.dataset).passages
-    noisy, log = corrupt_labels(
-        labels, passages, args.ratio, sentence_encoder(args.model), seed=args.seed, split=args.split, column=args.column
-    )
-    tag = f"noise{args.ratio:g}_seed{args.seed}"
-    out = Path(args.out or paths.root / f"labels_{tag}.parquet")
-    log_path = out.with_name(out.stem + "_log.parquet")
-    write_parquet(log, log_path)
-    write_parquet(noisy, out, metadata={"noise_ratio": args.ratio, "seed": args.seed, "source": str(source)})
-    print(f"corrupted {log['query_id'].nunique()} {args.split!r} queries → {out} (log: {log_path})")
+    out, log = pipeline.corrupt(cfg, args.ratio, args.seed, args.split, args.column, args.model, args.labels, args.out)
+    print(f"corrupted {args.ratio:g} of the {args.split!r} queries → {out} (log: {log})")
 
 
 def register(add: AddCommand) -> None:

@@ -3,55 +3,43 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import REQUIRE, did_you_mean
 from weakrank.errors import ConfigError
-from weakrank.paths import RunPaths
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
-               negatives: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Metrics of TREC run files (rows named by file stem), t-tests against the first."""
-    from weakrank.evaluation.metrics import evaluate_run
-    from weakrank.evaluation.run_checks import checked_run
-    from weakrank.evaluation.tables import results_table
+def print_table(table: pd.DataFrame, require: str) -> None:
+    """An evaluation table as the terminal shows it, with the queries it counts."""
+    from weakrank.evaluation.tables import format_table, queries_note
 
-    results = {Path(run).stem: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
-               for run in runs}
-    return results_table(results, baseline=Path(runs[0]).stem)
+    print(format_table(table).to_string())
+    print(queries_note(table, require))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
     """Against ``--qrels`` every positional is a run file; else against the run directory's qrels, and
     R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
-    from weakrank.evaluation.tables import format_table, queries_note
-    from weakrank.experiment.grid import bm25_negatives
-    from weakrank.io import read_parquet, read_qrels, write_text
-
     if args.qrels:
-        runs, qrels, negatives, out = [args.config, *args.run], read_qrels(args.qrels), None, None
+        from weakrank.evaluation.tables import runs_table
+        from weakrank.io import read_qrels
+
         require = args.require or "both"
+        table = runs_table([args.config, *args.run], read_qrels(args.qrels), require)
     else:
+        from weakrank import pipeline
+
         if not args.run:
             raise ConfigError("no run file given (or, without a config, pass --qrels FILE)")
         cfg = pipeline_config(args)
-        paths = RunPaths(cfg.run_dir)
-        runs, qrels, require = args.run, read_parquet(paths.qrels), args.require or cfg.evaluate.require
-        negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
-        out = paths.runs / "evaluation.csv"
-    table = runs_table(runs, qrels, require, negatives)
-    if out:
-        write_text(table.to_csv(), out)
-    print(format_table(table).to_string())
-    print(queries_note(table, require))
+        require = args.require or cfg.evaluate.require
+        table = pipeline.evaluate_runs(cfg, args.run, require)
+    print_table(table, require)
 
 
 def add_require_flag(p: argparse.ArgumentParser) -> None:

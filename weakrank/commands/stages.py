@@ -7,7 +7,6 @@ import json
 import resource
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from weakrank.commands import (
@@ -83,35 +82,17 @@ def stage_rerank(args: argparse.Namespace) -> None:
     rerank_stage(pipeline_config(args), train_overrides(args), split=args.eval_split)
 
 
-def cmd_compare(args: argparse.Namespace) -> None:
-    """The trained ranker side by side with what a user already has: BM25 (the baseline of the t-tests),
-    every other LF, RRF fusion of the LFs, and the label model it learned from."""
-    from weakrank.baselines import fusion_runs
-    from weakrank.experiment.systems import column_run
-    from weakrank.io import read_metadata, read_parquet, write_run
-    from weakrank.labeling import SCORE, lf_names
-    from weakrank.training.run import train_config
+def stage_evaluate(args: argparse.Namespace) -> None:
+    """The trained ranker against BM25, every other LF, RRF fusion and its labels."""
+    from weakrank import pipeline
 
     cfg = pipeline_config(args)
-    paths = RunPaths(cfg.run_dir)
-    split = args.eval_split or cfg.evaluate.split
-    votes = read_parquet(paths.votes)
-    if SCORE + "bm25" not in votes.columns:
-        raise WeakrankError(f"{paths.votes} has no bm25 scores: the evaluate stage compares with the bm25 LF")
-    runs = paths.runs
-    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
-    systems = {name: column_run(votes, SCORE + name, split) for name in names}
-    systems["fusion-rrf"] = column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)
-    if paths.labels.exists():
-        model = read_metadata(paths.labels).get("model", "labels")
-        systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
-    files = [str(write_run(run, runs / f"{name}.trec", name)) for name, run in systems.items()]
-    trained = runs / f"{Path(train_config(cfg, **train_overrides(args)).output).name}.trec"
-    evaluate.cmd_evaluate(argparse.Namespace(**{**vars(args), "run": files + [str(trained)], "qrels": None}))
+    table = pipeline.evaluate(cfg, split=args.eval_split, require=args.require, **train_overrides(args))
+    evaluate.print_table(table, args.require or cfg.evaluate.require)
 
 
 STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
-TRAIN_STAGES = {"train": stage_train, "rerank": stage_rerank, "evaluate": cmd_compare}
+TRAIN_STAGES = {"train": stage_train, "rerank": stage_rerank, "evaluate": stage_evaluate}
 
 
 def cmd_run(args: argparse.Namespace) -> None:

@@ -3,8 +3,13 @@ significance against the BM25 baseline (paired t-test over queries, Bonferroni-c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import pandas as pd
 
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.run_checks import checked_run
 from weakrank.evaluation.significance import average_over_seeds, mean_std, paired_tests
 
 
@@ -58,3 +63,12 @@ def format_table(table: pd.DataFrame) -> pd.DataFrame:
             cells.append(text + {"+": "†", "−": "‡"}.get(r[f"{m} sig"], ""))
         out[m] = cells
     return out
+
+
+def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
+               negatives: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Metrics of TREC run files (rows named by file stem; each file checked first), t-tests against the first;
+    R_n@k with ``negatives`` (query_id, passage_id, score) when given."""
+    results = {Path(run).stem: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
+               for run in runs}
+    return results_table(results, baseline=Path(runs[0]).stem)

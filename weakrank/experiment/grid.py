@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.baselines import METHODS
+from weakrank.baselines import METHODS, bm25_negatives
 from weakrank.config import PipelineConfig, check_keys, did_you_mean, schema
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
@@ -191,13 +191,6 @@ def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
     judged = votes.dropna(subset=["gold"])
     gold = (judged["gold"] > 0).astype(int)
     return judged.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
-
-
-def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
-    """The BM25 scores that pick R_n@k's negatives (the WSLS paper, seed 000), None without the bm25 LF."""
-    if "score_bm25" not in votes.columns:
-        return None
-    return votes[["query_id", "passage_id"]].assign(score=votes["score_bm25"])
 
 
 def run_experiment(

@@ -14,6 +14,7 @@ import torch
 from matplotlib.figure import Figure
 from scipy.special import expit
 
+from weakrank.baselines import column_run
 from weakrank.config import PipelineConfig
 from weakrank.evaluation.calibration import (
     ece,
@@ -25,7 +26,7 @@ from weakrank.evaluation.calibration import (
 )
 from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
 from weakrank.experiment.grid import Cell, grid_cells
-from weakrank.experiment.systems import column_run, label_model_scores
+from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure

@@ -7,15 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.baselines import fusion_runs
+from weakrank.baselines import column_run, fusion_runs
 from weakrank.label_models import fit_predict, make_label_model
 from weakrank.labeling import SCORE, lf_names
-
-
-def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
-    """A run ranking ``split``'s candidates by ``table[column]`` (an LF score, P(relevant), …)."""
-    rows = table[table["split"] == split]
-    return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"], "score": rows[column].astype(float)})
 
 
 def label_model_scores(votes: pd.DataFrame, model: str, **options) -> pd.Series:
