@@ -102,3 +102,19 @@ def test_beir_unlabelled_queries_form_a_split(tmp_path):
     gold = ds.candidates.groupby("split")["gold"]
     assert gold.apply(lambda g: g.isna().all()).to_dict() == {"test": False, "train": True}
     assert load_dataset("beir", tmp_path, splits=("test",), k=2).queries["query_id"].tolist() == ["q1"]
+
+
+def test_the_readme_python_example_runs_every_stage(tmp_path, one_torch_thread):
+    """README, "From Python": every stage is a function of the config in ``weakrank.pipeline``, evaluation
+    included, and each returns what it wrote."""
+    from weakrank import pipeline
+
+    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path)
+    for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate, pipeline.analyze):
+        stage(cfg)
+    model = pipeline.train(cfg, progress=False)
+    assert model == tmp_path / "model" / "best" and (model / "weakrank_fusion.json").exists()  # it carries its teacher
+    assert pipeline.rerank(cfg) == tmp_path / "runs" / "model.trec"
+    table = pipeline.evaluate(cfg)
+    assert list(table.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "labels-fusion", "model"]
+    assert pd.read_csv(tmp_path / "runs" / "evaluation.csv", index_col=0).index.equals(table.index)
