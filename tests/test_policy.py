@@ -44,11 +44,11 @@ def run_episode(tmp_path, steps: int, maps: dict[int, float], **options) -> Poli
     """``steps`` training steps of a fake trainer with a decision every 2 steps; the state's first entry is
     the decision's step and the validation MAP at step s is ``maps[s]``."""
     encoder = SimpleNamespace(state=lambda signals, *texts: np.array([signals.epoch_progress, 1.0], np.float32))
-    callback = PolicyCallback(RecordingAgent(), encoder, every=2, **options)
+    sampler = SimpleNamespace(active="bm25")
+    callback = PolicyCallback(RecordingAgent(), encoder, sampler, every=2, **options)
     callback._validation_map = lambda trainer: maps[trainer.progress.step]
     progress = SimpleNamespace(step=0, batch_in_epoch=0, epoch=0)
-    trainer = SimpleNamespace(progress=progress, steps_per_epoch=1,  # one anchor
-                              sampler=SimpleNamespace(active="bm25"), out_dir=tmp_path)
+    trainer = SimpleNamespace(progress=progress, steps_per_epoch=1, out_dir=tmp_path)  # one anchor
     batch = SimpleNamespace(queries=["q"], positives=["p"])
     for step in range(1, steps + 1):
         trainer.progress.step = trainer.progress.batch_in_epoch = step  # epoch progress = step / 1 batch per epoch

@@ -58,7 +58,7 @@ def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
     from weakrank.label_models import MODELS
 
     name = label_model or cfg.aggregate.model
-    needs = getattr(MODELS[name], "min_lfs", 1)
+    needs = MODELS[name].min_lfs
     if len(cfg.label.lfs) < needs:
         where = "--label-model" if label_model else "[aggregate] model"
         raise ConfigError(f"{located(cfg.source, where)} {name!r} needs at least {needs} LFs; [label] lfs has "

@@ -1,8 +1,10 @@
 """Label models: aggregate LF outputs into P(relevant) per pair.
 
-Vote models take the n × m vote matrix (+1/−1/0) in the scikit-learn shape: ``fit(V) -> self``,
-``predict_proba(V) -> (n,)``. The score model (``fusion``) takes the LFs' raw scores and each pair's
-query: ``fit(S, groups)``, ``predict_proba(S, groups)``. :func:`fit_predict` runs either on a votes table.
+Every label model follows one protocol, :class:`LabelModel`, on a votes table: ``fit_table(votes, gold=None)
+-> self``, ``predict_table(votes) -> (n,)``, ``labels_table(votes)`` and, out of core, ``fit_streaming(chunks)``.
+Underneath, vote models take the n × m vote matrix (+1/−1/0) in the scikit-learn shape (``fit(V) -> self``,
+``predict_proba(V)``); the score model (``fusion``) takes the LFs' raw scores and each pair's query
+(``fit(S, groups)``, ``predict_proba(S, groups)``).
 """
 
 from __future__ import annotations
@@ -14,15 +16,12 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import ConfigError
-from weakrank.label_models.base import LabelModelBase, check_votes, labels_from_proba, with_labels
+from weakrank.label_models.base import LabelModel, LabelModelBase, check_votes, labels_from_proba, with_labels
 from weakrank.label_models.dawid_skene import DawidSkeneModel
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
-from weakrank.labeling import score_matrix, vote_matrix
-
-LabelModel = LabelModelBase | ScoreFusionModel
 
 MODELS: dict[str, type[LabelModel]] = {
     "majority": MajorityVote,
@@ -45,7 +44,7 @@ def make_label_model(name: str, **options: Any) -> LabelModel:
 
 def usable(name: str, n_lfs: int) -> bool:
     """Whether label model ``name`` can run on ``n_lfs`` LFs."""
-    return n_lfs >= getattr(MODELS[name], "min_lfs", 1)
+    return n_lfs >= MODELS[name].min_lfs
 
 
 def judged_queries(votes: pd.DataFrame, split: str, n: int) -> list[str]:
@@ -62,28 +61,22 @@ def gold_of(votes: pd.DataFrame, query_ids: Sequence[str]) -> np.ndarray:
     return np.where(votes["query_id"].isin(set(query_ids)).to_numpy(), gold, np.nan)
 
 
+def _fitted(votes: pd.DataFrame, model: LabelModel, gold_queries: Sequence[str] = ()) -> LabelModel:
+    """``model`` fitted on a votes table; no gold is read but that of ``gold_queries`` (few-shot mode, which
+    only the score model takes)."""
+    return model.fit_table(votes, gold_of(votes, gold_queries) if len(gold_queries) else None)
+
+
 def fit_predict(votes: pd.DataFrame, model: LabelModel, gold_queries: Sequence[str] = ()) -> np.ndarray:
-    """Fit ``model`` on a votes table and return P(relevant) of every row; no gold is read but that of
-    ``gold_queries`` (few-shot mode, the score model only)."""
-    if isinstance(model, ScoreFusionModel):
-        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
-        gold = gold_of(votes, gold_queries) if len(gold_queries) else None
-        return model.fit(scores, groups, gold).predict_proba(scores, groups)
-    if len(gold_queries):
-        raise ConfigError("few-shot mode (gold queries) needs the fusion label model")
-    matrix = vote_matrix(votes)
-    return model.fit(matrix).predict_proba(matrix)
+    """P(relevant) of every row of ``votes`` from ``model`` fitted on it (gold: see :func:`_fitted`)."""
+    return _fitted(votes, model, gold_queries).predict_table(votes)
 
 
 def fit_labels(votes: pd.DataFrame, model: LabelModel, gold_queries: Sequence[str] = ()) -> pd.DataFrame:
-    """The labels table (votes + p_relevant, label, confidence, score) of ``model`` fitted on ``votes``
-    without gold (but that of ``gold_queries``, few-shot mode). ``score``, what a ranker distils, is the fused
-    score of the score model and the log-odds of P(relevant) for vote models."""
-    p_relevant = fit_predict(votes, model, gold_queries)
-    fused = None
-    if isinstance(model, ScoreFusionModel):
-        fused = model.fused(score_matrix(votes), votes["query_id"].to_numpy())
-    return with_labels(votes, p_relevant, fused)
+    """The labels table (votes + p_relevant, label, confidence, score) of ``model`` fitted on ``votes`` (gold: see
+    :func:`_fitted`). ``score``, what a ranker distils, is the fused score of the score model and the log-odds of
+    P(relevant) for vote models."""
+    return _fitted(votes, model, gold_queries).labels_table(votes)
 
 
 __all__ = [

@@ -1,13 +1,17 @@
-"""What every label model shares: input checks and probabilities → (label, confidence)."""
+"""What every label model shares: the :class:`LabelModel` protocol on a votes table, input checks, vote
+patterns and probabilities → (label, confidence)."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from typing import Protocol, Self
 
 import numpy as np
 import pandas as pd
 
-from weakrank.errors import WeakrankError
+from weakrank.errors import ConfigError, WeakrankError
+from weakrank.labeling import vote_matrix
 
 NOTHING_TO_FIT = "every LF abstains on every pair (each list has one candidate, or all its scores tie): nothing to fit"
 
@@ -22,6 +26,18 @@ def check_votes(votes: np.ndarray, min_lfs: int) -> np.ndarray:
     if not np.isin(votes, (-1, 0, 1)).all():
         raise WeakrankError("votes must be +1 (relevant), -1 (not relevant) or 0 (abstain)")
     return votes.astype(np.int8, copy=False)
+
+
+def distinct_rows(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of a ±1/0 vote matrix, how often each occurs, and each row's pattern index."""
+    m = votes.shape[1]
+    if m > 39:  # base-3 codes would overflow int64
+        patterns, inverse, counts = np.unique(votes, axis=0, return_inverse=True, return_counts=True)
+        return patterns, counts.astype(np.float64), inverse.ravel()
+    powers = 3 ** np.arange(m, dtype=np.int64)
+    codes, inverse, counts = np.unique((votes + 1).astype(np.int64) @ powers, return_inverse=True, return_counts=True)
+    patterns = (codes[:, None] // powers % 3 - 1).astype(np.int8)
+    return patterns, counts.astype(np.float64), inverse
 
 
 def labels_from_proba(p_relevant: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -41,8 +57,36 @@ def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray, score: np.ndarray |
     return votes.assign(p_relevant=p, label=label, confidence=confidence, score=np.asarray(score, dtype=np.float64))
 
 
+class LabelModel(Protocol):
+    """What every label model does, on a votes table (query_id, passage_id, split, ``vote_<lf>`` and
+    ``score_<lf>`` columns): the constructor stores its options, :meth:`fit_table` returns it fitted."""
+
+    min_lfs: int  # the fewest LFs it can run on
+
+    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> Self:
+        """Fit on ``votes``; ``gold`` (1/0 on the rows of a few judged queries, NaN elsewhere) is few-shot mode."""
+
+    def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
+        """P(relevant) of each row of ``votes``."""
+
+    def labels_table(self, votes: pd.DataFrame) -> pd.DataFrame:
+        """``votes`` plus p_relevant, label, confidence and score (:func:`with_labels`)."""
+
+    def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> Self:
+        """Fit on votes tables read chunk by chunk (out of core: at least the ``vote_*`` columns)."""
+
+    def params(self) -> dict:
+        """Fitted parameters, JSON-serialisable (stored with the labels)."""
+
+
+def cannot_stream(model: object) -> WeakrankError:
+    """The error of a label model that needs all rows at once."""
+    return WeakrankError(f"{type(model).__name__} cannot be fitted chunk by chunk; use 'generative' or 'majority'")
+
+
 class LabelModelBase(ABC):
-    """A model of LF votes that yields P(relevant | votes)."""
+    """A model of LF votes that yields P(relevant | votes): ``fit(V)``, ``predict_proba(V)`` on the n × m vote
+    matrix, and the :class:`LabelModel` protocol on its ``vote_*`` columns."""
 
     min_lfs: int = 2
 
@@ -58,3 +102,22 @@ class LabelModelBase(ABC):
     def params(self) -> dict:
         """Fitted parameters, JSON-serialisable (stored with the labels)."""
         return {}
+
+    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> Self:
+        """Fit on the vote matrix of ``votes``; gold is refused (few-shot mode weights LF scores)."""
+        if gold is not None:
+            raise ConfigError("few-shot mode (gold queries) needs the fusion label model")
+        self.fit(vote_matrix(votes))
+        return self
+
+    def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
+        """P(relevant) of each row of ``votes``, from its vote matrix."""
+        return self.predict_proba(vote_matrix(votes))
+
+    def labels_table(self, votes: pd.DataFrame) -> pd.DataFrame:
+        """``votes`` plus the labels-table columns; the score is the log-odds of P(relevant)."""
+        return with_labels(votes, self.predict_table(votes))
+
+    def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> Self:
+        """Refused unless the model overrides it (majority, generative): it needs every row at once."""
+        raise cannot_stream(self)

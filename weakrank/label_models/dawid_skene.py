@@ -14,8 +14,7 @@ import numpy as np
 from scipy.special import expit
 
 from weakrank.errors import WeakrankError
-from weakrank.label_models.base import NOTHING_TO_FIT, LabelModelBase, check_votes
-from weakrank.label_models.generative import distinct_rows
+from weakrank.label_models.base import NOTHING_TO_FIT, LabelModelBase, check_votes, distinct_rows
 
 VALUES = (1, -1, 0)  # columns of θ_i[y]
 

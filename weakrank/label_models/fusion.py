@@ -22,11 +22,13 @@ query is the fused score's order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
 from weakrank.errors import WeakrankError
-from weakrank.label_models.base import NOTHING_TO_FIT
+from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
 from weakrank.labeling import informative_rows, lf_names, score_matrix
 
 
@@ -81,10 +83,13 @@ def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int
 
 
 class ScoreFusionModel:
-    """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``.
+    """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``, and the
+    :class:`~weakrank.label_models.base.LabelModel` protocol on a votes table's ``score_*`` columns.
 
     ``scores``: n × m raw LF scores (higher = more relevant); ``groups``: the query of each row.
     """
+
+    min_lfs = 1
 
     def __init__(
         self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0
@@ -148,6 +153,23 @@ class ScoreFusionModel:
         frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "z": z})
         e = np.exp(z - frame.groupby("g", sort=False)["z"].transform("max").to_numpy())
         return e / pd.Series(e).groupby(frame["g"].to_numpy(), sort=False).transform("sum").to_numpy()
+
+    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> ScoreFusionModel:
+        """:meth:`fit` on the LF scores of ``votes``, each row's query its group."""
+        return self.fit(score_matrix(votes), votes["query_id"].to_numpy(), gold)
+
+    def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
+        """:meth:`predict_proba` of the rows of ``votes``."""
+        return self.predict_proba(score_matrix(votes), votes["query_id"].to_numpy())
+
+    def labels_table(self, votes: pd.DataFrame) -> pd.DataFrame:
+        """``votes`` plus the labels-table columns; the score is the fused score."""
+        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+        return with_labels(votes, self.predict_proba(scores, groups), self.fused(scores, groups))
+
+    def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> ScoreFusionModel:
+        """Refused: the factor model's correlations need every list at once."""
+        raise cannot_stream(self)
 
     def params(self) -> dict:
         """The fitted state, JSON-ready: :meth:`from_params` rebuilds a model that fuses as this one."""

@@ -12,22 +12,15 @@ assumed better than chance, which also fixes the label-swap symmetry of the like
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+import pandas as pd
 from scipy.special import expit, logit
 
-from weakrank.label_models.base import LabelModelBase, check_votes
-
-
-def distinct_rows(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct rows of a ±1/0 vote matrix, how often each occurs, and each row's pattern index."""
-    m = votes.shape[1]
-    if m > 39:  # base-3 codes would overflow int64
-        patterns, inverse, counts = np.unique(votes, axis=0, return_inverse=True, return_counts=True)
-        return patterns, counts.astype(np.float64), inverse.ravel()
-    powers = 3 ** np.arange(m, dtype=np.int64)
-    codes, inverse, counts = np.unique((votes + 1).astype(np.int64) @ powers, return_inverse=True, return_counts=True)
-    patterns = (codes[:, None] // powers % 3 - 1).astype(np.int8)
-    return patterns, counts.astype(np.float64), inverse
+from weakrank.label_models.base import LabelModelBase, check_votes, distinct_rows
+from weakrank.label_models.streaming import pattern_counts
+from weakrank.labeling import vote_matrix
 
 
 class GenerativeModel(LabelModelBase):
@@ -88,6 +81,10 @@ class GenerativeModel(LabelModelBase):
             if len(self.log_likelihood_) > 1 and abs(self.log_likelihood_[-1] - self.log_likelihood_[-2]) < self.tol:
                 break
         return self
+
+    def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> GenerativeModel:
+        """Fit on the vote patterns of votes tables read chunk by chunk; the same result as :meth:`fit_table`."""
+        return self.fit_counts(*pattern_counts(map(vote_matrix, chunks), self.min_lfs))
 
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         if self.alpha_ is None:

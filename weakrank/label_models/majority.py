@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
+import pandas as pd
 
 from weakrank.label_models.base import LabelModelBase, check_votes
 
 
 class MajorityVote(LabelModelBase):
     """Majority vote; the confidence of its label is the majority fraction."""
+
+    def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> MajorityVote:
+        """Nothing to fit: the chunks are not read."""
+        return self
 
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         votes = check_votes(votes, self.min_lfs)

@@ -1,4 +1,5 @@
-"""Label models on vote matrices too large for memory: fit on pattern counts accumulated chunk by chunk.
+"""Vote patterns counted chunk by chunk: what the generative model's out-of-core fit
+(:meth:`~weakrank.label_models.generative.GenerativeModel.fit_streaming`) reads.
 
 The generative model only needs each distinct vote pattern and its count, so a stream of vote
 chunks (e.g. the ``vote_*`` columns of a partitioned votes dataset, read with pyarrow) is reduced to
@@ -12,9 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from weakrank.errors import WeakrankError
-from weakrank.label_models.base import LabelModelBase, check_votes
-from weakrank.label_models.generative import GenerativeModel, distinct_rows
-from weakrank.label_models.majority import MajorityVote
+from weakrank.label_models.base import check_votes, distinct_rows
 
 
 def merge_counts(patterns: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -38,12 +37,3 @@ def pattern_counts(chunks: Iterable[np.ndarray], min_lfs: int = 2) -> tuple[np.n
     if patterns is None:
         raise WeakrankError("no votes to fit the label model on")
     return patterns, counts
-
-
-def fit_streaming(model: LabelModelBase, chunks: Iterable[np.ndarray]) -> LabelModelBase:
-    """Fit ``model`` on a stream of vote chunks (generative: on pattern counts; majority: nothing to fit)."""
-    if isinstance(model, GenerativeModel):
-        return model.fit_counts(*pattern_counts(chunks, model.min_lfs))
-    if isinstance(model, MajorityVote):
-        return model
-    raise WeakrankError(f"{type(model).__name__} cannot be fitted chunk by chunk; use 'generative' or 'majority'")

@@ -120,7 +120,7 @@ def policy_callback(tc: TrainConfig, model: Ranker, sampler: NegativeSampler, te
         agent = ActorCriticAgent.load(tc.policy_path, seed=tc.seed)
     else:
         agent = ActorCriticAgent(actions, encoder.state_dim, seed=tc.seed)
-    return PolicyCallback(agent, encoder, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
+    return PolicyCallback(agent, encoder, sampler, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
                           uniform=tc.sampler == "random_policy", seed=tc.seed, ceiling=tc.policy_ceiling)
 
 

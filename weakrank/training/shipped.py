@@ -27,7 +27,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.label_models.fusion import ScoreFusionModel, average_views
-from weakrank.labeling import lf_names, score_lf, score_matrix
+from weakrank.labeling import lf_names, score_lf
 from weakrank.lf import RankingLF
 from weakrank.paths import RunPaths
 from weakrank.registry import resolve_lf
@@ -128,7 +128,7 @@ def _teacher(cfg: PipelineConfig, labels: Path, votes: pd.DataFrame) -> ScoreFus
     if meta.get("model") == "fusion" and meta.get("lfs") == lf_names(votes) and "scales" in params:
         return ScoreFusionModel.from_params(params)
     options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
-    return ScoreFusionModel(**options).fit(score_matrix(votes), votes["query_id"].to_numpy())
+    return ScoreFusionModel(**options).fit_table(votes)
 
 
 def _portable_spec(spec: str, directory: Path) -> str:

@@ -11,25 +11,28 @@ random-policy baseline, which learns nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from weakrank.io import write_text
 from weakrank.plots import line_plot
-from weakrank.training.callbacks import TrainerCallback
+from weakrank.training.callbacks import TrainerCallback, TrainerView
 from weakrank.training.policy.agent import ActorCriticAgent
 from weakrank.training.policy.rewards import reward
 from weakrank.training.policy.state import TermWeightedEncoder, TrainingState
+from weakrank.training.samplers import SwitchSampler
 
 
 class PolicyCallback(TrainerCallback):
-    """AC-IR decisions every ``every`` steps; records the sampler each step ran with."""
+    """AC-IR decisions every ``every`` steps, switching ``sampler``; records the sampler each step ran with."""
 
     def __init__(
         self,
         agent: ActorCriticAgent,
         encoder: TermWeightedEncoder,
+        sampler: SwitchSampler,
         every: int,
         reward_kind: str = "diff",
         val_queries: int = 20,
@@ -37,7 +40,8 @@ class PolicyCallback(TrainerCallback):
         seed: int = 0,
         ceiling: float = 1.0,
     ) -> None:
-        self.agent, self.encoder, self.every, self.reward_kind = agent, encoder, every, reward_kind
+        self.agent, self.encoder, self.sampler, self.every = agent, encoder, sampler, every
+        self.reward_kind = reward_kind
         self.val_queries, self.uniform, self.ceiling = val_queries, uniform, ceiling
         self.rng = np.random.default_rng(seed)
         self.maps: list[float] = []
@@ -46,7 +50,7 @@ class PolicyCallback(TrainerCallback):
         self.actions: list[tuple[int, str]] = []
         self.td_errors: list[float] = []
 
-    def _validation_map(self, trainer) -> float:
+    def _validation_map(self, trainer: TrainerView) -> float:
         if trainer.dev_data is None:
             return 0.0
         value = trainer.dev_metrics(self.val_queries)["map"]
@@ -63,9 +67,9 @@ class PolicyCallback(TrainerCallback):
             return int(self.rng.integers(len(self.agent.actions)))
         return self.agent.act(state)
 
-    def on_step(self, trainer, batch, loss: float, grad_norm: float) -> None:
+    def on_step(self, trainer: TrainerView, batch: Any, loss: float, grad_norm: float) -> None:
         step = trainer.progress.step
-        self.actions.append((step, trainer.sampler.active))
+        self.actions.append((step, self.sampler.active))
         if self.transition is not None:  # the last decision's action ran this step: the episode went on
             self._learn(done=False)
         if step % self.every == 0 or step == 1:
@@ -78,9 +82,9 @@ class PolicyCallback(TrainerCallback):
                 self.transition = (previous, action, reward(self.reward_kind, self.maps, self.ceiling), state)
             action = self._choose(state)
             self.pending = (state, action, step)
-            trainer.sampler.active = self.agent.actions[action]
+            self.sampler.active = self.agent.actions[action]
 
-    def on_end(self, trainer) -> None:
+    def on_end(self, trainer: TrainerView) -> None:
         """Terminal update of the episode's last executed action; writes the action log."""
         if self.pending is not None and not self.uniform and trainer.progress.step > self.pending[2]:
             self.maps.append(self._validation_map(trainer))  # the last decision's action ran to the end
