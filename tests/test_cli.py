@@ -7,9 +7,9 @@ import pytest
 
 from tests.conftest import shared
 from weakrank.cli import main
-from weakrank.evaluation.tables import runs_table
 from weakrank.errors import DataError
 from weakrank.evaluation.metrics import MEASURES
+from weakrank.evaluation.tables import runs_table
 from weakrank.io import read_qrels, read_run, write_qrels, write_run
 from weakrank.paths import RunPaths
 from weakrank.training.config import MODES
