@@ -162,8 +162,12 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         grid.run_experiment(cfg, progress=False, runner=fake_runner)
     done = len(list((tmp_path / "run" / "experiment" / "cells").glob("*.parquet")))
+    plan = grid.plan_experiment(cfg)  # the dry run: trained cells, the two done before the interruption cached
+    assert len(plan) == 8 and plan["cached"].tolist() == [True, True] + [False] * 6
+    assert plan["measured"].tolist() == plan["cached"].tolist() and (plan.loc[~plan["cached"], "minutes"] > 0).all()
     fake_runner.resumed = True
     results = grid.run_experiment(cfg, progress=False, runner=fake_runner)
+    assert grid.plan_experiment(cfg)["cached"].all()
     trained_cells = (1 + 2) * 2 + 2  # hinge + T-WSLS at 2 ε, 2 seeds each; supervised, 2 seeds
     assert len(calls) == trained_cells + 1  # the interrupted cell ran twice, the two before it once
     assert done == 7 + 2  # 3 LFs + RRF and CombSUM fusions + 2 label models, then 2 trained cells before it

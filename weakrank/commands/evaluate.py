@@ -51,7 +51,7 @@ def add_require_flag(p: argparse.ArgumentParser) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> None:
     from weakrank.evaluation.tables import format_table, queries_note, results_table
-    from weakrank.experiment.grid import run_experiment
+    from weakrank.experiment.grid import plan_experiment, run_experiment
     from weakrank.experiment.report import build_report
 
     cfg = pipeline_config(args)
@@ -59,11 +59,25 @@ def cmd_experiment(args: argparse.Namespace) -> None:
         if args.grid not in cfg.grids:
             raise ConfigError(f"{args.config} has no [experiment_{args.grid}] section{did_you_mean(args.grid, cfg.grids)}")
         cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", experiment=cfg.grids[args.grid])
+    if args.dry_run:
+        print_plan(plan_experiment(cfg))
+        return
     results = run_experiment(cfg, progress=not args.quiet)
     table = results_table(results)
     print(format_table(table).to_string())
     print(f"{queries_note(table, cfg.experiment.require)}, {cfg.experiment.split} split")
     print(f"\nreport: {build_report(cfg, results)}")
+
+
+def print_plan(plan: pd.DataFrame) -> None:
+    """The trained cells of a grid, cached or not, with their minutes, and what is left to run."""
+    shown = plan.assign(minutes=[f"{m:.1f}" + ("" if measured else " (est.)")
+                                 for m, measured in zip(plan["minutes"], plan["measured"])],
+                        cached=plan["cached"].map({True: "yes", False: ""}))
+    print(shown[["row", "seed", "cached", "minutes", "key"]].to_string(index=False))
+    left = plan[~plan["cached"]]
+    print(f"\n{len(plan)} trained cells, {plan['cached'].sum()} cached; left: {len(left)} cells, about "
+          f"{left['minutes'].sum():.0f} CPU minutes on 2 cores")
 
 
 def register(add: AddCommand) -> None:
@@ -76,3 +90,5 @@ def register(add: AddCommand) -> None:
     add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")
+    p.add_argument("--dry-run", action="store_true", help="print the trained cells, which are cached and their "
+                   "(estimated) CPU minutes; run nothing")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,7 +26,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.experiment.systems import unsupervised_runs
-from weakrank.io import atomic_path, read_parquet, write_parquet, write_text
+from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import fit_labels
 from weakrank.labeling import lf_names
 from weakrank.noise import corrupt_labels, sentence_encoder
@@ -33,7 +34,7 @@ from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
 from weakrank.training import TrainConfig, model_dir, train
 from weakrank.training.config import SAMPLERS
-from weakrank.training.run import score_split
+from weakrank.training.run import score_split, train_config
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},
@@ -153,11 +154,8 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     paths = RunPaths(cfg.run_dir)
     root = paths.experiment
     params = dict(cell.params)
-    overrides = {**dict(cell.train), "seed": cell.seed, "output": str(workdir.relative_to(cfg.run_dir))}
-    overrides.update({k: params[k] for k in ("mode", "loss", "target", "epsilon", "alpha", "sampler") if k in params})
-    if cell.kind == "supervised":
-        overrides.update({"supervised": True, "mode": "pairwise", "target": "plain"})
-    else:
+    overrides = {**cell_overrides(cfg, cell), "output": str(workdir.relative_to(cfg.run_dir))}
+    if cell.kind != "supervised":
         name = f"{params['label_model']}_noise{params['noise']:g}_seed{cell.seed}.parquet"
         labels_path = root / "labels" / name
         if not labels_path.exists():
@@ -193,6 +191,47 @@ def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
     return judged.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
 
 
+PAIRS_PER_SECOND = 28.0  # the trainer on 2 CPU cores at 64 tokens (benchmarks/train_throughput.csv)
+
+
+def cell_overrides(cfg: PipelineConfig, cell: Cell) -> dict[str, Any]:
+    """The ``[train]`` overrides a trained cell runs with (its labels and output aside)."""
+    params = dict(cell.params)
+    overrides = {**dict(cell.train), "seed": cell.seed}
+    overrides.update({k: params[k] for k in ("mode", "loss", "target", "epsilon", "alpha", "sampler") if k in params})
+    if cell.kind == "supervised":
+        overrides.update({"supervised": True, "mode": "pairwise", "target": "plain"})
+    return overrides
+
+
+def estimated_minutes(cfg: PipelineConfig, cell: Cell, eval_pairs: int) -> float:
+    """CPU minutes a trained cell should take on 2 cores: its steps × pairs a step at the measured pairs/s
+    (scaled by its length over 64 tokens; ``auto`` counted as 64), and its ``eval_pairs`` scored at 3× that."""
+    tc = train_config(cfg, **cell_overrides(cfg, cell))
+    per_step = {"listwise": tc.group_size, "in_batch": 2}.get(tc.mode, 1 + tc.negatives) * tc.batch_size
+    steps = tc.max_steps or tc.epochs * 100
+    rate = PAIRS_PER_SECOND * 64 / (tc.max_length if isinstance(tc.max_length, int) else 64)
+    return (steps * per_step + eval_pairs / 3) / rate / 60
+
+
+def plan_experiment(cfg: PipelineConfig) -> pd.DataFrame:
+    """The grid's trained cells without running any: row, seed, whether it is cached, and its minutes (as
+    measured when cached and recorded, else :func:`estimated_minutes`)."""
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    eval_pairs = int((votes["split"] == cfg.experiment.split).sum())
+    rows = []
+    for cell in grid_cells(cfg, votes):
+        if cell.kind == "unsupervised":
+            continue
+        cached = paths.experiment / "cells" / f"{cell.key}.parquet"
+        measured = read_metadata(cached).get("minutes") if cached.exists() else None
+        rows.append({"row": cell.row, "seed": cell.seed, "cached": cached.exists(),
+                     "minutes": measured if measured is not None else estimated_minutes(cfg, cell, eval_pairs),
+                     "measured": measured is not None, "key": cell.key})
+    return pd.DataFrame(rows, columns=["row", "seed", "cached", "minutes", "measured", "key"])
+
+
 def run_experiment(
     cfg: PipelineConfig, progress: bool = True, runner: CellRunner = trained_run
 ) -> dict[str, list[pd.DataFrame]]:
@@ -216,11 +255,15 @@ def run_experiment(
                     options = {m: cfg.aggregate.options_for(m) for m in models}
                     unsupervised = unsupervised_runs(votes, exp.split, options)
                 run = unsupervised[cell.row]
+                minutes = None
             else:
+                started = time.perf_counter()
                 run = runner(cfg, cell, root / "models" / cell.key)
+                minutes = round((time.perf_counter() - started) / 60, 2)
             write_parquet(run, root / "runs" / f"{cell.key}.parquet", metadata={"row": cell.row, "seed": cell.seed})
             metrics = evaluate_run(run, qrels, require=exp.require, rn=tuple(tuple(x) for x in exp.rn),
                                    negatives=bm25_negatives(votes))
-            write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params), "seed": cell.seed})
+            write_parquet(metrics.reset_index(), cached, metadata={"row": cell.row, "params": dict(cell.params),
+                                                                   "seed": cell.seed, "minutes": minutes})
         results.setdefault(cell.row, []).append(read_parquet(cached).set_index("query_id"))
     return results
