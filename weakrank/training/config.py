@@ -4,93 +4,180 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from weakrank.config import check_keys, did_you_mean, located, schema
 from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError
+from weakrank.training.policy.rewards import REWARDS
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
-LOSSES = ("hinge", "ce", "kl")
-TARGETS = ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "relax")
 TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) read like the learning rate
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")
-ARCHITECTURES = ("cross-encoder", "bi-encoder")
 AUTO = "auto"  # max_length read from the training pairs (weakrank.training.lengths)
+GROUPS = {  # each option's "group": a section of `weakrank train --help`, a column of the guide's table
+    "model": "the ranker that is trained",
+    "objective": "what the ranker learns from: labels, instances, loss, targets, negatives",
+    "loop": "how it trains: batches, optimiser, steps, evaluation, checkpoints",
+}
 
 
 @dataclass
 class TrainConfig:
-    """Everything a training run depends on (see README, "Training")."""
+    """Everything a training run depends on (see README, "Training"). Each option is declared once, here:
+    its default and, in ``metadata``, its ``help``, its ``group`` (see :data:`GROUPS`), and where it has them
+    its ``choices`` (with ``deprecated`` names still read), its Hugging Face Trainer name (``alias``, a flag
+    beside ours) and ``metavar``; the checks, the CLI flags and the guide's table are built from them."""
 
-    encoder: str = "minilm"
-    architecture: str = "cross-encoder"  # or "bi-encoder": scale · cos of separately embedded query and passage
-    pooling: str = "cls"  # cross-encoder: the head reads the [CLS] vector or the tokens' mean ("mean")
-    scale: float = 20.0  # bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)
-    interpolate: float = 1.0  # bi-encoder: saved weights = this × fine-tuned + the rest × the start encoder (WiSE-FT)
-    mode: str = "listwise"  # listwise: distil the label model's ranking; pairwise, pointwise, in_batch
-    loss: str = "kl"  # kl (listwise) | hinge (pairwise, hard targets) | ce
-    target: str = "plain"
-    noise_aware: bool = False
-    epsilon: float = 0.1
-    alpha: float = 0.1
-    two_stage_fraction: float = 0.5
-    margin: float = 1.0
-    sampler: str = "bm25"
-    bm25_top_k: int = 5
-    ns_lf: str = "bm25"  # the LF whose score drives the BM25 sampler and WSLS
-    min_confidence: float = 0.0  # negatives: pairs labelled 0 with at least this confidence (and a vote)
-    list_fraction: float = 1.0  # train on this share of the lists: those the label model is surest of (top-1 margin)
-    group_size: int = 8  # listwise: candidates per query in a group (the teacher's top one + random others)
-    temperature: float = 2.0  # listwise: the teacher's softmax temperature over standardised scores (measured: 2 > 1 > 0.5)
-    mixed_probabilities: tuple[float, float] = (0.5, 0.5)
-    negatives: int = 1
-    batch_size: int = 4  # the effective batch (queries when listwise, else anchors per optimiser step), whatever the processes
-    grad_accum: int = 1  # micro-batches per step on each process (torchrun: the batch is also split over processes)
-    lr: float = 5e-5
-    head_lr: float = 1e-3  # the fresh MLP head learns faster than the pretrained encoder (0: lr)
-    weight_decay: float = 0.01
-    warmup: float = 0.1
-    epochs: int = 1  # used only when max_steps = 0
-    max_steps: int = 400  # > 0: train this many steps, over as many epochs as it takes (measured: SciFact 0.572 → 0.621)
-    max_epochs: float = 8  # > 0: but never more than this many epochs (TrecQA's 93 train queries overfit at 17)
-    max_length: int | str = "auto"  # tokens; "auto": read from the training pairs (weakrank.training.lengths)
-    freeze_embeddings: bool = True  # keep the word-embedding matrix fixed (no optimiser state for it; MAP measured equal)
-    average_weights: float = 0.0  # > 0: the saved weights are the mean over this last share of the steps (SWA)
-    grad_clip: float = 1.0
-    seed: int = 0
-    precision: str = "auto"
-    checkpoint_every: int = 100
-    keep_checkpoint: bool = False  # a finished training keeps checkpoint.pt (else only best/ and final/ stay)
-    eval_every: int = 100
-    patience: int = 3
-    dev_queries: int = 0  # dev lists an evaluation scores (0: all of them)
-    track_train_queries: int = 0
-    train_split: str = "train"
-    dev_split: str = "dev"
-    supervised: bool = False
-    labels: str = ""
-    output: str = "model"
-    fuse_lfs: bool = True  # rerank: the trained ranker averaged with the fusion label model of the LFs (measured better)
-    policy_every: int = 20
-    policy_reward: str = "diff"
-    policy_ceiling: float = 1.0  # m_max of the ceil reward (R_ceil = MAP − m_max)
-    policy_path: str = ""
-    policy_val_queries: int = 20
+    encoder: str = field(default="minilm", metadata={
+        "group": "model", "help": "pretrained encoder: 'minilm' (packaged), a Hugging Face name or a local path"})
+    architecture: str = field(default="cross-encoder", metadata={
+        "group": "model", "choices": ("cross-encoder", "bi-encoder"),
+        "help": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scale · cos of the separately "
+                "embedded query and passage)"})
+    pooling: str = field(default="cls", metadata={
+        "group": "model", "choices": POOLINGS,
+        "help": "cross-encoder: the head reads the [CLS] vector (cls) or the tokens' mean (mean)"})
+    scale: float = field(default=20.0, metadata={
+        "group": "model", "help": "bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)"})
+    interpolate: float = field(default=1.0, metadata={
+        "group": "model", "help": "bi-encoder: the saved weights are this share of the fine-tuned ones, the rest the "
+                                  "start encoder's (WiSE-FT; 1: plain fine-tuning)"})
+    max_length: int | str = field(default=AUTO, metadata={
+        "group": "model", "help": "max tokens of query + passage, or auto: 3 of 4 training pairs whole, at most 128 "
+                                  "(weakrank.training.lengths)"})
+    fuse_lfs: bool = field(default=True, metadata={
+        "group": "model", "help": "rerank: average the model's scores with the LFs' fusion label model (a second "
+                                  "round; measured better)"})
+
+    supervised: bool = field(default=False, metadata={
+        "group": "objective", "help": "train on the gold labels instead of the pseudo-labels"})
+    labels: str = field(default="", metadata={
+        "group": "objective", "help": "labels Parquet file to train on ('': <run_dir>/labels.parquet)"})
+    mode: str = field(default="listwise", metadata={
+        "group": "objective", "choices": MODES,
+        "help": "training instances: listwise (a group per query: distil the label model's ranking), pairwise "
+                "(q, p+, p−), pointwise (q, p) or in_batch (bi-encoder: in-batch negatives)"})
+    loss: str = field(default="kl", metadata={
+        "group": "objective", "choices": ("hinge", "ce", "kl"),
+        "help": "kl (listwise distillation), hinge (pairwise, hard targets) or ce (cross-entropy; soft targets)"})
+    target: str = field(default="plain", metadata={
+        "group": "objective", "choices": ("plain", "noise_aware", "ls", "tls", "wsls", "twsls", "relax"),
+        "deprecated": TARGET_ALIASES,
+        "help": "plain, noise_aware (confidence-weighted), ls/tls (label smoothing, two-stage), wsls/twsls "
+                "(weakly-supervised label smoothing), relax (label relaxation; 'lr' is its deprecated name)"})
+    noise_aware: bool = field(default=False, metadata={
+        "group": "objective", "help": "weight each instance's loss by its label confidence"})
+    epsilon: float = field(default=0.1, metadata={
+        "group": "objective", "help": "label-smoothing mass ε of ls/tls/wsls/twsls, in [0, 1]"})
+    alpha: float = field(default=0.1, metadata={
+        "group": "objective", "help": "label relaxation: the credal set p(+) ≥ 1 − alpha, in [0, 1)"})
+    two_stage_fraction: float = field(default=0.5, metadata={
+        "group": "objective", "help": "tls/twsls: share of the steps that smooth (then ε = 0), in [0, 1]"})
+    margin: float = field(default=1.0, metadata={"group": "objective", "help": "hinge loss margin, >= 0"})
+    group_size: int = field(default=8, metadata={
+        "group": "objective", "help": "listwise: candidates per query in a group (the teacher's top one + random others)"})
+    temperature: float = field(default=2.0, metadata={
+        "group": "objective", "help": "listwise: temperature of the teacher's softmax over standardised scores "
+                                      "(measured: 2 > 1 > 0.5)"})
+    list_fraction: float = field(default=1.0, metadata={
+        "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
+                                      "top-1 margin), in (0, 1]"})
+    min_confidence: float = field(default=0.0, metadata={
+        "group": "objective", "help": "a pair labelled 0 is a negative only with at least this confidence (and a vote)"})
+    negatives: int = field(default=1, metadata={"group": "objective", "help": "negatives per positive (pairwise)"})
+    sampler: str = field(default="bm25", metadata={
+        "group": "objective", "choices": SAMPLERS,
+        "help": "negatives: bm25 (top-k of the list), uniform (any labelled negative), random (collection), mixed, "
+                "policy (AC-IR) or random_policy"})
+    bm25_top_k: int = field(default=5, metadata={
+        "group": "objective", "help": "bm25 sampler: draw negatives from the top K of the list by the ns_lf score"})
+    ns_lf: str = field(default="bm25", metadata={
+        "group": "objective", "help": "the LF whose score drives the bm25 sampler and WSLS"})
+    mixed_probabilities: tuple[float, float] = field(default=(0.5, 0.5), metadata={
+        "group": "objective", "metavar": ("BM25", "RANDOM"), "help": "mixed sampler: probabilities of bm25 and random"})
+    policy_every: int = field(default=20, metadata={
+        "group": "objective", "help": "AC-IR: steps between two sampler choices"})
+    policy_reward: str = field(default="diff", metadata={
+        "group": "objective", "choices": REWARDS,
+        "help": "AC-IR reward: change of validation MAP (diff), MAP (raw), MAP − ceiling (ceil) or MAP − best so far "
+                "(ceil_running)"})
+    policy_ceiling: float = field(default=1.0, metadata={
+        "group": "objective", "help": "AC-IR: m_max of the ceil reward (R_ceil = MAP − m_max)"})
+    policy_path: str = field(default="", metadata={
+        "group": "objective", "help": "AC-IR: file to load the policy from and save it to ('': none)"})
+    policy_val_queries: int = field(default=20, metadata={
+        "group": "objective", "help": "AC-IR: dev queries of the reward's validation MAP"})
+
+    batch_size: int = field(default=4, metadata={
+        "group": "loop", "help": "effective batch per optimiser step (anchors, or queries when listwise), whatever "
+                                 "the processes"})
+    grad_accum: int = field(default=1, metadata={
+        "group": "loop", "help": "micro-batches per step on each process (torchrun also splits the batch over "
+                                 "the processes)"})
+    lr: float = field(default=5e-5, metadata={"group": "loop", "alias": "learning_rate", "help": "AdamW learning rate"})
+    head_lr: float = field(default=1e-3, metadata={
+        "group": "loop", "help": "learning rate of the fresh MLP head, faster than the pretrained encoder's "
+                                 "(0: the learning rate)"})
+    weight_decay: float = field(default=0.01, metadata={
+        "group": "loop", "help": "AdamW weight decay (not on biases and norms)"})
+    warmup: float = field(default=0.1, metadata={
+        "group": "loop", "alias": "warmup_ratio", "help": "share of the steps with linear warm-up (then linear decay)"})
+    epochs: int = field(default=1, metadata={
+        "group": "loop", "alias": "num_train_epochs",
+        "help": "passes over the training queries (used only when max-steps is 0)"})
+    max_steps: int = field(default=400, metadata={
+        "group": "loop", "help": "train this many steps, over as many epochs as it takes (0: use the epochs; "
+                                 "measured: SciFact 0.572 → 0.621)"})
+    max_epochs: float = field(default=8, metadata={
+        "group": "loop", "help": "but stop after this many epochs (0: no cap), so a small train split is not "
+                                 "overfitted (TrecQA's 93 train queries overfit at 17)"})
+    freeze_embeddings: bool = field(default=True, metadata={
+        "group": "loop", "help": "keep the word-embedding matrix fixed (no optimiser state for it; MAP measured equal)"})
+    average_weights: float = field(default=0.0, metadata={
+        "group": "loop", "help": "the saved weights are their mean over this last share of the steps (stochastic "
+                                 "weight averaging; 0: the last step's)"})
+    grad_clip: float = field(default=1.0, metadata={
+        "group": "loop", "alias": "max_grad_norm", "help": "clip the gradient norm to this value"})
+    seed: int = field(default=0, metadata={
+        "group": "loop", "help": "random seed (data order, negatives, initialisation)"})
+    precision: str = field(default="auto", metadata={
+        "group": "loop", "choices": ("auto", "fp32", "bf16", "fp16"),
+        "help": "auto: bf16 autocast on CUDA (fp16 without bf16), fp32 on CPU"})
+    train_split: str = field(default="train", metadata={"group": "loop", "help": "split to train on"})
+    dev_split: str = field(default="dev", metadata={
+        "group": "loop", "help": "split for early stopping ('' for none)"})
+    eval_every: int = field(default=100, metadata={
+        "group": "loop", "alias": "eval_steps",
+        "help": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end)"})
+    patience: int = field(default=3, metadata={
+        "group": "loop", "help": "stop after N evaluations without a better dev MAP"})
+    dev_queries: int = field(default=0, metadata={
+        "group": "loop", "help": "dev queries per evaluation (0: every dev query)"})
+    track_train_queries: int = field(default=0, metadata={
+        "group": "loop", "help": "also evaluate on N training queries (the memorisation gap)"})
+    output: str = field(default="model", metadata={
+        "group": "loop", "alias": "output_dir",
+        "help": "model directory, relative to run_dir: <output>/best, final, checkpoint.pt"})
+    checkpoint_every: int = field(default=100, metadata={
+        "group": "loop", "alias": "save_steps",
+        "help": "write checkpoint.pt every N steps for --resume (0: none while training)"})
+    keep_checkpoint: bool = field(default=False, metadata={
+        "group": "loop", "help": "keep checkpoint.pt once training has finished (it holds the optimiser state: about "
+                                 "3× the model); by default a finished run keeps best/ and final/ only"})
 
     def __post_init__(self) -> None:
-        if self.target in TARGET_ALIASES:
-            warnings.warn(f"[train] target = {self.target!r} is deprecated: use {TARGET_ALIASES[self.target]!r}",
-                          FutureWarning, stacklevel=3)
-            self.target = TARGET_ALIASES[self.target]
-        for name, allowed in (
-            ("architecture", ARCHITECTURES), ("pooling", POOLINGS), ("mode", MODES), ("loss", LOSSES), ("target", TARGETS), ("sampler", SAMPLERS), ("precision", PRECISIONS)
-        ):
-            if getattr(self, name) not in allowed:
-                raise ConfigError(f"[train] {name} = {getattr(self, name)!r}; choose one of {allowed}")
+        for f in fields(self):
+            value, renamed, allowed = getattr(self, f.name), f.metadata.get("deprecated", {}), f.metadata.get("choices")
+            if renamed and value in renamed:
+                warnings.warn(f"[train] {f.name} = {value!r} is deprecated: use {renamed[value]!r}", FutureWarning,
+                              stacklevel=3)
+                value = renamed[value]
+                setattr(self, f.name, value)
+            if allowed and value not in allowed:
+                raise ConfigError(f"[train] {f.name} = {value!r}; choose one of {allowed}")
         if self.loss == "hinge" and (self.mode != "pairwise" or self.target not in ("plain", "noise_aware")):
             raise ConfigError("hinge loss is pairwise and takes no soft target: use loss = 'ce' for LS/WSLS/relax")
         if (self.mode == "listwise") != (self.loss == "kl"):
@@ -125,6 +212,8 @@ class TrainConfig:
             raise ConfigError("[train] batch_size and grad_accum must be >= 1")
         if not 0 <= self.epsilon <= 1 or not 0 <= self.alpha < 1:
             raise ConfigError("[train] epsilon must be in [0, 1] and alpha in [0, 1)")
+        if not 0 <= self.two_stage_fraction <= 1 or self.margin < 0:
+            raise ConfigError("[train] two_stage_fraction must be in [0, 1] and margin >= 0")
         if self.target == "noise_aware":
             self.noise_aware = True
 
