@@ -38,6 +38,7 @@ from weakrank.training.run import score_split, train_config
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},
+    "ce": {"mode": "pairwise", "loss": "ce", "target": "plain"},  # the plain ranker LS, WSLS and LR smooth
     "noise_aware": {"mode": "pairwise", "loss": "hinge", "target": "noise_aware"},
     "ls": {"mode": "pairwise", "loss": "ce", "target": "ls"},
     "tls": {"mode": "pairwise", "loss": "ce", "target": "tls"},
@@ -51,7 +52,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "pr_relax": {"mode": "in_batch", "loss": "ce", "target": "relax"},
 }
 GOLD = "gold"  # train_label_models entry: the gold labels (corrupted at each noise ratio), the seed 004 noise study
-LABELS = {"hinge": "hinge", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
+LABELS = {"hinge": "hinge", "ce": "CE", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
           "lr": "LR", "distill": "listwise distillation", "pr": "PR", "pr_ls": "PR+LS", "pr_relax": "PR+LR"}
 KNOBS = {"lr": "alpha", "pr_relax": "alpha", "ls": "epsilon", "tls": "epsilon", "wsls": "epsilon", "twsls": "epsilon",
          "pr_ls": "epsilon"}
@@ -204,13 +205,18 @@ def cell_overrides(cfg: PipelineConfig, cell: Cell) -> dict[str, Any]:
     return overrides
 
 
-def estimated_minutes(cfg: PipelineConfig, cell: Cell, eval_pairs: int) -> float:
-    """CPU minutes a trained cell should take on 2 cores: its steps × pairs a step at the measured pairs/s
-    (scaled by its length over 64 tokens; ``auto`` counted as 64), and its ``eval_pairs`` scored at 3× that."""
+def estimated_minutes(cfg: PipelineConfig, cell: Cell, votes: pd.DataFrame) -> float:
+    """CPU minutes a trained cell should take on 2 cores: its steps (``max_epochs`` applied, an epoch counted
+    as the train split's queries, or its relevant pairs when pairwise) × pairs a step at the measured pairs/s
+    (scaled by its length over 64 tokens; ``auto`` counted as 64), and the evaluation split scored at 3× that."""
     tc = train_config(cfg, **cell_overrides(cfg, cell))
+    train = votes[votes["split"] == tc.train_split]
+    anchors = train["query_id"].nunique() if tc.mode == "listwise" else max(int((train["gold"] > 0).sum()),
+                                                                            train["query_id"].nunique())
+    steps = tc.total_steps(max(1, -(-anchors // tc.batch_size)))
     per_step = {"listwise": tc.group_size, "in_batch": 2}.get(tc.mode, 1 + tc.negatives) * tc.batch_size
-    steps = tc.max_steps or tc.epochs * 100
     rate = PAIRS_PER_SECOND * 64 / (tc.max_length if isinstance(tc.max_length, int) else 64)
+    eval_pairs = int((votes["split"] == cfg.experiment.split).sum())
     return (steps * per_step + eval_pairs / 3) / rate / 60
 
 
@@ -219,7 +225,6 @@ def plan_experiment(cfg: PipelineConfig) -> pd.DataFrame:
     measured when cached and recorded, else :func:`estimated_minutes`)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
-    eval_pairs = int((votes["split"] == cfg.experiment.split).sum())
     rows = []
     for cell in grid_cells(cfg, votes):
         if cell.kind == "unsupervised":
@@ -227,7 +232,7 @@ def plan_experiment(cfg: PipelineConfig) -> pd.DataFrame:
         cached = paths.experiment / "cells" / f"{cell.key}.parquet"
         measured = read_metadata(cached).get("minutes") if cached.exists() else None
         rows.append({"row": cell.row, "seed": cell.seed, "cached": cached.exists(),
-                     "minutes": measured if measured is not None else estimated_minutes(cfg, cell, eval_pairs),
+                     "minutes": measured if measured is not None else estimated_minutes(cfg, cell, votes),
                      "measured": measured is not None, "key": cell.key})
     return pd.DataFrame(rows, columns=["row", "seed", "cached", "minutes", "measured", "key"])
 
