@@ -11,7 +11,6 @@ from typing import Any, get_args, get_origin
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.config import PipelineConfig, schema
 from weakrank.errors import ConfigError
-from weakrank.paths import RunPaths
 from weakrank.training.config import GROUPS, TrainConfig
 
 
@@ -21,29 +20,20 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = False, quiet: bool = False) -> None:
-    """Train as ``[train]`` with ``overrides`` says, leave the torchrun process group (if any) however it ends,
-    and say where the model went (once under torchrun)."""
-    from weakrank.training.distributed import teardown
-    from weakrank.training.run import train, train_config
+    """:func:`weakrank.pipeline.train`, and where the model went (once under torchrun)."""
+    from weakrank import pipeline
 
-    try:
-        progress = train(cfg, resume=resume, progress=not quiet, **overrides)
-    finally:
-        teardown()
-    tc = train_config(cfg, **overrides)
-    out = RunPaths(cfg.run_dir).models(tc.output)
+    model = pipeline.train(cfg, resume=resume, progress=not quiet, **overrides)
     if int(os.environ.get("RANK", "0")) == 0:
-        dev = f"best dev {'MAP' if tc.supervised else 'agreement'} {progress.best:.4f}" if progress.best >= 0 else "no dev figure"
-        print(f"trained {progress.step} steps ({dev}) → {out}")
+        print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
 
 
 def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | None = None,
                  model: str | None = None, name: str | None = None, int8: bool = False) -> Path:
-    """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the trained one
-    of ``[train]`` with ``overrides``) into ``runs/<name>.trec``."""
-    from weakrank.training.run import rerank
+    """:func:`weakrank.pipeline.rerank`, and the run file it wrote."""
+    from weakrank import pipeline
 
-    path = rerank(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, **overrides)
+    path = pipeline.rerank(cfg, model=model, split=split, name=name, int8=int8, **overrides)
     print(f"wrote {path}")
     return path
 
