@@ -5,7 +5,9 @@ candidate of the evaluation split, timed as a whole (texts in, scores out) by:
 
 - ``CrossEncoder.predict``: sentence-transformers loading the same directory (the reference);
 - ``student fp32`` / ``student int8``: ``load_ranker(dir, student_only=True[, int8=True])``;
-- ``shipped fp32`` / ``shipped int8``: ``load_ranker(dir[, int8=True])``, the student with its LFs and teacher
+- ``student onnx`` / ``student onnx int8``: the same with ``backend="onnx"`` (ONNX Runtime; the export and
+  quantisation happen once, before the timing);
+- ``shipped fp32`` / ``shipped int8`` / ``shipped onnx int8``: ``load_ranker(dir[, ...])``, the student with its LFs and teacher
   (its neural LFs encode every text: the process's shared encodings are cleared before each run).
 
 Each row: pairs/s, the ratio to the reference measured in the same run, and test MAP (as ``bench_quality``).
@@ -62,9 +64,17 @@ def main() -> None:
             "student fp32": lambda: load_ranker(directory, "cpu", student_only=True).predict(texts, args.batch_size),
             "student int8": lambda: load_ranker(directory, "cpu", student_only=True, int8=True).predict(
                 texts, args.batch_size),
+            "student onnx": lambda: load_ranker(directory, student_only=True, backend="onnx").predict(
+                texts, args.batch_size),
+            "student onnx int8": lambda: load_ranker(directory, student_only=True, backend="onnx", int8=True).predict(
+                texts, args.batch_size),
             "shipped fp32": lambda: load_ranker(directory, "cpu").score_frame(pairs, args.batch_size),
             "shipped int8": lambda: load_ranker(directory, "cpu", int8=True).score_frame(pairs, args.batch_size),
+            "shipped onnx int8": lambda: load_ranker(directory, backend="onnx", int8=True).score_frame(
+                pairs, args.batch_size),
         }
+        for int8 in (False, True):  # export (and quantise) before the timing, as a user's second load finds it
+            load_ranker(directory, student_only=True, backend="onnx", int8=int8)
         for system, score in systems.items():
             for encoder in _MODELS.values():  # every shipped run encodes its texts: nothing kept from the last
                 encoder.store.clear()

@@ -14,6 +14,7 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
+from weakrank.errors import WeakrankError
 from weakrank.io import read_parquet, read_run
 from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standardize_within
 from weakrank.labeling import score_matrix
@@ -188,3 +189,24 @@ def test_an_int8_student_scores_as_the_fp32_one_up_to_quantisation(trained):
     assert any("quantized" in type(m).__module__ for m in int8.modules())
     assert np.corrcoef(fp32.predict(texts), int8.predict(texts))[0, 1] > 0.95  # a 4-step model: scores close together
     assert isinstance(load_ranker(best, int8=True), FusedRanker)  # the shipped ranker with an int8 student
+
+
+def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
+    pytest.importorskip("onnxruntime")
+    cfg, _ = trained
+    best = tmp_path / "best"
+    shutil.copytree(RunPaths(cfg.run_dir).models() / "best", best)
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
+    texts = list(zip(pairs["query"], pairs["passage"]))
+    torch_scores = load_ranker(best, "cpu", student_only=True).predict(texts)
+    onnx = load_ranker(best, student_only=True, backend="onnx")
+    assert np.allclose(onnx.predict(texts, batch_size=3), torch_scores, atol=1e-4)  # batches padded differently
+    exported = (best / "onnx" / "model.onnx").stat().st_mtime_ns
+    int8 = load_ranker(best, student_only=True, backend="onnx", int8=True)
+    assert (best / "onnx" / "model_int8.onnx").exists() and (best / "onnx" / "model.onnx").stat().st_mtime_ns == exported
+    assert np.corrcoef(int8.predict(texts), torch_scores)[0, 1] > 0.95
+    shipped = load_ranker(best, backend="onnx")  # the shipped ranker with an ONNX student
+    assert isinstance(shipped, FusedRanker)
+    assert np.allclose(shipped.score_frame(pairs), load_ranker(best, "cpu").score_frame(pairs), atol=1e-3)
+    with pytest.raises(WeakrankError, match="backend 'gpu'"):
+        load_ranker(best, backend="gpu")

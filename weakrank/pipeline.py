@@ -162,12 +162,14 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
-           int8: bool = False, **overrides: Any) -> Path:
+           int8: bool = False, backend: str = "torch", **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
-    plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``: its student quantised."""
+    plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``, ``backend``: how its student runs (PyTorch or
+    ONNX Runtime, int8 or not)."""
     from weakrank.training.run import rerank as rerank_split
 
-    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, **overrides)
+    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, backend=backend,
+                        **overrides)
 
 
 @locked("evaluate")

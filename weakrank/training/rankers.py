@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from weakrank.errors import WeakrankError
 from weakrank.training.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.training.bi_encoder import BiEncoder
 from weakrank.training.config import TrainConfig
 from weakrank.training.cross_encoder import CONFIG_FILE as BERT_PR_FILE
 from weakrank.training.cross_encoder import BertPR
+from weakrank.training.onnx_runtime import OnnxCrossEncoder
 from weakrank.training.shipped import FUSION_FILE, FusedRanker
 
 Ranker = BertPR | BiEncoder
+BACKENDS = ("torch", "onnx")  # where a loaded student runs: PyTorch, or ONNX Runtime (CPU, cross-encoders)
 
 
 def new_ranker(cfg: TrainConfig) -> Ranker:
@@ -31,11 +34,14 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
 
 
 def load_ranker(directory: str | Path, device: str | None = None, student_only: bool = False,
-                int8: bool = False) -> Ranker | FusedRanker:
+                int8: bool = False, backend: str = "torch") -> Ranker | FusedRanker | OnnxCrossEncoder:
     """A ranker saved by weakrank: the shipped :class:`FusedRanker` (the student with its teacher) when the
     directory holds the teacher's state, else (or with ``student_only``) the student, a cross-encoder or
     bi-encoder told apart by its config file. ``int8``: the student's linear layers dynamically quantised
-    (CPU inference; see ``benchmarks/bench_rerank.py`` for its speed and MAP)."""
+    (CPU inference); ``backend = "onnx"``: a cross-encoder student run by ONNX Runtime on the CPU
+    (:mod:`~weakrank.training.onnx_runtime`). ``benchmarks/bench_rerank.py`` measures each one's speed and MAP."""
+    if backend not in BACKENDS:
+        raise WeakrankError(f"backend {backend!r}: choose one of {BACKENDS}")
     directory = Path(directory)
     if (directory / BI_ENCODER_FILE).exists():
         student = BiEncoder.load(directory, device)
@@ -43,7 +49,11 @@ def load_ranker(directory: str | Path, device: str | None = None, student_only: 
         student = BertPR.load(directory, device)
     else:
         raise FileNotFoundError(f"{directory} holds no weakrank ranker ({BERT_PR_FILE} or {BI_ENCODER_FILE} missing)")
-    if int8:
+    if backend == "onnx":
+        if not isinstance(student, BertPR):
+            raise WeakrankError(f"{directory}: backend 'onnx' runs cross-encoders; this is a bi-encoder")
+        student = OnnxCrossEncoder(student, directory, int8=int8)
+    elif int8:
         student = quantized(student)
     if student_only or not (directory / FUSION_FILE).exists():
         return student

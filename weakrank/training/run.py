@@ -25,6 +25,7 @@ from weakrank.training.objectives import objective_from_config
 from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.training.policy.callback import PolicyCallback
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
+from weakrank.training.ranking import RanksPassages
 from weakrank.training.samplers import NegativeSampler, make_sampler
 from weakrank.training.shipped import FusedRanker, ship
 from weakrank.training.trainer import Progress, Trainer, prepare_run
@@ -148,46 +149,51 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-           batch_size: int = 64, int8: bool = False, **overrides: Any) -> Path:
+           batch_size: int = 64, int8: bool = False, backend: str = "torch", **overrides: Any) -> Path:
     """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
     trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
-    with its teacher, :mod:`~weakrank.training.shipped`), else the student alone; ``int8``: its student quantised."""
+    with its teacher, :mod:`~weakrank.training.shipped`), else the student alone; ``int8``, ``backend``: how its
+    student runs (:func:`~weakrank.training.rankers.load_ranker`)."""
     tc = train_config(cfg, **overrides)
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
-    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, int8=int8)
+    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, int8=int8,
+                         backend=backend)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, int8: bool = False) -> pd.DataFrame:
+                batch_size: int = 64, student_only: bool = True, int8: bool = False, backend: str = "torch"
+                ) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, int8), pairs, batch_size)
+    return score_pairs(loaded_ranker(model, student_only, int8, backend), pairs, batch_size)
 
 
-def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False) -> Ranker | FusedRanker:
+def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False, backend: str = "torch"
+                  ) -> RanksPassages:
     """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
-    ranker = load_ranker(model, student_only=student_only, int8=int8)
+    ranker = load_ranker(model, student_only=student_only, int8=int8, backend=backend)
     if not student_only and not isinstance(ranker, FusedRanker):
         warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
                       "scoring with the student alone", stacklevel=2)
     return ranker
 
 
-def score_pairs(ranker: Ranker | FusedRanker, pairs: pd.DataFrame, batch_size: int = 64) -> pd.DataFrame:
+def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64) -> pd.DataFrame:
     """``query_id, passage_id, score`` of the rows of ``pairs`` (``query_id, passage_id, query, passage``)."""
     return pairs[["query_id", "passage_id"]].assign(score=ranker.score_frame(pairs, batch_size=batch_size))
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, int8: bool = False) -> Path:
+                batch_size: int = 64, int8: bool = False, backend: str = "torch") -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first."""
     dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
     tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
-    return write_run(score_pairs(loaded_ranker(model, int8=int8), dataset.pairs(), batch_size), out, tag)
+    ranker = loaded_ranker(model, int8=int8, backend=backend)
+    return write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag)

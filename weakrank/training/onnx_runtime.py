@@ -1,0 +1,99 @@
+"""A trained cross-encoder run by ONNX Runtime on the CPU, optionally int8 (the ``onnx`` backend of
+:func:`weakrank.training.rankers.load_ranker`; needs ``pip install 'weakrank[onnx]'``).
+
+The student is exported once (``torch.onnx.export``, dynamic batch and sequence length) into the model
+directory's ``onnx/`` folder, and with ``int8`` quantised once by ONNX Runtime's dynamic quantisation (weights
+int8, activations per batch); later loads reuse the files. A directory that cannot be written exports into a
+temporary folder instead. Scores are the student's (``CrossEncoder.predict``'s) to float tolerance in fp32.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from weakrank.errors import WeakrankError
+from weakrank.io import atomic_path
+from weakrank.training.cross_encoder import BertPR
+from weakrank.training.ranking import RanksPassages
+
+ONNX_DIR = "onnx"
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def onnx_file(model: BertPR, directory: str | Path, int8: bool) -> Path:
+    """The student's ONNX file (exported and, with ``int8``, quantised on first use)."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        raise WeakrankError("backend 'onnx' needs ONNX Runtime: pip install 'weakrank[onnx]'") from None
+    folder = Path(directory) / ONNX_DIR
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError:  # a read-only model directory
+        folder = Path(tempfile.mkdtemp(prefix="weakrank-onnx-"))
+    fp32 = folder / "model.onnx"
+    if not fp32.exists():
+        _export(model, fp32)
+    if not int8:
+        return fp32
+    quantised = folder / "model_int8.onnx"
+    if not quantised.exists():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        with atomic_path(quantised) as tmp:
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+    return quantised
+
+
+def _export(model: BertPR, path: Path) -> None:
+    """``model`` (on the CPU, eval mode) as an ONNX graph from token ids to one score per pair."""
+    model = model.to("cpu").eval()
+    example = model.tokenize(["a query"], ["a passage of a few words"])
+    names = [name for name in INPUTS if name in example]
+    axes = {name: {0: "batch", 1: "tokens"} for name in names}
+
+    class Scores(torch.nn.Module):  # positional inputs, as the exporter passes them
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+            return self.model(**dict(zip(names, inputs)))
+
+    with atomic_path(path) as tmp, torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on shape checks that are constant for an encoder
+        torch.onnx.export(Scores(), tuple(example[n] for n in names), str(tmp), input_names=names,
+                          output_names=["scores"], dynamic_axes={**axes, "scores": {0: "batch"}}, opset_version=17,
+                          dynamo=False)
+
+
+class OnnxCrossEncoder(RanksPassages):
+    """``predict`` of a :class:`BertPR` student through an ONNX Runtime session (length-sorted batches)."""
+
+    def __init__(self, model: BertPR, directory: str | Path, int8: bool = False, threads: int = 0) -> None:
+        import onnxruntime as ort
+
+        self.tokenizer, self.max_length = model.tokenizer, model.max_length
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or torch.get_num_threads()
+        path = onnx_file(model, directory, int8)
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
+        """Scores of ``(query, passage)`` pairs, like ``sentence_transformers.CrossEncoder.predict``."""
+        order = np.argsort([-(len(q) + len(p)) for q, p in pairs], kind="stable")  # similar lengths: less padding
+        out = np.zeros(len(pairs), dtype=np.float32)
+        for start in range(0, len(pairs), batch_size):
+            idx = order[start : start + batch_size]
+            enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True,
+                                 truncation="longest_first", max_length=self.max_length, return_tensors="np")
+            feed = {name: enc[name].astype(np.int64) for name in self.inputs}
+            out[idx] = self.session.run(None, feed)[0].reshape(-1)
+        return out
