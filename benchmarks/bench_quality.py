@@ -154,9 +154,10 @@ def compare_systems(description: str, csv_name: str, systems, contrasts: list[tu
         per_query: dict[str, list[pd.Series]] = {}
         for seed in range(args.seeds):
             for system, run in systems(cfg, split, seed, args).items():
-                ap = evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"]
-                per_query.setdefault(system, []).append(ap)
-                rows.append({"dataset": name, "seed": seed, "system": system, "map": ap.mean()})
+                metrics = evaluate_run(run, qrels, require=REQUIRE[name], rn=())
+                per_query.setdefault(system, []).append(metrics["MAP"])
+                rows.append({"dataset": name, "seed": seed, "system": system, "map": metrics["MAP"].mean(),
+                             "p1": metrics["P@1"].mean()})
         for a, b in [(a, b) for a, b in contrasts if a in per_query and b in per_query]:
             x, y = (sum(per_query[s]) / args.seeds for s in (a, b))
             x, y = x.align(y, join="inner")
@@ -240,9 +241,24 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
     return "\n".join(out)
 
 
+def few_shot_rows(csv: Path = ROOT / "benchmarks" / "few_shot_students.csv") -> pd.DataFrame:
+    """``bench_few_shot_students.py``'s students and shipped rankers with N > 0 judged queries as rows of the
+    quality table (``weak, N judged``, ``shipped, N judged``; mean over its seeds)."""
+    if not csv.exists():
+        return pd.DataFrame()
+    table = pd.read_csv(csv)
+    table = table[~table["system"].str.endswith("N=0")].reindex(columns=["dataset", "seed", "system", "map", "p1"])
+    kind = table["system"].str.split(" N=").str[0].map({"student": "weak", "shipped": "shipped"})
+    table = table.assign(system=kind + ", " + table["system"].str.split(" N=").str[1] + " judged")
+    grouped = table.groupby(["dataset", "system"], sort=False)
+    rows = grouped.agg(map=("map", "mean"), p1=("p1", "mean"), seeds=("seed", "nunique")).reset_index()
+    return rows.assign(map_std=grouped["map"].std(ddof=0).to_numpy())
+
+
 def markdown(table: pd.DataFrame) -> str:
     """The README table: per system and dataset MAP (± std over seeds) and P@1; †/‡ significantly better/worse
-    than BM25 (paired t-test on per-query MAP, p < 0.05)."""
+    than BM25 (paired t-test on per-query MAP, p < 0.05); few-shot rows (no test) after the weak ones."""
+    table = pd.concat([table, few_shot_rows()], ignore_index=True)
     systems = list(table["system"].unique())
     systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)  # the ceiling last
     out = pd.DataFrame(index=pd.Index(systems, name="system"))
@@ -255,7 +271,7 @@ def markdown(table: pd.DataFrame) -> str:
         better = rows["map"] > rows.loc["bm25", "map"]
         cell += [("†" if up else "‡") if pv < 0.05 else "" for pv, up in zip(p, better)]
         out[f"{name} MAP"] = cell
-        out[f"{name} P@1"] = rows["p1"].map("{:.3f}".format)
+        out[f"{name} P@1"] = rows["p1"].map(lambda v: f"{v:.3f}" if v == v else "–")
     return out.fillna("–").to_markdown(disable_numparse=True)
 
 
