@@ -187,7 +187,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
 @locked("evaluate")
 def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None, **overrides: Any) -> pd.DataFrame:
     """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
-    of the t-tests), every other LF, RRF fusion of the LFs and the labels it learned from, on ``split``
+    of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
     (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`)."""
     from weakrank.training.run import train_config
 
@@ -198,7 +198,7 @@ def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None 
         raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
     names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
     systems = {name: column_run(votes, SCORE + name, split) for name in names}
-    systems["fusion-rrf"] = column_run(fusion_runs(votes, ["fusion:rrf"])["fusion:rrf"], "score", split)
+    systems.update({name.replace(":", "-"): column_run(run, "score", split) for name, run in fusion_runs(votes).items()})
     if paths.labels.exists():
         model = read_metadata(paths.labels).get("model", "labels")
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)

@@ -83,7 +83,7 @@ def stage_rerank(args: argparse.Namespace) -> None:
 
 
 def stage_evaluate(args: argparse.Namespace) -> None:
-    """The trained ranker against BM25, every other LF, RRF fusion and its labels."""
+    """The trained ranker against BM25, every other LF, the RRF and CombSUM fusions and its labels."""
     from weakrank import pipeline
 
     cfg = pipeline_config(args)
