@@ -56,23 +56,24 @@ def r_n_at_k(run: pd.DataFrame, qrels: pd.DataFrame, negatives: pd.DataFrame, n:
     non-relevant candidates of its query with the highest ``negatives`` score (BM25: the hardest ones;
     all of them when fewer); 1 if it lands in the top ``k``. Averaged over the query's relevant passages.
     Ties in the run's scores count against the relevant passage (break them first: :func:`break_ties`)."""
-    judged = qrels.set_index(["query_id", "passage_id"])["relevance"]
-    hardness = negatives.set_index(["query_id", "passage_id"])["score"]
-    out = {}
-    for qid, g in run.groupby("query_id", sort=True):
-        keys = list(zip(g["query_id"], g["passage_id"]))
-        rel = judged.reindex(keys).fillna(0).to_numpy() > 0
-        hard = hardness.reindex(keys).to_numpy(dtype=np.float64)
-        if np.isnan(hard).any():
-            missing = keys[int(np.isnan(hard).argmax())]
-            raise DataError(f"no negative-sampler score for candidate {missing[1]!r} of query {qid!r}", field="score")
-        scores = g["score"].to_numpy()
-        if not rel.any() or rel.all():
-            continue
-        neg = np.flatnonzero(~rel)
-        drawn = scores[neg[np.argsort(-hard[neg], kind="stable")[: n - 1]]]
-        out[qid] = float(np.mean([(drawn >= s).sum() < k for s in scores[rel]]))
-    return pd.Series(out, name=f"R_{n}@{k}", dtype=float)
+    keys = ["query_id", "passage_id"]
+    frame = run[[*keys, "score"]].merge(qrels[[*keys, "relevance"]], on=keys, how="left").merge(
+        negatives[[*keys, "score"]].rename(columns={"score": "hard"}), on=keys, how="left")
+    if frame["hard"].isna().any():
+        missing = frame[frame["hard"].isna()].iloc[0]
+        raise DataError(f"no negative-sampler score for candidate {missing['passage_id']!r} of query "
+                        f"{missing['query_id']!r}", field="score")
+    rel = frame["relevance"].fillna(0).to_numpy() > 0
+    query = pd.factorize(frame["query_id"])[0]
+    both = np.bincount(query, rel) * np.bincount(query, ~rel) > 0  # a relevant and a non-relevant candidate
+    order = np.lexsort((-frame["hard"].to_numpy(dtype=np.float64), query))  # per query, hardest first (stable)
+    negative = frame.iloc[order][~rel[order]]
+    drawn = negative[negative.groupby("query_id", sort=False).cumcount().to_numpy() < n - 1]
+    positive = frame[rel & both[query]][["query_id", "score"]].reset_index(names="row")
+    pairs = positive.merge(drawn[["query_id", "score"]], on="query_id", suffixes=("", "_negative"))
+    above = (pairs["score_negative"] >= pairs["score"]).groupby(pairs["row"]).sum()
+    hits = positive.assign(hit=(above.reindex(positive["row"]).to_numpy() < k).astype(float))
+    return hits.groupby("query_id")["hit"].mean().rename(f"R_{n}@{k}")
 
 
 def _measure(run: pd.DataFrame, qrels: pd.DataFrame, measures: dict) -> pd.DataFrame:
