@@ -131,6 +131,18 @@ def test_score_fusion_weights_the_strong_lf_and_beats_the_best_single_one():
         assert (np.argsort(p[rows], kind="stable") == np.argsort(fused[rows], kind="stable")).all()
 
 
+@pytest.mark.parametrize("strength", [0.0, -1.0])
+def test_score_fusion_gives_an_lf_at_chance_or_worse_no_weight(strength):
+    """Issue 30, without gold: an LF no better than chance (or one that ranks against relevance, as the
+    answer-type LF did on web passages) on a collection gets (next to) no weight there."""
+    scores, groups, y = simulate_scores(2000, 8, [2.0, 1.5, 1.0, strength], seed=2)
+    model = ScoreFusionModel().fit(scores, groups)
+    assert abs(model.weights_[3]) <= 0.02 * model.weights_.sum()
+    fused = model.fused(scores, groups)
+    without = ScoreFusionModel().fit(scores[:, :3], groups).fused(scores[:, :3], groups)
+    assert mean_auc(fused, y, groups) >= mean_auc(without, y, groups) - 0.002
+
+
 def test_score_fusion_gives_a_copied_lf_no_extra_weight():
     scores, groups, y = simulate_scores(1500, 8, [2.0, 1.0, 1.0, 0.8], seed=1)
     copied = np.column_stack([scores, scores[:, 3], scores[:, 3]])  # the weakest LF twice more
