@@ -4,7 +4,8 @@ the shared collections, with a verdict.
 Sources (committed CSVs; the document is generated from them alone):
 
 * ``reproduction_lf_quality.csv`` — paper 002's Table 2 on our collections: P@1, R@1 and AUC against gold of
-  each LF and label model on the **train** split (``weakrank analyze --split train``).
+  each of the paper's LFs and label models on the **train** split, per query (``weakrank analyze --split
+  train`` writes them to ``analysis/quality_per_query.csv``).
 * ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids
   (``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls`` and 002 ``weak`` and 004 ``noise_ce`` on
   WikiQA, 001 ``samplers`` on TrecQA. A grid not run yet is reported with its ``--dry-run`` CPU minutes.
@@ -64,7 +65,7 @@ def row(variant: str, model: str, sampler: str = "bm25", noise: float = 0.0) -> 
 
 CE, LS, TLS, WSLS, TWSLS = "CE", "LS ε=0.2", "T-LS ε=0.2", "WSLS ε=0.2", "T-WSLS ε=0.2"
 CHECKS = [
-    # 002, Table 2 (train split; label quality, no test)
+    # 002, Table 2 (train split; label quality, paired over queries)
     Check("bm25_strongest_single_lf", "lf_quality", "bm25", "use_cos", "P@1"),
     Check("bm25_strongest_single_lf", "lf_quality", "bm25", "tfidf", "P@1"),
     Check("bert_cos_weakest_lf", "lf_quality", "use_cos", "bert_cos", "P@1"),
@@ -146,9 +147,9 @@ def measure() -> None:
         if not (cfg.run_dir / "votes.parquet").exists():
             print(f"{name}: no votes.parquet (run `weakrank run pipelines/{name}.toml --stages ingest,label`)")
             continue
-        quality = pipeline.analyze(cfg, splits=["train"]).get("quality")
-        if quality is not None:
-            rows.append(quality.reset_index().assign(dataset=name))
+        per_query = pipeline.analyze(cfg, splits=["train"]).get("quality_per_query")
+        if per_query is not None:
+            rows.append(per_query[per_query["scorer"].isin(SCORERS.values())].assign(dataset=name))
     write_text(pd.concat(rows).to_csv(index=False, float_format="%.4f"), LF_QUALITY)
     cells = []
     for grid, name in GRIDS.items():
@@ -183,15 +184,19 @@ def verdict(delta: float, p: float, relation: str, tested: bool = True) -> str:
 
 
 def lf_quality_rows(check: Check, quality: pd.DataFrame) -> list[dict]:
-    """Table 2's comparison on each collection (the best single LF: the highest of the four similarity LFs)."""
+    """Table 2's comparison on each collection, paired over the train split's queries (the best single LF: the
+    one of the four similarity LFs with the highest mean)."""
     out = []
     for name, table in quality.groupby("dataset", sort=False):
-        table = table.set_index("scorer")[check.metric]
-        lfs = [SCORERS[k] for k in ("bm25", "tfidf", "use_cos", "bert_cos") if SCORERS[k] in table.index]
-        value = {"best_lf": table[lfs].max(), **{k: table.get(v, np.nan) for k, v in SCORERS.items()}}
-        a, b = value[check.a], value[check.b]
-        out.append({"collection": name, "a": a, "b": b, "delta": a - b, "p": np.nan, "seeds": "–",
-                    "verdict": verdict(a - b, np.nan, check.relation, tested=False)})
+        table = table.pivot_table(index="query_id", columns="scorer", values=check.metric)
+        lfs = [SCORERS[k] for k in ("bm25", "tfidf", "use_cos", "bert_cos") if SCORERS[k] in table]
+        names = {"best_lf": table[lfs].mean().idxmax(), **SCORERS}
+        if names[check.a] not in table or names[check.b] not in table:
+            continue
+        x, y = table[names[check.a]], table[names[check.b]]
+        p = float(ttest_rel(x, y).pvalue) if (x - y).std() > 0 else 1.0
+        out.append({"collection": name, "a": x.mean(), "b": y.mean(), "delta": x.mean() - y.mean(), "p": p,
+                    "seeds": "–", "verdict": verdict(x.mean() - y.mean(), p, check.relation)})
     return out
 
 
@@ -253,9 +258,11 @@ def overall(verdicts: list[str]) -> str:
         return verdicts[0]
     same = sum(v.startswith(("reproduced", "same direction")) for v in verdicts)
     significant = sum(v == "reproduced" for v in verdicts)
+    against = sum("significantly the other way" in v for v in verdicts)
     tested = not any("no test" in v for v in verdicts)
     return (f"same direction on {same} of {len(verdicts)} collections"
-            + (f" (significant on {significant})" if tested else " (no test)"))
+            + (f" (significant on {significant}" + (f"; significantly the other way on {against})" if against else ")")
+               if tested else " (no test)"))
 
 
 def seeds_needed(sigma: float, effect: float, alpha: float = 0.05, power: float = 0.8) -> int:
@@ -305,7 +312,7 @@ def power_section(claims: dict, plans: dict) -> str:
 def render() -> str:
     """docs/reproduction.md."""
     claims = tomllib.loads((BENCH / "paper_claims.toml").read_text())
-    quality = pd.read_csv(LF_QUALITY) if LF_QUALITY.exists() else pd.DataFrame()
+    quality = pd.read_csv(LF_QUALITY, dtype={"query_id": str}) if LF_QUALITY.exists() else pd.DataFrame()
     cells = pd.read_csv(CELLS, dtype={"query_id": str}) if CELLS.exists() else pd.DataFrame(columns=["grid", "row"])
     plans = pd.read_csv(PLANS).set_index("grid").to_dict("index") if PLANS.exists() else {}
     out = ["# Reproducing the papers' claims", "",

@@ -4,7 +4,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from labeling_functions import bm25, tfidf, word_overlap
-from weakrank.analysis import lf_summary, quality_table
+from weakrank.analysis import lf_summary, quality_table, query_quality
 from weakrank.labeling import apply_lfs
 
 
@@ -16,7 +16,8 @@ def test_quality_table_by_hand():
             "s": [0.9, 0.9, 0.1, 0.2, 0.5, 0.4, 0.1, 1.0, 0.0],
         }
     )
-    table = quality_table(pairs, {"s": "s"})
+    per_query = query_quality(pairs.assign(t=-pairs["s"]), {"s": "s", "flipped": "t"})
+    table = quality_table(per_query)
     # a: top tie {0.9 rel, 0.9 not} → P@1 = 0.5, R@1 = 0.5/2; b: top is not relevant → 0
     assert table.loc["s", "P@1"] == pytest.approx((0.5 + 0.0) / 2)
     assert table.loc["s", "R@1"] == pytest.approx((0.25 + 0.0) / 2)
@@ -24,7 +25,12 @@ def test_quality_table_by_hand():
     auc_b = roc_auc_score([0, 1, 0], [0.5, 0.4, 0.1])
     assert table.loc["s", "AUC"] == pytest.approx((auc_a + auc_b) / 2)
     assert table.attrs["queries"] == 2
-    assert table["queries"].tolist() == [2]  # the table states how many queries it averages over
+    assert table["queries"].tolist() == [2, 2]  # the table states how many queries it averages over
+    # per query, in the same queries for every scorer (flipped: each query's top is now a non-relevant pair)
+    flipped = per_query[per_query["scorer"] == "flipped"].set_index("query_id")
+    assert per_query[per_query["scorer"] == "s"]["query_id"].tolist() == ["a", "b"]
+    assert flipped.loc["a", "P@1"] == 0.0 and flipped.loc["b", "P@1"] == 0.0
+    assert flipped.loc["a", "AUC"] == pytest.approx(1 - auc_a)
 
 
 def test_quality_figure_labels_bars_and_draws_the_auc_chance_line():

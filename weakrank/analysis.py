@@ -46,24 +46,31 @@ def _query_quality(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, 
     return p_at_1, p_at_1 / gold.sum(), roc_auc_score(gold, scores)
 
 
-def quality_table(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFrame:
-    """P@1, R@1, AUC (per-query means) of each ``name → score column`` of ``pairs`` against ``gold``, and
-    ``queries``: how many queries (with a relevant and a non-relevant candidate) they are averaged over
-    (also ``attrs["queries"]``)."""
+def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFrame:
+    """P@1, R@1 and AUC of each ``name → score column`` of ``pairs`` against ``gold``, per query (a row per
+    scorer and query with a relevant and a non-relevant candidate): what paired tests between scorers need."""
     judged = pairs.dropna(subset=["gold"])
     judged = judged.assign(gold=judged["gold"].astype(int))
     stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
     usable = stats.index[(stats["sum"] > 0) & (stats["sum"] < stats["size"])]
     judged = judged[judged["query_id"].isin(usable)]
-    rows = {}
-    groups = [g for _, g in judged.groupby("query_id", sort=False)]
-    for name, column in scorers.items():
-        values = np.array([_query_quality(g[column].to_numpy(), g["gold"].to_numpy()) for g in groups])
-        rows[name] = values.mean(axis=0) if len(values) else [np.nan] * 3
-    table = pd.DataFrame.from_dict(rows, orient="index", columns=["P@1", "R@1", "AUC"])
-    table["queries"] = len(groups)
+    groups = list(judged.groupby("query_id", sort=False))
+    frames = [pd.DataFrame([_query_quality(g[column].to_numpy(), g["gold"].to_numpy()) for _, g in groups],
+                           columns=["P@1", "R@1", "AUC"]).assign(scorer=name, query_id=[q for q, _ in groups])
+              for name, column in scorers.items()]
+    columns = ["scorer", "query_id", "P@1", "R@1", "AUC"]
+    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+
+
+def quality_table(per_query: pd.DataFrame) -> pd.DataFrame:
+    """P@1, R@1, AUC of each scorer: the means over queries of :func:`query_quality`'s table, and ``queries``:
+    how many queries (with a relevant and a non-relevant candidate) they are averaged over (also
+    ``attrs["queries"]``)."""
+    table = per_query.groupby("scorer", sort=False)[["P@1", "R@1", "AUC"]].mean()
+    queries = per_query["query_id"].nunique()
+    table["queries"] = queries
     table.index.name = "scorer"
-    table.attrs["queries"] = len(groups)
+    table.attrs["queries"] = queries
     return table
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from weakrank.analysis import lf_scorers, lf_summary, quality_table
+from weakrank.analysis import lf_scorers, lf_summary, quality_table, query_quality
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
@@ -103,7 +103,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
 
 @locked("analyze")
 def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
-    """LF summary and quality table (each LF, every label model, the configured aggregate)."""
+    """LF summary and quality table (each LF, every label model, the configured aggregate), the latter also
+    per query (``quality_per_query``: for paired tests between scorers)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -131,10 +132,12 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
     if scored["gold"].notna().any():
-        quality = quality_table(scored, scorers)
-        tables["quality"] = quality
+        per_query = query_quality(scored, scorers)
+        quality = quality_table(per_query)
+        tables.update(quality=quality, quality_per_query=per_query)
         where = ", ".join(splits) if splits else "all splits"
         write_text(quality.to_csv(), out / "quality.csv")
+        write_text(per_query.to_csv(index=False), out / "quality_per_query.csv")
         write_text(
             f"# LF quality — {cfg.name} ({where}, {quality.attrs['queries']} queries)\n\n"
             + to_markdown(quality)
