@@ -2,10 +2,11 @@
 with N = 0, 10, 30 judged queries choosing its LF weighting (``[aggregate] gold_queries``), beside the best LF.
 
 The judged queries come from the dev split (WikiQA, TrecQA) or from the train split (SemEval, whose dev split
-is the evaluation split, and SciFact, which has none); ``--draws`` random sets of N of them (the mean and
-spread say how much the choice depends on which queries a user judged). No ranker is trained here: a student
-of better labels is measured by ``bench_quality.py`` on a run with ``gold_queries`` set.
-Writes ``benchmarks/few_shot.csv``.
+is the evaluation split, and SciFact, which has none); ``--draws`` random sets of N of them: the mean over the
+draws is what a user can expect from judging N queries, the spread and the share of draws below N = 0 what
+they risk. The label-free fit does not read gold, so it is fitted once and each draw only makes the few-shot
+choice among its weightings (``few_shot_weights``, as ``aggregate`` does). No ranker is trained here: a
+student of few-shot labels is measured by ``bench_few_shot_students.py``. Writes ``benchmarks/few_shot.csv``.
 
 Run: ``python benchmarks/bench_few_shot.py`` (datasets whose votes.parquet exists)
 """
@@ -21,9 +22,9 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_text
-from weakrank.label_models import fit_predict, judged_queries
-from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.labeling import SCORE, lf_names
+from weakrank.label_models import gold_of, judged_queries
+from weakrank.label_models.fusion import ScoreFusionModel, few_shot_weights
+from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.paths import RunPaths
 
 GOLD_SPLIT = {"wikiqa": "dev", "trecqa": "dev", "semeval": "train", "scifact": "train"}
@@ -33,14 +34,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
     parser.add_argument("--sizes", nargs="+", type=int, default=[0, 10, 30])
-    parser.add_argument("--draws", type=int, default=5)
+    parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--markdown", action="store_true", help="only print few_shot.csv as the docs' table")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "few_shot.csv"
     if args.markdown:
         table = pd.read_csv(csv)
+        label_free = table[table["gold_queries"] == 0].set_index("dataset")["labels_map"]
+        table["below"] = table["labels_map"] < table["dataset"].map(label_free) - 1e-9
         wide = table.groupby(["dataset", "gold_queries"], sort=False).agg(
-            labels_map=("labels_map", "mean"), spread=("labels_map", "std"), best_lf=("best_lf_map", "first"))
+            labels_map=("labels_map", "mean"), spread=("labels_map", "std"), below_n0=("below", "mean"),
+            draws=("draw", "count"), best_lf=("best_lf_map", "first"))
         print(to_markdown(wide, ".3f"))
         return
     rows = []
@@ -60,18 +64,24 @@ def main() -> None:
             return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())
 
         best_lf = max(test_map(votes[SCORE + lf].to_numpy()) for lf in lf_names(votes))
+        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+        model = ScoreFusionModel(**cfg.aggregate.options).fit(scores, groups)
+        views, label_free = model.scaled_views(scores, groups), model.weights_
+        maps: dict[str, float] = {}  # test MAP of each weighting chosen
         rng = np.random.default_rng(0)
         for n in args.sizes:
             for draw in range(args.draws if n else 1):
-                gold = list(rng.choice(judged, size=n, replace=False)) if n else []
-                model = ScoreFusionModel(**cfg.aggregate.options)
-                labels = fit_predict(votes, model, gold)
-                rows.append({"dataset": name, "gold_queries": n, "draw": draw, "choice": model.choice_,
-                             "labels_map": test_map(labels), "best_lf_map": best_lf})
+                gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False))) if n else None
+                choice, weights = few_shot_weights(views, groups, gold, label_free) if n else ("factor model",
+                                                                                                label_free)
+                if choice not in maps:
+                    maps[choice] = test_map(views @ weights)
+                rows.append({"dataset": name, "gold_queries": n, "draw": draw, "choice": choice,
+                             "labels_map": maps[choice], "best_lf_map": best_lf})
         table = pd.DataFrame([r for r in rows if r["dataset"] == name])
         print(table.groupby("gold_queries")["labels_map"].agg(["mean", "std", "count"]).assign(best_lf=best_lf)
               .to_string(float_format=lambda v: f"{v:.4f}"), flush=True)
-        print(table.groupby("gold_queries")["choice"].agg(lambda c: ", ".join(sorted(set(c)))).to_string())
+        print(table.groupby("gold_queries")["choice"].value_counts().to_string())
     table = pd.DataFrame(rows)
     old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
     table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)

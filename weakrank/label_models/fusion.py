@@ -139,13 +139,18 @@ class ScoreFusionModel:
             self.choice_, self.weights_ = few_shot_weights(views / self.scales_, groups, gold, self.weights_)
         return self
 
-    def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The fused score of each row (the latent factor's posterior mean, up to scale)."""
+    def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
+        and the few-shot choice among weightings (:func:`few_shot_weights`), apply to."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
         scores = np.asarray(scores, dtype=np.float64)
         views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups))
-        return (views / self.scales_) @ self.weights_ / self.weights_.sum()
+        return views / self.scales_
+
+    def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The fused score of each row (the latent factor's posterior mean, up to scale)."""
+        return self.scaled_views(scores, groups) @ self.weights_ / self.weights_.sum()
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """P(relevant): softmax of the standardised fused score over each query's list."""
