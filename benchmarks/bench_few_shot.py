@@ -23,7 +23,7 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.label_models import gold_of, judged_queries
-from weakrank.label_models.fusion import ScoreFusionModel, few_shot_weights
+from weakrank.label_models.fusion import ScoreFusionModel, few_shot_maps, few_shot_weights
 from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.paths import RunPaths
 
@@ -72,8 +72,8 @@ def main() -> None:
         for n in args.sizes:
             for draw in range(args.draws if n else 1):
                 gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False))) if n else None
-                choice, weights = few_shot_weights(views, groups, gold, label_free) if n else ("factor model",
-                                                                                                label_free)
+                choice, weights = (few_shot_weights(views, few_shot_maps(views, groups, gold, label_free), label_free)
+                                   if n else ("factor model", label_free))
                 if choice not in maps:
                     maps[choice] = test_map(views @ weights)
                 rows.append({"dataset": name, "gold_queries": n, "draw": draw, "choice": choice,

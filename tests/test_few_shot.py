@@ -10,7 +10,7 @@ from weakrank import pipeline
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
-from weakrank.label_models.fusion import ScoreFusionModel, mean_average_precision
+from weakrank.label_models.fusion import ScoreFusionModel, describe_choice, mean_average_precision
 from weakrank.paths import RunPaths
 from weakrank.training.run import build_trainer, train_config
 
@@ -40,7 +40,19 @@ def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
     before = mean_average_precision(unsupervised.fused(scores, groups), groups, held_out)
     after = mean_average_precision(few_shot.fused(scores, groups), groups, held_out)
     assert after > before + 0.2
-    assert ScoreFusionModel.from_params(few_shot.params()).choice_ == few_shot.choice_
+    restored = ScoreFusionModel.from_params(few_shot.params())
+    assert restored.choice_ == few_shot.choice_ and restored.few_shot_map_ == few_shot.few_shot_map_
+    # the judged queries' MAP of every weighting is kept: the chosen one is the best of them
+    assert few_shot.few_shot_map_[few_shot.choice_] == max(few_shot.few_shot_map_.values())
+    assert few_shot.few_shot_map_[few_shot.choice_] > few_shot.few_shot_map_["factor model"]
+    assert unsupervised.few_shot_map_ == {}
+
+
+def test_a_choice_names_its_views_by_their_lfs():
+    clusters, lfs = [[0, 1], [2], [3]], ["bm25", "tfidf", "embedding_cosine", "bert_cosine"]
+    assert describe_choice("factor model without view 2", clusters, lfs) == "factor model without bert_cosine"
+    assert describe_choice("view 0 alone", clusters, lfs) == "bm25+tfidf alone"
+    assert describe_choice("equal weights", clusters, lfs) == "equal weights"
 
 
 def test_mean_average_precision_by_hand():
@@ -64,13 +76,20 @@ def test_few_shot_needs_the_fusion_model_and_enough_judged_queries(tmp_path):
     assert not RunPaths(tmp_path).labels.exists()
 
 
-def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path):
+def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     cfg = load_config(OWN / "pipeline.toml")
     cfg = replace(cfg, run_dir=tmp_path, aggregate=replace(cfg.aggregate, gold_queries=2))
     pipeline.ingest(cfg)
     pipeline.label(cfg, progress=False)
     pipeline.aggregate(cfg)
     assert read_metadata(RunPaths(tmp_path).labels)["gold_queries"] == ["vq1", "vq2"]
+    from weakrank.commands.stages import _print_few_shot_choice
+
+    _print_few_shot_choice(RunPaths(tmp_path).labels)  # what `weakrank aggregate` prints in few-shot mode
+    printed = capsys.readouterr().out
+    maps = read_metadata(RunPaths(tmp_path).labels)["params"]["few_shot_map"]
+    assert printed.startswith("few-shot: the 2 judged queries chose '")
+    assert f"the label-free factor model {maps['factor model']:.3f}" in printed
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]

@@ -100,6 +100,7 @@ class ScoreFusionModel:
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
         self.choice_ = "factor model"
+        self.few_shot_map_: dict[str, float] = {}
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
@@ -134,9 +135,10 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
-        self.choice_ = "factor model"
+        self.choice_, self.few_shot_map_ = "factor model", {}
         if gold is not None and np.isfinite(gold).any():
-            self.choice_, self.weights_ = few_shot_weights(views / self.scales_, groups, gold, self.weights_)
+            self.few_shot_map_ = few_shot_maps(views / self.scales_, groups, gold, self.weights_)
+            self.choice_, self.weights_ = few_shot_weights(views / self.scales_, self.few_shot_map_, self.weights_)
         return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -184,6 +186,7 @@ class ScoreFusionModel:
             "weights": None if self.weights_ is None else self.weights_.tolist(),
             "scales": None if self.scales_ is None else self.scales_.tolist(),
             "choice": self.choice_,
+            "few_shot_map": self.few_shot_map_,
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
                         "temperature": self.temperature},
         }
@@ -196,6 +199,7 @@ class ScoreFusionModel:
         model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
         model.choice_ = params.get("choice", "factor model")
+        model.few_shot_map_ = dict(params.get("few_shot_map", {}))
         return model
 
 
@@ -212,20 +216,37 @@ def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndar
     return float(np.mean(aps)) if aps else float("nan")
 
 
-def few_shot_weights(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray
-                     ) -> tuple[str, np.ndarray]:
-    """The weighting of the (scaled) ``views`` with the best mean AP on the judged queries: the factor model's
-    ``weights``, the same without one view (an LF that misleads here), equal weights (CombSUM), or one view
-    alone; ties go to the earlier, the factor model first. Returns its name and weights."""
-    m = views.shape[1]
+def few_shot_candidates(weights: np.ndarray) -> dict[str, np.ndarray]:
+    """The weightings of the views few-shot mode chooses among: the factor model's ``weights``, equal weights
+    (CombSUM), the factor model without one view (an LF that misleads here), or one view alone."""
+    m = len(weights)
     candidates = {"factor model": weights, "equal weights": np.ones(m)}
     for k in range(m):
         if m > 1 and weights[np.arange(m) != k].sum() > 0:
             candidates[f"factor model without view {k}"] = np.where(np.arange(m) == k, 0.0, weights)
         candidates[f"view {k} alone"] = np.eye(m)[k]
-    scored = {name: mean_average_precision(views @ w, groups, gold) for name, w in candidates.items()}
-    best = max(scored, key=lambda name: (scored[name], -list(candidates).index(name)))
+    return candidates
+
+
+def few_shot_maps(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> dict[str, float]:
+    """Mean AP on the judged queries of each of :func:`few_shot_candidates` over the (scaled) ``views``."""
+    return {name: mean_average_precision(views @ w, groups, gold) for name, w in few_shot_candidates(weights).items()}
+
+
+def few_shot_weights(views: np.ndarray, maps: dict[str, float], weights: np.ndarray) -> tuple[str, np.ndarray]:
+    """The weighting with the best mean AP on the judged queries (``maps``: :func:`few_shot_maps`); ties go to
+    the earlier, the factor model first. Returns its name and weights."""
+    candidates = few_shot_candidates(weights)
+    best = max(candidates, key=lambda name: (maps[name], -list(candidates).index(name)))
     return best, candidates[best]
+
+
+def describe_choice(choice: str, clusters: list[list[int]], lfs: list[str]) -> str:
+    """A few-shot choice with its views named by their LFs ("factor model without view 2" → "factor model
+    without bert_cosine")."""
+    for k in range(len(clusters) - 1, -1, -1):  # view 12 before view 1
+        choice = choice.replace(f"view {k}", "+".join(lfs[i] for i in clusters[k]))
+    return choice
 
 
 def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
