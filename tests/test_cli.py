@@ -275,7 +275,12 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     assert "np.int64" not in before.decode() and '"[0, 1]"' in before.decode()  # plain values
     quality = (summary.parent / "quality.md").read_text()
     assert "| bm25 " in quality and re.search(r"\|\s+3 \|\n", quality) and ".000 |\n" not in quality  # counts
+    per_query = pd.read_csv(summary.parent / "quality_per_query.csv")
+    assert len(per_query) == 3 * per_query["scorer"].nunique() and per_query["query_id"].nunique() == 3
     capsys.readouterr()
+    assert main(["analyze", str(cfg)]) == 0
+    printed = capsys.readouterr().out
+    assert "== quality ==" in printed and "quality_per_query" not in printed  # the per-query rows only in the file
     assert main(["analyze", str(cfg), "--split", "tset"]) == 2
     assert "--split unknown split 'tset' (did you mean 'test'?)" in capsys.readouterr().err
     assert summary.read_bytes() == before

@@ -86,7 +86,7 @@ def cmd_analyze(args: argparse.Namespace) -> None:
 
     cfg = checked_config(args, ("analyze",), analyze_splits=args.split)
     tables = pipeline.analyze(cfg, splits=args.split)
-    _print_tables(tables)
+    _print_tables({name: table for name, table in tables.items() if name != "quality_per_query"})  # a row per query
     print(f"\nwritten to {RunPaths(cfg.run_dir).analysis}")
 
 
