@@ -9,6 +9,8 @@ Sources (committed CSVs; the document is generated from them alone):
 * ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids
   (``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls`` and 002 ``weak`` and 004 ``noise_ce`` on
   WikiQA, 001 ``samplers`` on TrecQA. A grid not run yet is reported with its ``--dry-run`` CPU minutes.
+* ``reproduction_cell_ece.csv`` — paper 004's ranking ECE (Eq. 4) of every cached cell's run, over its judged
+  pairs (one number per cell, so compared without a test).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
   bi-encoder grid (means only, one seed).
 
@@ -38,6 +40,7 @@ from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
 
 BENCH = ROOT / "benchmarks"
 LF_QUALITY, CELLS = BENCH / "reproduction_lf_quality.csv", BENCH / "reproduction_cells.csv"
+CELL_ECE = BENCH / "reproduction_cell_ece.csv"  # ranking ECE (Eq. 4 of 004) per cached cell
 PLANS = BENCH / "reproduction_grids.csv"  # each grid's cells, how many are cached, its CPU minutes (--dry-run)
 GRIDS = {"wsls": "wikiqa", "weak": "wikiqa", "noise_ce": "wikiqa", "samplers": "trecqa"}
 # paper 002's LFs and label models under weakrank's names
@@ -48,7 +51,7 @@ SCORERS = {"bm25": "bm25", "tfidf": "tfidf", "use_cos": "embedding_cosine", "ber
 @dataclass(frozen=True)
 class Check:
     """One measurable comparison behind a claim: ``a`` against ``b`` (rows of ``source``) on ``metric``;
-    ``relation``: ">" (a above b), "~" (level) or "std<" (a's spread over seeds below b's)."""
+    ``relation``: ">" (a above b), "<" (a below b), "~" (level) or "std<" (a's spread over seeds below b's)."""
 
     claim: str
     source: str  # "lf_quality", a grid name, "quality" or "noise_bi"
@@ -104,6 +107,8 @@ CHECKS = [
           row(CE, "gold", noise=0.05), "MRR"),
     Check("lr_beats_pr_e5_msmarco_mintaka", "noise_ce", row("LR α=0.1", "gold", noise=0.05),
           row("LS ε=0.1", "gold", noise=0.05), "MRR"),
+    *(Check("lr_lowest_ece_most_cells", "noise_ce", row("LR α=0.1", "gold", noise=noise), row(other, "gold", noise=noise),
+            "ranking ECE", "<") for noise in (0.0, 0.02, 0.05) for other in (CE, "LS ε=0.1")),
     Check("noise_degrades_pr", "noise_bi", "bi-encoder PR (gold, NS bm25, noise 0.05)", "bi-encoder PR (gold, NS bm25)",
           "MRR", "<"),
     Check("lr_beats_pr_e5_msmarco_mintaka", "noise_bi", "bi-encoder PR+LR α=0.1 (gold, NS bm25, noise 0.05)",
@@ -126,7 +131,6 @@ NOT_HERE = {
     "ls_best_on_aida_e5": "AIDA (entity ranking) only",
     "no_gain_lcquad": "LC-QuAD (entity ranking) only",
     "bert_lr_helps_only_msmarco": "a contrast between the paper's collections",
-    "lr_lowest_ece_most_cells": "ranking ECE per cell is in the grid's report (`--grid noise_ce`), not exported to the CSV yet",
     "ece_misleading_msmarco": "MS MARCO's columns; ranking ECE per cell is in the grid's report",
     "ece_rises_with_noise_msmarco": "MS MARCO's columns; ranking ECE per cell is in the grid's report",
     "train_val_gap_grows_with_noise": "drawn per cell by the grid's report (train-vs-validation gap plots), not a number here",
@@ -139,6 +143,7 @@ def measure() -> None:
 
     from weakrank import pipeline
     from weakrank.config import load_config
+    from weakrank.evaluation.calibration import ranking_ece
     from weakrank.experiment.grid import plan_experiment
 
     rows = []
@@ -151,16 +156,24 @@ def measure() -> None:
         if per_query is not None:
             rows.append(per_query[per_query["scorer"].isin(SCORERS.values())].assign(dataset=name))
     write_text(pd.concat(rows).to_csv(index=False, float_format="%.4f"), LF_QUALITY)
-    cells = []
+    cells, eces = [], []
     for grid, name in GRIDS.items():
-        root = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir / "experiment" / "cells"
+        run_dir = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir
+        root = run_dir / "experiment" / "cells"
+        gold = read_parquet(run_dir / "votes.parquet", columns=["query_id", "passage_id", "gold"]).dropna()
         for path in sorted(root.glob("*.parquet")):
             meta = read_metadata(path)
             table = read_parquet(path)
             cells.append(table.assign(dataset=name, grid=grid, row=meta["row"], seed=meta["seed"], key=path.stem))
+            run = read_parquet(root.parent / "runs" / path.name).merge(gold, on=["query_id", "passage_id"])
+            eces.append({"dataset": name, "grid": grid, "row": meta["row"], "seed": meta["seed"], "key": path.stem,
+                         "ranking ECE": ranking_ece(run["score"].to_numpy(), run["gold"].to_numpy(int),
+                                                    run["query_id"].to_numpy())})
     columns = ["dataset", "grid", "row", "seed", "key", "query_id", "MAP", "MRR", "P@1", "nDCG@10", "R_10@1"]
     table = pd.concat(cells)[columns] if cells else pd.DataFrame(columns=columns)
     write_text(table.to_csv(index=False, float_format="%.4f"), CELLS)
+    ece_columns = ["dataset", "grid", "row", "seed", "key", "ranking ECE"]
+    write_text(pd.DataFrame(eces, columns=ece_columns).to_csv(index=False, float_format="%.4f"), CELL_ECE)
     plans = []
     for grid, name in GRIDS.items():
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
@@ -206,8 +219,20 @@ def per_query(cells: pd.DataFrame, grid: str, name: str, metric: str) -> pd.Data
     return rows.pivot_table(index="query_id", columns="seed", values=metric)
 
 
+def cell_rows(check: Check, eces: pd.DataFrame) -> list[dict]:
+    """The check on a per-cell number (``reproduction_cell_ece.csv``): means over seeds, no test."""
+    a, b = (eces.loc[(eces["grid"] == check.source) & (eces["row"] == name), check.metric] for name in (check.a, check.b))
+    if a.empty or b.empty:
+        return []
+    delta = a.mean() - b.mean()
+    return [{"collection": GRIDS[check.source], "a": a.mean(), "b": b.mean(), "delta": delta, "p": np.nan,
+             "seeds": f"{len(a)} / {len(b)}", "verdict": verdict(delta, np.nan, check.relation, tested=False)}]
+
+
 def grid_rows(check: Check, cells: pd.DataFrame) -> list[dict]:
     """The check on its grid's cached cells (empty when either row is not cached)."""
+    if check.metric == "ranking ECE":
+        return cell_rows(check, pd.read_csv(CELL_ECE) if CELL_ECE.exists() else pd.DataFrame(columns=["grid", "row", check.metric]))
     a, b = (per_query(cells, check.source, name, check.metric) for name in (check.a, check.b))
     if a.empty or b.empty:
         return []
