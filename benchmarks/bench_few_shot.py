@@ -67,17 +67,17 @@ def main() -> None:
         scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
         model = ScoreFusionModel(**cfg.aggregate.options).fit(scores, groups)
         views, label_free = model.scaled_views(scores, groups), model.weights_
-        maps: dict[str, float] = {}  # test MAP of each weighting chosen
+        test_maps: dict[str, float] = {}  # test MAP of each weighting chosen
         rng = np.random.default_rng(0)
         for n in args.sizes:
             for draw in range(args.draws if n else 1):
                 gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False))) if n else None
-                choice, weights = (few_shot_weights(views, few_shot_maps(views, groups, gold, label_free), label_free)
+                choice, weights = (few_shot_weights(few_shot_maps(views, groups, gold, label_free), label_free)
                                    if n else ("factor model", label_free))
-                if choice not in maps:
-                    maps[choice] = test_map(views @ weights)
+                if choice not in test_maps:
+                    test_maps[choice] = test_map(views @ weights)
                 rows.append({"dataset": name, "gold_queries": n, "draw": draw, "choice": choice,
-                             "labels_map": maps[choice], "best_lf_map": best_lf})
+                             "labels_map": test_maps[choice], "best_lf_map": best_lf})
         table = pd.DataFrame([r for r in rows if r["dataset"] == name])
         print(table.groupby("gold_queries")["labels_map"].agg(["mean", "std", "count"]).assign(best_lf=best_lf)
               .to_string(float_format=lambda v: f"{v:.4f}"), flush=True)

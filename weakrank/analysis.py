@@ -59,14 +59,16 @@ def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFra
                            columns=["P@1", "R@1", "AUC"]).assign(scorer=name, query_id=[q for q, _ in groups])
               for name, column in scorers.items()]
     columns = ["scorer", "query_id", "P@1", "R@1", "AUC"]
-    return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    table = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
+    return table.assign(scorer=pd.Categorical(table["scorer"], categories=list(scorers)))  # a scorer without rows too
 
 
 def quality_table(per_query: pd.DataFrame) -> pd.DataFrame:
     """P@1, R@1, AUC of each scorer: the means over queries of :func:`query_quality`'s table, and ``queries``:
     how many queries (with a relevant and a non-relevant candidate) they are averaged over (also
     ``attrs["queries"]``)."""
-    table = per_query.groupby("scorer", sort=False)[["P@1", "R@1", "AUC"]].mean()
+    table = per_query.groupby("scorer", observed=False)[["P@1", "R@1", "AUC"]].mean().astype(float)
+    table.index = table.index.astype(str)
     queries = per_query["query_id"].nunique()
     table["queries"] = queries
     table.index.name = "scorer"

@@ -138,7 +138,7 @@ class ScoreFusionModel:
         self.choice_, self.few_shot_map_ = "factor model", {}
         if gold is not None and np.isfinite(gold).any():
             self.few_shot_map_ = few_shot_maps(views / self.scales_, groups, gold, self.weights_)
-            self.choice_, self.weights_ = few_shot_weights(views / self.scales_, self.few_shot_map_, self.weights_)
+            self.choice_, self.weights_ = few_shot_weights(self.few_shot_map_, self.weights_)
         return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -233,7 +233,7 @@ def few_shot_maps(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weigh
     return {name: mean_average_precision(views @ w, groups, gold) for name, w in few_shot_candidates(weights).items()}
 
 
-def few_shot_weights(views: np.ndarray, maps: dict[str, float], weights: np.ndarray) -> tuple[str, np.ndarray]:
+def few_shot_weights(maps: dict[str, float], weights: np.ndarray) -> tuple[str, np.ndarray]:
     """The weighting with the best mean AP on the judged queries (``maps``: :func:`few_shot_maps`); ties go to
     the earlier, the factor model first. Returns its name and weights."""
     candidates = few_shot_candidates(weights)
