@@ -8,7 +8,7 @@ import torch
 from tests.conftest import shared
 from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
-from weakrank.training import BertPR, TrainConfig, TrainerCallback
+from weakrank.training import BertPR, BiEncoder, TrainConfig, TrainerCallback
 from weakrank.training.cross_encoder import write_model_card
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
@@ -157,6 +157,7 @@ def test_train_keys_map_to_an_objective_that_checks_its_settings():
         "pointwise", "twsls", epsilon=0.2)
     assert objective_from_config(small(loss="ce", target="relax", alpha=0.05)) == LabelRelaxation("pairwise", 0.05)
     assert objective_from_config(small(mode="listwise", loss="kl", temperature=2.0)) == ListwiseKL(2.0)
+    assert objective_from_config(small(mode="listwise", loss="kl", anchor=0.5)) == ListwiseKL(2.0, anchor=0.5)
     assert objective_from_config(small(architecture="bi-encoder", mode="in_batch", loss="ce", target="tls")) == InBatch(
         "tls")
     assert ListwiseKL.listwise and not Hinge.listwise
@@ -168,6 +169,7 @@ def test_train_keys_map_to_an_objective_that_checks_its_settings():
         (lambda: SoftCrossEntropy(target="tls", two_stage_fraction=2.0), "two_stage_fraction"),
         (lambda: LabelRelaxation(alpha=1.0), r"LabelRelaxation: alpha = 1.0 must be in \[0, 1\)"),
         (lambda: ListwiseKL(temperature=0.0), "ListwiseKL: temperature"),
+        (lambda: ListwiseKL(anchor=-1.0), "ListwiseKL: anchor = -1.0 must be >= 0"),
         (lambda: InBatch(target="wsls"), "InBatch: target = 'wsls'"),
     ):
         with pytest.raises(ConfigError, match=message):
@@ -262,6 +264,27 @@ def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):
     assert trainer.fit(show_progress=False).step == 2
     with pytest.raises(ConfigError, match="listwise"):
         TrainConfig(mode="listwise", loss="ce")
+
+
+def test_the_anchor_mixes_in_the_ranking_of_the_model_as_training_began(tiny_data):
+    student, teacher, start = torch.tensor([0.0, 0.0]), torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])
+    mix = (torch.softmax(teacher, 0) + 3 * torch.softmax(start, 0)) / 4
+    expected = float((mix * (mix.log() - torch.log(torch.tensor([0.5, 0.5])))).sum())
+    assert listwise_kl(student, teacher, 1.0, start, 3.0).item() == pytest.approx(expected)
+    assert listwise_kl(student, teacher, 1.0, start, 0.0).item() == pytest.approx(listwise_kl(student, teacher).item())
+    model = BiEncoder.from_encoder("minilm", max_length=32)
+    batch = tiny_data.list_batch(["q1", "q2"], 3, np.random.default_rng(0))
+    queries = [q for q, g in zip(batch.queries, batch.passages) for _ in g]
+    passages = [p for g in batch.passages for p in g]
+    assert ListwiseKL(2.0).start_scores(model, queries, passages) is None
+    objective = ListwiseKL(2.0, anchor=1.0)
+    start = objective.start_scores(model, queries, passages)
+    assert torch.allclose(start, model.score(queries, passages).detach(), atol=1e-5)  # zero-shot: the model itself
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    assert not torch.allclose(model.score(queries, passages).detach(), start, atol=1e-3)
+    assert torch.allclose(objective.start_scores(model, queries, passages), start, atol=1e-5)  # frozen at the start
 
 
 def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_data, tmp_path):

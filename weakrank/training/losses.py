@@ -66,9 +66,14 @@ def weighted_mean(losses: torch.Tensor, weights: torch.Tensor | None) -> torch.T
     return losses.mean() if weights is None else (losses * weights).mean()
 
 
-def listwise_kl(student: torch.Tensor, teacher: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """KL(softmax(teacher / T) ‖ softmax(student)) over one group of candidates."""
+def listwise_kl(student: torch.Tensor, teacher: torch.Tensor, temperature: float = 1.0,
+                start: torch.Tensor | None = None, anchor: float = 0.0) -> torch.Tensor:
+    """KL(softmax(teacher / T) ‖ softmax(student)) over one group of candidates; with ``start`` (the scores of
+    the model training began from) plus ``anchor`` · KL(softmax(start) ‖ softmax(student)), written as one KL
+    to the mixed target (up to a constant and the factor 1 + ``anchor``)."""
     target = F.softmax(teacher / temperature, dim=-1)
+    if start is not None and anchor > 0:
+        target = (target + anchor * F.softmax(start, dim=-1)) / (1 + anchor)
     return F.kl_div(F.log_softmax(student, dim=-1), target, reduction="sum")
 
 

@@ -32,10 +32,10 @@ __all__ = [
 def objective_from_config(cfg: TrainConfig) -> Objective:
     """The objective ``[train]`` describes: ``mode`` and ``loss`` pick the class, ``target`` its target
     (``noise_aware`` is the plain target with ``noise_aware = true``), and ``epsilon``, ``alpha``, ``margin``,
-    ``temperature``, ``two_stage_fraction`` its settings."""
+    ``temperature``, ``anchor``, ``two_stage_fraction`` its settings."""
     target = "plain" if cfg.target == "noise_aware" else cfg.target
     if cfg.mode == "listwise":
-        return ListwiseKL(cfg.temperature)
+        return ListwiseKL(cfg.temperature, cfg.anchor)
     if cfg.mode == "in_batch":
         return InBatch(target, cfg.epsilon, cfg.alpha, cfg.two_stage_fraction, cfg.noise_aware)
     if cfg.loss == "hinge":

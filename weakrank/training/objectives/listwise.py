@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, field
 
 import torch
 
@@ -14,20 +15,38 @@ from weakrank.training.rankers import Ranker
 
 @dataclass(frozen=True)
 class ListwiseKL(Objective):
-    """Mean over queries of KL(softmax(teacher / ``temperature``) ‖ softmax(student)) over each query's group."""
+    """Mean over queries of KL(softmax(teacher / ``temperature``) ‖ softmax(student)) over each query's group;
+    ``anchor`` > 0 adds ``anchor`` · KL to the group's distribution under the model as training began (a frozen
+    copy taken at the first call), which keeps a student that starts from a pretrained ranker (the bi-encoder:
+    the embedding LF's own model) near its zero-shot ranking."""
 
     listwise = True
     temperature: float = 1.0
+    anchor: float = 0.0
+    _start: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check(self.temperature > 0, "ListwiseKL", f"temperature = {self.temperature!r} must be > 0")
+        check(self.anchor >= 0, "ListwiseKL", f"anchor = {self.anchor!r} must be >= 0")
+
+    def start_scores(self, model: Ranker, queries: list[str], passages: list[str]) -> torch.Tensor | None:
+        """The frozen starting model's scores of the pairs (None without an anchor)."""
+        if not self.anchor:
+            return None
+        if "model" not in self._start:
+            self._start["model"] = copy.deepcopy(model).eval().requires_grad_(False)
+        with torch.no_grad():
+            return self._start["model"].score(queries, passages).float()
 
     def __call__(self, model: Ranker, batch: ListBatch, step: int, total: int) -> torch.Tensor:
         sizes = [len(p) for p in batch.passages]
         queries = [q for q, n in zip(batch.queries, sizes) for _ in range(n)]
-        scores = model.score(queries, [p for group in batch.passages for p in group]).float()
+        passages = [p for group in batch.passages for p in group]
+        start = self.start_scores(model, queries, passages)
+        scores = model.score(queries, passages).float()
+        starts = torch.split(start, sizes) if start is not None else [None] * len(sizes)
         losses = [
-            listwise_kl(s, torch.as_tensor(t, device=scores.device), self.temperature)
-            for s, t in zip(torch.split(scores, sizes), batch.teacher)
+            listwise_kl(s, torch.as_tensor(t, device=scores.device), self.temperature, s0, self.anchor)
+            for s, t, s0 in zip(torch.split(scores, sizes), batch.teacher, starts)
         ]
         return torch.stack(losses).mean()
