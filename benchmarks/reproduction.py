@@ -6,9 +6,9 @@ Sources (committed CSVs; the document is generated from them alone):
 * ``reproduction_lf_quality.csv`` — paper 002's Table 2 on our collections: P@1, R@1 and AUC against gold of
   each of the paper's LFs and label models on the **train** split, per query (``weakrank analyze --split
   train`` writes them to ``analysis/quality_per_query.csv``).
-* ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids
-  (``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls`` and 002 ``weak`` and 004 ``noise_ce`` on
-  WikiQA, 001 ``samplers`` on TrecQA. A grid not run yet is reported with its ``--dry-run`` CPU minutes.
+* ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids, once per collection
+  (a collection's grids share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls``,
+  002 ``weak`` and ``weak_votes`` and 004 ``noise_ce`` on WikiQA, 001 ``samplers`` on TrecQA. A grid not run yet is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_cell_ece.csv`` — paper 004's ranking ECE (Eq. 4) of every cached cell's run, over its judged
   pairs (one number per cell, so compared without a test).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
@@ -42,7 +42,7 @@ BENCH = ROOT / "benchmarks"
 LF_QUALITY, CELLS = BENCH / "reproduction_lf_quality.csv", BENCH / "reproduction_cells.csv"
 CELL_ECE = BENCH / "reproduction_cell_ece.csv"  # ranking ECE (Eq. 4 of 004) per cached cell
 PLANS = BENCH / "reproduction_grids.csv"  # each grid's cells, how many are cached, its CPU minutes (--dry-run)
-GRIDS = {"wsls": "wikiqa", "weak": "wikiqa", "noise_ce": "wikiqa", "samplers": "trecqa"}
+GRIDS = {"wsls": "wikiqa", "weak": "wikiqa", "weak_votes": "wikiqa", "noise_ce": "wikiqa", "samplers": "trecqa"}
 # paper 002's LFs and label models under weakrank's names
 SCORERS = {"bm25": "bm25", "tfidf": "tfidf", "use_cos": "embedding_cosine", "bert_cos": "bert_cosine",
            "mv": "majority", "gm": "generative"}
@@ -80,6 +80,9 @@ CHECKS = [
     # 002, Table 3 (the paper's hinge BERT-PR in grid `weak`; today's listwise default in quality.csv)
     Check("bert_pr_gm_beats_bm25", "weak", row("hinge", "generative"), "bm25", "MAP"),
     Check("bert_pr_gm_beats_bm25", "quality", "weak", "bm25", "MAP"),
+    Check("bert_pr_bm25_votes_beats_bm25", "weak_votes", row("hinge", "votes:bm25"), "bm25", "MAP"),
+    Check("bert_pr_gm_beats_bert_pr_bm25_votes", "weak_votes", row("hinge", "generative"), row("hinge", "votes:bm25"),
+          "MAP"),
     Check("bert_pr_mv_vs_gm", "weak", row("hinge", "majority"), row("hinge", "generative"), "MAP"),
     Check("noise_aware_no_gain", "weak", row("noise-aware", "generative"), row("hinge", "generative"), "MAP", "~"),
     Check("full_supervision_gap", "weak", "BERT-PR supervised", row("hinge", "generative"), "MAP"),
@@ -115,8 +118,6 @@ CHECKS = [
           "bi-encoder PR (gold, NS bm25, noise 0.05)", "MRR"),
 ]
 NOT_HERE = {
-    "bert_pr_bm25_votes_beats_bm25": "the grid has no label model of the BM25 LF's votes alone",
-    "bert_pr_gm_beats_bert_pr_bm25_votes": "the grid has no label model of the BM25 LF's votes alone",
     "weak_beats_prior_sota": "the prior state of the art is on the paper's collections, not ours",
     "smoothing_hurts_random_negatives": "grid `wsls` uses BM25 negatives only (random ones: add \"random\" to its samplers)",
     "bm25_negatives_beat_random_negatives": "grid `wsls` uses BM25 negatives only (random ones: add \"random\" to its samplers)",
@@ -144,7 +145,7 @@ def measure() -> None:
     from weakrank import pipeline
     from weakrank.config import load_config
     from weakrank.evaluation.calibration import ranking_ece
-    from weakrank.experiment.grid import plan_experiment
+    from weakrank.experiment.grid import grid_cells, plan_experiment
 
     rows = []
     for name in ("wikiqa", "trecqa", "semeval", "scifact"):
@@ -156,34 +157,36 @@ def measure() -> None:
         if per_query is not None:
             rows.append(per_query[per_query["scorer"].isin(SCORERS.values())].assign(dataset=name))
     write_text(pd.concat(rows).to_csv(index=False, float_format="%.4f"), LF_QUALITY)
-    cells, eces = [], []
-    for name in dict.fromkeys(GRIDS.values()):  # a dataset's grids share its cell cache: read each cell once
-        grids = [grid for grid, dataset in GRIDS.items() if dataset == name]
-        run_dir = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir
-        root = run_dir / "experiment" / "cells"
-        gold = read_parquet(run_dir / "votes.parquet", columns=["query_id", "passage_id", "gold"]).dropna()
-        read = []
-        for path in sorted(root.glob("*.parquet")):
-            meta = read_metadata(path)
-            cell = {"dataset": name, "row": meta["row"], "seed": meta["seed"], "key": path.stem}
-            run = read_parquet(root.parent / "runs" / path.name).merge(gold, on=["query_id", "passage_id"])
-            ece = ranking_ece(run["score"].to_numpy(), run["gold"].to_numpy(int), run["query_id"].to_numpy())
-            read.append((cell, read_parquet(path).assign(**cell), ece))
-        for grid in grids:
-            cells += [table.assign(grid=grid) for _, table, _ in read]
-            eces += [{**cell, "grid": grid, "ranking ECE": ece} for cell, _, ece in read]
-    columns = ["dataset", "grid", "row", "seed", "key", "query_id", "MAP", "MRR", "P@1", "nDCG@10", "R_10@1"]
-    table = pd.concat(cells)[columns] if cells else pd.DataFrame(columns=columns)
-    write_text(table.to_csv(index=False, float_format="%.4f"), CELLS)
-    ece_columns = ["dataset", "grid", "row", "seed", "key", "ranking ECE"]
-    write_text(pd.DataFrame(eces, columns=ece_columns).to_csv(index=False, float_format="%.4f"), CELL_ECE)
-    plans = []
+    plans, grids_of = [], {}
     for grid, name in GRIDS.items():
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
-        plan = plan_experiment(dc_replace(cfg, name=f"{cfg.name}_{grid}", experiment=cfg.grids[grid]))
+        cfg = dc_replace(cfg, name=f"{cfg.name}_{grid}", experiment=cfg.grids[grid])
+        for cell in grid_cells(cfg, read_parquet(cfg.run_dir / "votes.parquet")):  # unsupervised rows too
+            grids_of.setdefault(cell.key, []).append(grid)
+        plan = plan_experiment(cfg)
         plans.append({"grid": grid, "dataset": name, "cells": len(plan), "cached": int(plan["cached"].sum()),
                       "minutes_per_cell": plan["minutes"].mean(), "minutes_left": plan.loc[~plan["cached"], "minutes"].sum()})
     write_text(pd.DataFrame(plans).to_csv(index=False, float_format="%.1f"), PLANS)
+    cells, eces = [], []
+    for name in dict.fromkeys(GRIDS.values()):  # a dataset's grids share one cell cache: each cell once, with its grids
+        run_dir = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir
+        root = run_dir / "experiment" / "cells"
+        gold = read_parquet(run_dir / "votes.parquet", columns=["query_id", "passage_id", "gold"]).dropna()
+        for path in sorted(root.glob("*.parquet")):
+            if path.stem not in grids_of:  # a cell of another grid (another budget), not the papers'
+                continue
+            meta = read_metadata(path)
+            cell = {"dataset": name, "grids": " ".join(grids_of[path.stem]), "row": meta["row"], "seed": meta["seed"],
+                    "key": path.stem}
+            run = read_parquet(root.parent / "runs" / path.name).merge(gold, on=["query_id", "passage_id"])
+            ece = ranking_ece(run["score"].to_numpy(), run["gold"].to_numpy(int), run["query_id"].to_numpy())
+            cells.append(read_parquet(path).assign(**cell))
+            eces.append({**cell, "ranking ECE": ece})
+    columns = ["dataset", "grids", "row", "seed", "key", "query_id", "MAP", "MRR", "P@1", "nDCG@10", "R_10@1"]
+    table = pd.concat(cells)[columns] if cells else pd.DataFrame(columns=columns)
+    write_text(table.to_csv(index=False, float_format="%.4f"), CELLS)
+    ece_columns = ["dataset", "grids", "row", "seed", "key", "ranking ECE"]
+    write_text(pd.DataFrame(eces, columns=ece_columns).to_csv(index=False, float_format="%.4f"), CELL_ECE)
     print(f"wrote {LF_QUALITY}, {CELLS} ({table['key'].nunique()} cells) and {PLANS}")
 
 
@@ -216,15 +219,20 @@ def lf_quality_rows(check: Check, quality: pd.DataFrame) -> list[dict]:
     return out
 
 
+def in_grid(table: pd.DataFrame, grid: str) -> pd.Series:
+    """The rows of ``table`` (cells, or their ECE) whose cell belongs to ``grid``."""
+    return table["grids"].str.split().map(lambda grids: grid in grids).astype(bool)
+
+
 def per_query(cells: pd.DataFrame, grid: str, name: str, metric: str) -> pd.DataFrame:
     """Per-query ``metric`` of grid row ``name`` (query × seed)."""
-    rows = cells[(cells["grid"] == grid) & (cells["row"] == name)]
+    rows = cells[in_grid(cells, grid) & (cells["row"] == name)]
     return rows.pivot_table(index="query_id", columns="seed", values=metric)
 
 
 def cell_rows(check: Check, eces: pd.DataFrame) -> list[dict]:
     """The check on a per-cell number (``reproduction_cell_ece.csv``): means over seeds, no test."""
-    a, b = (eces.loc[(eces["grid"] == check.source) & (eces["row"] == name), check.metric] for name in (check.a, check.b))
+    a, b = (eces.loc[in_grid(eces, check.source) & (eces["row"] == name), check.metric] for name in (check.a, check.b))
     if a.empty or b.empty:
         return []
     delta = a.mean() - b.mean()
@@ -341,8 +349,8 @@ def render() -> str:
     """docs/reproduction.md."""
     claims = tomllib.loads((BENCH / "paper_claims.toml").read_text())
     quality = pd.read_csv(LF_QUALITY, dtype={"query_id": str}) if LF_QUALITY.exists() else pd.DataFrame()
-    cells = pd.read_csv(CELLS, dtype={"query_id": str}) if CELLS.exists() else pd.DataFrame(columns=["grid", "row"])
-    eces = pd.read_csv(CELL_ECE) if CELL_ECE.exists() else pd.DataFrame(columns=["grid", "row", "ranking ECE"])
+    cells = pd.read_csv(CELLS, dtype={"query_id": str}) if CELLS.exists() else pd.DataFrame(columns=["grids", "row"])
+    eces = pd.read_csv(CELL_ECE) if CELL_ECE.exists() else pd.DataFrame(columns=["grids", "row", "ranking ECE"])
     plans = pd.read_csv(PLANS).set_index("grid").to_dict("index") if PLANS.exists() else {}
     out = ["# Reproducing the papers' claims", "",
            "Generated by `python benchmarks/reproduction.py` from `benchmarks/paper_claims.toml` (each paper's "

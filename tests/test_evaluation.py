@@ -226,6 +226,34 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     assert labels["label"].tolist() == [1, 0] and (labels["confidence"] == 1).all()  # unjudged pairs dropped
 
 
+def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
+    """Paper 002's BERT-PR on BM25 votes: ``votes:bm25`` labels are the BM25 LF's +1 / −1 votes alone; an abstain
+    is neither a positive nor a negative, whatever the other LFs voted; an unknown LF is named."""
+    from weakrank.config import load_config
+    from weakrank.errors import ConfigError
+    from weakrank.experiment import grid
+    from weakrank.training.data import TrainingData
+
+    cfg_path = write_config(tmp_path)
+    cfg_path.write_text(cfg_path.read_text().replace(
+        'variants = ["hinge", "twsls"]', 'variants = ["hinge"]\ntrain_label_models = ["votes:bm25"]'))
+    cfg = load_config(cfg_path)
+    votes = tiny.candidates.assign(split="train", score_bm25=lambda d: -d["rank"].astype(float),
+                                   vote_bm25=lambda d: np.select([d["rank"] == 0, d["rank"] >= 2], [1, -1], 0),
+                                   score_tfidf=0.0, vote_tfidf=-1)
+    assert "BERT-PR hinge (votes:bm25, NS bm25)" in [c.row for c in grid.grid_cells(cfg, votes)]
+    labels = grid.one_lf_labels(votes, "bm25")
+    assert "vote_tfidf" not in labels and (labels["label"] == (votes["vote_bm25"] == 1)).all()
+    assert (labels.loc[votes["vote_bm25"] != 0, "confidence"] == 1).all()
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    roles = np.concatenate([ql.labels for ql in data.lists.values()])
+    assert sorted(roles.tolist()) == sorted(np.select([votes["vote_bm25"] == 1, votes["vote_bm25"] == -1],
+                                                      [1, 0], -1).tolist())
+    cfg_path.write_text(cfg_path.read_text().replace("votes:bm25", "votes:bm52"))
+    with pytest.raises(ConfigError, match="no LF 'bm52' in the votes.*did you mean 'bm25'"):
+        grid.grid_cells(load_config(cfg_path), votes)
+
+
 def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
     """An LF tied on a whole list abstains there: RRF and CombSUM of that list are those of the other LFs
     alone (ranx would rank the tied list in an arbitrary order); where it ranks, it counts."""

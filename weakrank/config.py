@@ -181,11 +181,14 @@ class EvaluateConfig:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}{did_you_mean(self.require, REQUIRE)}")
 
 
+ONE_LF_VOTES = "votes:"  # train_label_models "votes:<lf>": the labels are that LF's own votes (+1 / −1), nothing fused
+
+
 @dataclass
 class ExperimentConfig:
     """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``): unsupervised rows
     of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
-    ``"gold"``: the gold labels)
+    ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as paper 002's BERT-PR on BM25 votes)
     × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
     scored on ``split``'s queries with ``require`` judgements, R_n@k for each ``[n, k]`` of ``rn``; ``train``
     overrides ``[train]`` in every trained cell."""
@@ -205,7 +208,8 @@ class ExperimentConfig:
     train: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in [*self.label_models, *[m for m in self.train_label_models or [] if m != "gold"]]:
+        trained = [m for m in self.train_label_models or [] if m != "gold" and not m.startswith(ONE_LF_VOTES)]
+        for name in [*self.label_models, *trained]:
             check_label_model(name, "label_models:")
         if self.require not in REQUIRE:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}")
