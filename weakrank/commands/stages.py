@@ -78,7 +78,8 @@ def _print_few_shot_choice(labels: Path) -> None:
         chosen = describe_choice(params["choice"], params["clusters"], meta["lfs"])
         print(f"few-shot: the {len(meta['gold_queries'])} judged queries chose {chosen!r}: MAP {maps[params['choice']]:.3f} "
               f"on them, the label-free factor model {maps['factor model']:.3f}. Few queries can choose by chance "
-              "(docs/experiments.md: 30 of SciFact's chose worse in 45 % of draws); compare on more before trusting it")
+              "(docs/experiments.md, few-shot mode: how often a draw of judged queries chose worse than none); compare on "
+              "more before trusting it")
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
