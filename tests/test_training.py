@@ -266,7 +266,7 @@ def test_listwise_kl_by_hand_and_a_listwise_step(tiny, tiny_data, tmp_path):
         TrainConfig(mode="listwise", loss="ce")
 
 
-def test_the_anchor_mixes_in_the_ranking_of_the_model_as_training_began(tiny_data):
+def test_the_anchor_mixes_in_the_ranking_of_the_model_as_training_began(tiny, tiny_data, tmp_path):
     student, teacher, start = torch.tensor([0.0, 0.0]), torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])
     mix = (torch.softmax(teacher, 0) + 3 * torch.softmax(start, 0)) / 4
     expected = float((mix * (mix.log() - torch.log(torch.tensor([0.5, 0.5])))).sum())
@@ -276,15 +276,21 @@ def test_the_anchor_mixes_in_the_ranking_of_the_model_as_training_began(tiny_dat
     batch = tiny_data.list_batch(["q1", "q2"], 3, np.random.default_rng(0))
     queries = [q for q, g in zip(batch.queries, batch.passages) for _ in g]
     passages = [p for g in batch.passages for p in g]
-    assert ListwiseKL(2.0).start_scores(model, queries, passages) is None
+    assert ListwiseKL(2.0).start_scores(queries, passages) is None
     objective = ListwiseKL(2.0, anchor=1.0)
-    start = objective.start_scores(model, queries, passages)
+    with pytest.raises(RuntimeError, match="begin"):
+        objective(model, batch, 0, 1)
+    objective.begin(model)
+    start = objective.start_scores(queries, passages)
     assert torch.allclose(start, model.score(queries, passages).detach(), atol=1e-5)  # zero-shot: the model itself
     with torch.no_grad():
         for p in model.parameters():
             p.add_(0.05 * torch.randn_like(p))
     assert not torch.allclose(model.score(queries, passages).detach(), start, atol=1e-3)
-    assert torch.allclose(objective.start_scores(model, queries, passages), start, atol=1e-5)  # frozen at the start
+    assert torch.allclose(objective.start_scores(queries, passages), start, atol=1e-5)  # frozen at the start
+    cfg = small(mode="listwise", loss="kl", architecture="bi-encoder", anchor=1.0, max_steps=1, group_size=3)
+    trainer = trainer_from_config(cfg, tiny_data, None, tmp_path / "a", tiny.passages)  # the trainer calls begin()
+    assert trainer.fit(show_progress=False).step == 1
 
 
 def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_data, tmp_path):

@@ -216,6 +216,7 @@ class Trainer:
         # WiSE-FT (Wortsman et al., 2022): what is saved mixes the fine-tuned encoder with the one it started from
         self.start_weights = ({k: v.detach().cpu().clone() for k, v in self.model.encoder.state_dict().items()}
                               if args.interpolate < 1 else None)
+        objective.begin(self.model)  # the model as it starts (a resume loads its checkpoint later)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         # fused AdamW: one kernel over all tensors (on CPU ~7x faster than the per-tensor loop)
         self.optimizer = torch.optim.AdamW(parameter_groups(self.model, args), lr=args.lr, fused=True)

@@ -34,6 +34,10 @@ class Objective(ABC):
         from then."""
         return False
 
+    def begin(self, model: Ranker) -> None:
+        """Called once by the trainer with the model as it is built, before any step or resume (nothing by
+        default; an objective that compares the model with its start keeps what it needs)."""
+
 
 class SmoothedObjective(Objective):
     """An objective with a smoothed target: ``target`` plain, LS or WSLS with ``epsilon`` throughout, or their

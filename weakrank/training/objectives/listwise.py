@@ -17,7 +17,7 @@ from weakrank.training.rankers import Ranker
 class ListwiseKL(Objective):
     """Mean over queries of KL(softmax(teacher / ``temperature``) ‖ softmax(student)) over each query's group;
     ``anchor`` > 0 adds ``anchor`` · KL to the group's distribution under the model as training began (a frozen
-    copy taken at the first call), which keeps a student that starts from a pretrained ranker (the bi-encoder:
+    copy taken by :meth:`begin`), which keeps a student that starts from a pretrained ranker (the bi-encoder:
     the embedding LF's own model) near its zero-shot ranking."""
 
     listwise = True
@@ -29,12 +29,17 @@ class ListwiseKL(Objective):
         check(self.temperature > 0, "ListwiseKL", f"temperature = {self.temperature!r} must be > 0")
         check(self.anchor >= 0, "ListwiseKL", f"anchor = {self.anchor!r} must be >= 0")
 
-    def start_scores(self, model: Ranker, queries: list[str], passages: list[str]) -> torch.Tensor | None:
-        """The frozen starting model's scores of the pairs (None without an anchor)."""
+    def begin(self, model: Ranker) -> None:
+        """With an anchor, keep a frozen copy of ``model`` as it starts."""
+        if self.anchor:
+            self._start["model"] = copy.deepcopy(model).eval().requires_grad_(False)
+
+    def start_scores(self, queries: list[str], passages: list[str]) -> torch.Tensor | None:
+        """The starting model's scores of the pairs (None without an anchor)."""
         if not self.anchor:
             return None
         if "model" not in self._start:
-            self._start["model"] = copy.deepcopy(model).eval().requires_grad_(False)
+            raise RuntimeError("ListwiseKL with an anchor: call begin(model) before the first step")
         with torch.no_grad():
             return self._start["model"].score(queries, passages).float()
 
@@ -42,7 +47,7 @@ class ListwiseKL(Objective):
         sizes = [len(p) for p in batch.passages]
         queries = [q for q, n in zip(batch.queries, sizes) for _ in range(n)]
         passages = [p for group in batch.passages for p in group]
-        start = self.start_scores(model, queries, passages)
+        start = self.start_scores(queries, passages)
         scores = model.score(queries, passages).float()
         starts = torch.split(start, sizes) if start is not None else [None] * len(sizes)
         losses = [
