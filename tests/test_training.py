@@ -157,7 +157,10 @@ def test_train_keys_map_to_an_objective_that_checks_its_settings():
         "pointwise", "twsls", epsilon=0.2)
     assert objective_from_config(small(loss="ce", target="relax", alpha=0.05)) == LabelRelaxation("pairwise", 0.05)
     assert objective_from_config(small(mode="listwise", loss="kl", temperature=2.0)) == ListwiseKL(2.0)
-    assert objective_from_config(small(mode="listwise", loss="kl", anchor=0.5)) == ListwiseKL(2.0, anchor=0.5)
+    assert objective_from_config(small(architecture="bi-encoder", mode="listwise", loss="kl", anchor=0.5)) == ListwiseKL(
+        2.0, anchor=0.5)
+    with pytest.raises(ConfigError, match="anchor > 0 needs architecture = 'bi-encoder'"):
+        small(mode="listwise", loss="kl", anchor=0.5)
     assert objective_from_config(small(architecture="bi-encoder", mode="in_batch", loss="ce", target="tls")) == InBatch(
         "tls")
     assert ListwiseKL.listwise and not Hinge.listwise

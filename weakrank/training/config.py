@@ -83,8 +83,8 @@ class TrainConfig:
         "group": "objective", "help": "listwise: temperature of the teacher's softmax over standardised scores "
                                       "(measured: 2 > 1 > 0.5)"})
     anchor: float = field(default=0.0, metadata={
-        "group": "objective", "help": "listwise: weight of a KL term to the list distribution of the model training "
-                                      "started from (bi-encoder: its zero-shot ranking), >= 0; 0: off"})
+        "group": "objective", "help": "listwise bi-encoder: weight of a KL term to the list distribution of the "
+                                      "model training started from (its zero-shot ranking), >= 0; 0: off"})
     list_fraction: float = field(default=1.0, metadata={
         "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
                                       "top-1 margin), in (0, 1]"})
@@ -209,6 +209,9 @@ class TrainConfig:
             raise ConfigError("[train] group_size must be >= 2 and temperature > 0")
         if self.anchor < 0:
             raise ConfigError("[train] anchor must be >= 0")
+        if self.anchor and (self.architecture != "bi-encoder" or self.mode != "listwise"):
+            raise ConfigError("[train] anchor > 0 needs architecture = 'bi-encoder' and mode = 'listwise': a "
+                              "cross-encoder starts from an untrained head, whose ranking is no anchor")
         if not 0 < self.list_fraction <= 1:
             raise ConfigError("[train] list_fraction must be in (0, 1]")
         if not 0 <= self.min_confidence <= 1:
