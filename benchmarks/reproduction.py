@@ -8,7 +8,8 @@ Sources (committed CSVs; the document is generated from them alone):
   train`` writes them to ``analysis/quality_per_query.csv``).
 * ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids, once per collection
   (a collection's grids share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls``,
-  002 ``weak`` and ``weak_votes`` and 004 ``noise_ce`` on WikiQA, 001 ``samplers`` on TrecQA. A grid not run yet is reported with its ``--dry-run`` CPU minutes.
+  002 ``weak`` and ``weak_votes`` and 004 ``noise_ce`` on WikiQA, 001 ``samplers`` on TrecQA. A grid not run
+  yet is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_cell_ece.csv`` — paper 004's ranking ECE (Eq. 4) of every cached cell's run, over its judged
   pairs (one number per cell, so compared without a test).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
