@@ -181,7 +181,9 @@ class EvaluateConfig:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}{did_you_mean(self.require, REQUIRE)}")
 
 
-ONE_LF_VOTES = "votes:"  # train_label_models "votes:<lf>": the labels are that LF's own votes (+1 / −1), nothing fused
+# train_label_models entries that are not label models
+GOLD = "gold"  # the gold labels (corrupted at each noise ratio), the seed 004 noise study
+ONE_LF_VOTES = "votes:"  # "votes:<lf>": the labels are that LF's own votes (+1 / −1), nothing fused
 
 
 @dataclass
@@ -208,7 +210,7 @@ class ExperimentConfig:
     train: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        trained = [m for m in self.train_label_models or [] if m != "gold" and not m.startswith(ONE_LF_VOTES)]
+        trained = [m for m in self.train_label_models or [] if m != GOLD and not m.startswith(ONE_LF_VOTES)]
         for name in [*self.label_models, *trained]:
             check_label_model(name, "label_models:")
         if self.require not in REQUIRE:

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from weakrank.baselines import METHODS, bm25_negatives
-from weakrank.config import ONE_LF_VOTES, PipelineConfig, check_keys, did_you_mean, schema
+from weakrank.config import GOLD, ONE_LF_VOTES, PipelineConfig, check_keys, did_you_mean, schema
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
@@ -52,7 +52,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "pr_ls": {"mode": "in_batch", "loss": "ce", "target": "ls"},
     "pr_relax": {"mode": "in_batch", "loss": "ce", "target": "relax"},
 }
-GOLD = "gold"  # train_label_models entry: the gold labels (corrupted at each noise ratio), the seed 004 noise study
 LABELS = {"hinge": "hinge", "ce": "CE", "noise_aware": "noise-aware", "ls": "LS", "tls": "T-LS", "wsls": "WSLS", "twsls": "T-WSLS",
           "lr": "LR", "distill": "listwise distillation", "pr": "PR", "pr_ls": "PR+LS", "pr_relax": "PR+LR"}
 KNOBS = {"lr": "alpha", "pr_relax": "alpha", "ls": "epsilon", "tls": "epsilon", "wsls": "epsilon", "twsls": "epsilon",
