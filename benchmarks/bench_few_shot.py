@@ -5,8 +5,11 @@ The judged queries come from the dev split (WikiQA, TrecQA) or from the train sp
 is the evaluation split, and SciFact, which has none); ``--draws`` random sets of N of them: the mean over the
 draws is what a user can expect from judging N queries, the spread and the share of draws below N = 0 what
 they risk. The label-free fit does not read gold, so it is fitted once and each draw only makes the few-shot
-choice among its weightings (``few_shot_weights``, as ``aggregate`` does). No ranker is trained here: a
-student of few-shot labels is measured by ``bench_few_shot_students.py``. Writes ``benchmarks/few_shot.csv``.
+choice among its weightings (``few_shot_weights``, as ``aggregate`` does: the mean of the weightings within one
+standard error of the best on the judged queries), beside the rule it replaced (the best weighting alone) on the
+same draws. No ranker
+is trained here: a student of few-shot labels is measured by ``bench_few_shot_students.py``. Writes
+``benchmarks/few_shot.csv``.
 
 Run: ``python benchmarks/bench_few_shot.py`` (datasets whose votes.parquet exists)
 """
@@ -23,11 +26,12 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.label_models import gold_of, judged_queries
-from weakrank.label_models.fusion import ScoreFusionModel, few_shot_maps, few_shot_weights
+from weakrank.label_models.fusion import FEW_SHOT_WITHIN, ScoreFusionModel, few_shot_aps, few_shot_weights
 from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.paths import RunPaths
 
 GOLD_SPLIT = {"wikiqa": "dev", "trecqa": "dev", "semeval": "train", "scifact": "train"}
+RULES = {f"within {FEW_SHOT_WITHIN:g} SE of the best": FEW_SHOT_WITHIN, "best": 0.0}  # aggregate's rule first
 
 
 def main() -> None:
@@ -42,9 +46,9 @@ def main() -> None:
         table = pd.read_csv(csv)
         label_free = table[table["gold_queries"] == 0].set_index("dataset")["labels_map"]
         table["below"] = table["labels_map"] < table["dataset"].map(label_free) - 1e-9
-        wide = table.groupby(["dataset", "gold_queries"], sort=False).agg(
+        wide = table.groupby(["dataset", "gold_queries", "rule"], sort=False).agg(
             labels_map=("labels_map", "mean"), spread=("labels_map", "std"), below_n0=("below", "mean"),
-            draws=("draw", "count"), best_lf=("best_lf_map", "first"))
+            draws=("draw", "count"), best_lf=("best_lf_map", "first")).reset_index()
         print(to_markdown(wide, ".3f"))
         return
     rows = []
@@ -72,16 +76,17 @@ def main() -> None:
         for n in args.sizes:
             for draw in range(args.draws if n else 1):
                 gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False))) if n else None
-                choice, weights = (few_shot_weights(few_shot_maps(views, groups, gold, label_free), label_free)
-                                   if n else ("factor model", label_free))
-                if choice not in test_maps:
-                    test_maps[choice] = test_map(views @ weights)
-                rows.append({"dataset": name, "gold_queries": n, "draw": draw, "choice": choice,
-                             "labels_map": test_maps[choice], "best_lf_map": best_lf})
+                aps = few_shot_aps(views, groups, gold, label_free) if n else None
+                for rule, within in RULES.items() if n else [("none", 0.0)]:
+                    choice, weights = few_shot_weights(aps, label_free, within) if n else ("factor model", label_free)
+                    if choice not in test_maps:
+                        test_maps[choice] = test_map(views @ weights)
+                    rows.append({"dataset": name, "gold_queries": n, "rule": rule, "draw": draw, "choice": choice,
+                                 "labels_map": test_maps[choice], "best_lf_map": best_lf})
         table = pd.DataFrame([r for r in rows if r["dataset"] == name])
-        print(table.groupby("gold_queries")["labels_map"].agg(["mean", "std", "count"]).assign(best_lf=best_lf)
-              .to_string(float_format=lambda v: f"{v:.4f}"), flush=True)
-        print(table.groupby("gold_queries")["choice"].value_counts().to_string())
+        print(table.groupby(["gold_queries", "rule"])["labels_map"].agg(["mean", "std", "count"])
+              .assign(best_lf=best_lf).to_string(float_format=lambda v: f"{v:.4f}"), flush=True)
+        print(table[table["rule"] == "best"].groupby("gold_queries")["choice"].value_counts().to_string())
     table = pd.DataFrame(rows)
     old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
     table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)

@@ -4,13 +4,20 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from weakrank import pipeline
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
-from weakrank.label_models.fusion import ScoreFusionModel, describe_choice, mean_average_precision
+from weakrank.label_models.fusion import (
+    ScoreFusionModel,
+    describe_choice,
+    few_shot_candidates,
+    few_shot_weights,
+    mean_average_precision,
+)
 from weakrank.paths import RunPaths
 from weakrank.training.run import build_trainer, train_config
 
@@ -42,10 +49,28 @@ def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
     assert after > before + 0.2
     restored = ScoreFusionModel.from_params(few_shot.params())
     assert restored.choice_ == few_shot.choice_ and restored.few_shot_map_ == few_shot.few_shot_map_
-    # the judged queries' MAP of every weighting is kept: the chosen one is the best of them
+    # the judged queries' MAP of every weighting is kept: the chosen one (clearly ahead here) is the best of them
     assert few_shot.few_shot_map_[few_shot.choice_] == max(few_shot.few_shot_map_.values())
     assert few_shot.few_shot_map_[few_shot.choice_] > few_shot.few_shot_map_["factor model"]
     assert unsupervised.few_shot_map_ == {}
+
+
+def test_few_shot_averages_the_weightings_the_judged_queries_cannot_tell_apart():
+    weights = np.array([2.0, 1.0, 1.0])
+    rng = np.random.default_rng(0)
+    aps = pd.DataFrame({name: np.full(30, 0.3) for name in few_shot_candidates(weights)})
+    aps["view 0 alone"] = 0.8 + rng.normal(scale=0.1, size=30)
+    # 0.005 below the best on average, ± 0.05 query by query: within one standard error (0.009) of it
+    aps["equal weights"] = aps["view 0 alone"] - 0.005 + 0.05 * (-1) ** np.arange(30)
+    name, mean = few_shot_weights(aps, weights)
+    assert name == "mean of equal weights; view 0 alone"  # in candidate order
+    np.testing.assert_allclose(mean, (np.ones(3) / 3 + np.array([1.0, 0, 0])) / 2)
+    name, mean = few_shot_weights(aps, weights, within=0.0)  # the best alone
+    assert name == "view 0 alone" and np.allclose(mean, np.eye(3)[0])
+    aps["equal weights"] -= 0.2  # now clearly behind: the best alone
+    assert few_shot_weights(aps, weights)[0] == "view 0 alone"
+    # dropping a view that has no weight is the factor model itself: not a second candidate
+    assert "factor model without view 1" not in few_shot_candidates(np.array([2.0, 0.0, 1.0]))
 
 
 def test_a_choice_names_its_views_by_their_lfs():

@@ -82,6 +82,9 @@ def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int
     return loadings * (np.sign(loadings.sum()) or 1.0)
 
 
+FEW_SHOT_WITHIN = 1.0  # few-shot mode averages the weightings within this many standard errors of the best
+
+
 class ScoreFusionModel:
     """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``, and the
     :class:`~weakrank.label_models.base.LabelModel` protocol on a votes table's ``score_*`` columns.
@@ -137,8 +140,10 @@ class ScoreFusionModel:
             self.weights_ = np.ones_like(self.weights_)
         self.choice_, self.few_shot_map_ = "factor model", {}
         if gold is not None and np.isfinite(gold).any():
-            self.few_shot_map_ = few_shot_maps(views / self.scales_, groups, gold, self.weights_)
-            self.choice_, self.weights_ = few_shot_weights(self.few_shot_map_, self.weights_)
+            aps = few_shot_aps(views / self.scales_, groups, gold, self.weights_)
+            self.choice_, self.weights_ = few_shot_weights(aps, self.weights_)
+            self.few_shot_map_ = {**aps.mean().to_dict(),
+                                  self.choice_: mean_average_precision(views / self.scales_ @ self.weights_, groups, gold)}
         return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -203,42 +208,59 @@ class ScoreFusionModel:
         return model
 
 
-def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> float:
-    """Mean AP of ``scores`` over the groups whose rows are judged (``gold`` 1/0, NaN unjudged) and hold a
-    relevant one; ties count against (the relevant row last among equal scores)."""
+def average_precisions(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> pd.Series:
+    """AP of ``scores`` in each group whose rows are judged (``gold`` 1/0, NaN unjudged) and hold a relevant one,
+    by group; ties count against (the relevant row last among equal scores)."""
     frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
-    aps = []
-    for _, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
+    aps = {}
+    for group, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
         y = rows.sort_values(["s", "y"], ascending=[False, True], kind="stable")["y"].to_numpy()
         if y.sum() > 0:
             hits = np.cumsum(y)
-            aps.append(float((hits / np.arange(1, len(y) + 1))[y == 1].mean()))
-    return float(np.mean(aps)) if aps else float("nan")
+            aps[group] = float((hits / np.arange(1, len(y) + 1))[y == 1].mean())
+    return pd.Series(aps, dtype=np.float64)
+
+
+def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> float:
+    """Mean of :func:`average_precisions` (NaN where no group is judged)."""
+    aps = average_precisions(scores, groups, gold)
+    return float(aps.mean()) if len(aps) else float("nan")
 
 
 def few_shot_candidates(weights: np.ndarray) -> dict[str, np.ndarray]:
     """The weightings of the views few-shot mode chooses among: the factor model's ``weights``, equal weights
-    (CombSUM), the factor model without one view (an LF that misleads here), or one view alone."""
+    (CombSUM), the factor model without one view (an LF that misleads here; left out where that view has no
+    weight already), or one view alone."""
     m = len(weights)
     candidates = {"factor model": weights, "equal weights": np.ones(m)}
     for k in range(m):
-        if m > 1 and weights[np.arange(m) != k].sum() > 0:
+        if m > 1 and weights[k] > 0 and weights[np.arange(m) != k].sum() > 0:
             candidates[f"factor model without view {k}"] = np.where(np.arange(m) == k, 0.0, weights)
         candidates[f"view {k} alone"] = np.eye(m)[k]
     return candidates
 
 
-def few_shot_maps(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> dict[str, float]:
-    """Mean AP on the judged queries of each of :func:`few_shot_candidates` over the (scaled) ``views``."""
-    return {name: mean_average_precision(views @ w, groups, gold) for name, w in few_shot_candidates(weights).items()}
+def few_shot_aps(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
+    """AP on each judged query (rows) of each of :func:`few_shot_candidates` (columns) over the (scaled) ``views``."""
+    return pd.DataFrame({name: average_precisions(views @ w, groups, gold)
+                         for name, w in few_shot_candidates(weights).items()})
 
 
-def few_shot_weights(maps: dict[str, float], weights: np.ndarray) -> tuple[str, np.ndarray]:
-    """The weighting with the best mean AP on the judged queries (``maps``: :func:`few_shot_maps`); ties go to
-    the earlier, the factor model first. Returns its name and weights."""
+def few_shot_weights(aps: pd.DataFrame, weights: np.ndarray, within: float = FEW_SHOT_WITHIN) -> tuple[str, np.ndarray]:
+    """The mean of the normalised weights of the weightings whose mean AP on the judged queries (``aps``:
+    :func:`few_shot_aps`) is within ``within`` standard errors of the best one's (the error of their paired
+    difference over the judged queries; 0: the best alone, ties averaged). Returns its name ("mean of A; B", or
+    the one weighting's name) and weights. A few judged queries rank close weightings by chance: the mean of
+    those they cannot tell apart keeps the best one's gain and halves its spread over draws of the queries
+    (docs/experiments.md, few-shot mode)."""
     candidates = few_shot_candidates(weights)
-    best = max(candidates, key=lambda name: (maps[name], -list(candidates).index(name)))
-    return best, candidates[best]
+    means = aps.mean()
+    best = max(candidates, key=lambda name: (means[name], -list(candidates).index(name)))
+    gap = aps[best].to_numpy()[:, None] - aps[list(candidates)].to_numpy()
+    error = np.nan_to_num(gap.std(axis=0, ddof=1) / np.sqrt(len(gap))) if len(gap) > 1 else np.zeros(len(candidates))
+    chosen = [name for name, g, e in zip(candidates, gap.mean(axis=0), error) if g <= within * e + 1e-12]
+    mean = np.mean([candidates[name] / candidates[name].sum() for name in chosen], axis=0)
+    return (best if len(chosen) == 1 else "mean of " + "; ".join(chosen)), mean
 
 
 def describe_choice(choice: str, clusters: list[list[int]], lfs: list[str]) -> str:
