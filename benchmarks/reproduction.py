@@ -387,7 +387,7 @@ def render() -> str:
                     out += [f"{head}: **not measured yet** — grid `{check.source}` on {GRIDS.get(check.source, '?')}"
                             f"{left} (`weakrank experiment pipelines/{GRIDS.get(check.source)}.toml --grid "
                             f"{check.source}`).", ""]
-                table = pd.DataFrame(rows or [{"collection": "–"}]).rename(columns={"a": check.a[:40], "b": check.b[:40]})
+                table = pd.DataFrame(rows or [{"collection": "–"}]).rename(columns={"a": check.a, "b": check.b})
                 if rows:
                     out += [head + ":", "", to_markdown(table.set_index("collection"), ".4f"), ""]
                 summary.append({"paper": paper[-3:], "claim": claim["id"],
