@@ -7,9 +7,8 @@ draws is what a user can expect from judging N queries, the spread and the share
 they risk. The label-free fit does not read gold, so it is fitted once and each draw only makes the few-shot
 choice among its weightings (``few_shot_weights``, as ``aggregate`` does: the mean of the weightings within one
 standard error of the best on the judged queries), beside the rule it replaced (the best weighting alone) on the
-same draws. No ranker
-is trained here: a student of few-shot labels is measured by ``bench_few_shot_students.py``. Writes
-``benchmarks/few_shot.csv``.
+same draws. No ranker is trained here: a student of few-shot labels is measured by
+``bench_few_shot_students.py``. Writes ``benchmarks/few_shot.csv``.
 
 Run: ``python benchmarks/bench_few_shot.py`` (datasets whose votes.parquet exists)
 """
