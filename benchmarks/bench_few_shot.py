@@ -74,10 +74,13 @@ def main() -> None:
         rng = np.random.default_rng(0)
         for n in args.sizes:
             for draw in range(args.draws if n else 1):
-                gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False))) if n else None
-                aps = few_shot_aps(views, groups, gold, label_free) if n else None
-                for rule, within in RULES.items() if n else [("none", 0.0)]:
-                    choice, weights = few_shot_weights(aps, label_free, within) if n else ("factor model", label_free)
+                if n:
+                    gold = gold_of(votes, list(rng.choice(judged, size=n, replace=False)))
+                    aps = few_shot_aps(views, groups, gold, label_free)
+                    choices = {rule: few_shot_weights(aps, label_free, within) for rule, within in RULES.items()}
+                else:
+                    choices = {"none": ("factor model", label_free)}
+                for rule, (choice, weights) in choices.items():
                     if choice not in test_maps:
                         test_maps[choice] = test_map(views @ weights)
                     rows.append({"dataset": name, "gold_queries": n, "rule": rule, "draw": draw, "choice": choice,

@@ -73,6 +73,15 @@ def test_few_shot_averages_the_weightings_the_judged_queries_cannot_tell_apart()
     assert "factor model without view 1" not in few_shot_candidates(np.array([2.0, 0.0, 1.0]))
 
 
+def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
+    scores, groups, _ = distracted_lists(50)
+    judged = np.where(groups < 5, 0.0, np.nan)  # judged, all non-relevant: no AP to choose by
+    few_shot = ScoreFusionModel().fit(scores, groups, judged)
+    assert few_shot.choice_ == "factor model"
+    label_free = ScoreFusionModel().fit(scores, groups).weights_
+    np.testing.assert_allclose(few_shot.weights_, label_free / label_free.sum())
+
+
 def test_a_choice_names_its_views_by_their_lfs():
     clusters, lfs = [[0, 1], [2], [3]], ["bm25", "tfidf", "embedding_cosine", "bert_cosine"]
     assert describe_choice("factor model without view 2", clusters, lfs) == "factor model without bert_cosine"

@@ -140,10 +140,11 @@ class ScoreFusionModel:
             self.weights_ = np.ones_like(self.weights_)
         self.choice_, self.few_shot_map_ = "factor model", {}
         if gold is not None and np.isfinite(gold).any():
-            aps = few_shot_aps(views / self.scales_, groups, gold, self.weights_)
+            scaled = views / self.scales_
+            aps = few_shot_aps(scaled, groups, gold, self.weights_)
             self.choice_, self.weights_ = few_shot_weights(aps, self.weights_)
             self.few_shot_map_ = {**aps.mean().to_dict(),
-                                  self.choice_: mean_average_precision(views / self.scales_ @ self.weights_, groups, gold)}
+                                  self.choice_: mean_average_precision(scaled @ self.weights_, groups, gold)}
         return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -257,8 +258,11 @@ def few_shot_weights(aps: pd.DataFrame, weights: np.ndarray, within: float = FEW
     means = aps.mean()
     best = max(candidates, key=lambda name: (means[name], -list(candidates).index(name)))
     gap = aps[best].to_numpy()[:, None] - aps[list(candidates)].to_numpy()
-    error = np.nan_to_num(gap.std(axis=0, ddof=1) / np.sqrt(len(gap))) if len(gap) > 1 else np.zeros(len(candidates))
-    chosen = [name for name, g, e in zip(candidates, gap.mean(axis=0), error) if g <= within * e + 1e-12]
+    keep = np.array([name == best for name in candidates])  # no judged query with a relevant one: the best alone
+    if len(gap):
+        error = gap.std(axis=0, ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else np.zeros(len(candidates))
+        keep |= gap.mean(axis=0) <= within * error + 1e-12
+    chosen = [name for name, kept in zip(candidates, keep) if kept]
     mean = np.mean([candidates[name] / candidates[name].sum() for name in chosen], axis=0)
     return (best if len(chosen) == 1 else "mean of " + "; ".join(chosen)), mean
 
