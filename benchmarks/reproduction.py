@@ -43,7 +43,10 @@ BENCH = ROOT / "benchmarks"
 LF_QUALITY, CELLS = BENCH / "reproduction_lf_quality.csv", BENCH / "reproduction_cells.csv"
 CELL_ECE = BENCH / "reproduction_cell_ece.csv"  # ranking ECE (Eq. 4 of 004) per cached cell
 PLANS = BENCH / "reproduction_grids.csv"  # each grid's cells, how many are cached, its CPU minutes (--dry-run)
-GRIDS = {"wsls": "wikiqa", "weak": "wikiqa", "weak_votes": "wikiqa", "noise_ce": "wikiqa", "samplers": "trecqa"}
+ALL = ("wikiqa", "trecqa", "semeval", "scifact")
+# each grid and the collections it runs on (a collection's grids are `[experiment_<grid>]` in its pipeline)
+GRIDS = {"wsls": ("wikiqa",), "weak": ALL, "weak_votes": ALL, "noise_ce": ("wikiqa",), "samplers": ("trecqa",),
+         "wsls_random": ("wikiqa",), "rewards_raw": ("trecqa",), "rewards_ceil": ("trecqa",)}
 # paper 002's LFs and label models under weakrank's names
 SCORERS = {"bm25": "bm25", "tfidf": "tfidf", "use_cos": "embedding_cosine", "bert_cos": "bert_cosine",
            "mv": "majority", "gm": "generative"}
@@ -60,6 +63,11 @@ class Check:
     b: str
     metric: str
     relation: str = ">"
+    source_b: str = ""  # the grid of ``b`` where it is not ``source``'s
+
+    @property
+    def grid_b(self) -> str:
+        return self.source_b or self.source
 
 
 def row(variant: str, model: str, sampler: str = "bm25", noise: float = 0.0) -> str:
@@ -96,6 +104,13 @@ CHECKS = [
     Check("twsls_beats_plain_test", "wsls", row(TWSLS, "gold"), row(CE, "gold"), "MAP"),
     Check("twsls_beats_tls_test", "wsls", row(TWSLS, "gold"), row(TLS, "gold"), "R_10@1"),
     Check("tls_vs_plain_test", "wsls", row(TLS, "gold"), row(CE, "gold"), "R_10@1", "~"),
+    # 000 with random negatives (grid `wsls_random`: CE, LS, T-LS)
+    Check("smoothing_hurts_random_negatives", "wsls_random", row(LS, "gold", "random"), row(CE, "gold", "random"),
+          "R_10@1", "<"),
+    Check("smoothing_hurts_random_negatives", "wsls_random", row(TLS, "gold", "random"), row(CE, "gold", "random"),
+          "R_10@1", "<"),
+    Check("bm25_negatives_beat_random_negatives", "wsls", row(CE, "gold"), row(CE, "gold", "random"), "R_10@1",
+          source_b="wsls_random"),
     # 001 (TrecQA, generative labels, hinge; grid `samplers`)
     Check("acir_beats_fixed_samplers_mean", "samplers", row("hinge", "generative", "policy"),
           row("hinge", "generative"), "MAP"),
@@ -105,6 +120,13 @@ CHECKS = [
           row("hinge", "generative", "random_policy"), "MAP"),
     Check("acir_more_consistent_than_bm25_samplers", "samplers", row("hinge", "generative", "policy"),
           row("hinge", "generative"), "MAP", "std<"),
+    # 001's rewards (grids `rewards_raw`, `rewards_ceil`: AC-IR as in `samplers`, another policy_reward)
+    Check("reward_rdiff_best", "samplers", row("hinge", "generative", "policy"), row("hinge", "generative", "policy"),
+          "MAP", source_b="rewards_ceil"),
+    Check("reward_rdiff_best", "samplers", row("hinge", "generative", "policy"), row("hinge", "generative", "policy"),
+          "MAP", source_b="rewards_raw"),
+    Check("rraw_prolongs_training", "rewards_raw", row("hinge", "generative", "policy"),
+          row("hinge", "generative", "random_policy"), "MAP", "~", source_b="samplers"),
     # 004 (cross-encoder: grid `noise_ce`; bi-encoder: noise_bi.csv)
     Check("noise_degrades_pr", "noise_ce", row(CE, "gold", noise=0.05), row(CE, "gold"), "MAP", "<"),
     Check("lr_beats_pr_e5_msmarco_mintaka", "noise_ce", row("LR α=0.1", "gold", noise=0.05),
@@ -120,14 +142,10 @@ CHECKS = [
 ]
 NOT_HERE = {
     "weak_beats_prior_sota": "the prior state of the art is on the paper's collections, not ours",
-    "smoothing_hurts_random_negatives": "grid `wsls` uses BM25 negatives only (random ones: add \"random\" to its samplers)",
-    "bm25_negatives_beat_random_negatives": "grid `wsls` uses BM25 negatives only (random ones: add \"random\" to its samplers)",
     "ns_scores_skewed_low": "a property of the paper's BM25 scores: the `weakrank experiment` report draws ours (ns_scores.png)",
     "twsls_best_eps_dev": "one ε (0.2) in grid `wsls`; the ε sweep of Figure 2 is 4× its cells",
     "acir_vs_best_baseline": "EER and Dynamic-λ samplers are not implemented",
     "sampler_choice_matters": "a spread over the paper's seeds and rankers; see acir_more_consistent_than_bm25_samplers",
-    "reward_rdiff_best": "needs grids per reward (policy_reward = raw / ceil / diff) and the share of runs that converge",
-    "rraw_prolongs_training": "needs grids per reward (policy_reward = raw)",
     "episode_limits_change_rewards": "qualitative in the paper (no numbers)",
     "lr_flat_under_noise_msmarco": "MS MARCO's columns; on WikiQA see noise_degrades_pr and lr_beats_pr_e5_msmarco_mintaka",
     "ls_best_on_aida_e5": "AIDA (entity ranking) only",
@@ -159,26 +177,30 @@ def measure() -> None:
             rows.append(per_query[per_query["scorer"].isin(SCORERS.values())].assign(dataset=name))
     write_text(pd.concat(rows).to_csv(index=False, float_format="%.4f"), LF_QUALITY)
     plans, grids_of = [], {}
-    for grid, name in GRIDS.items():
-        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
-        cfg = dc_replace(cfg, name=f"{cfg.name}_{grid}", experiment=cfg.grids[grid])
-        for cell in grid_cells(cfg, read_parquet(cfg.run_dir / "votes.parquet")):  # unsupervised rows too
-            grids_of.setdefault(cell.key, []).append(grid)
-        plan = plan_experiment(cfg)
-        plans.append({"grid": grid, "dataset": name, "cells": len(plan), "cached": int(plan["cached"].sum()),
-                      "minutes_per_cell": plan["minutes"].mean(), "minutes_left": plan.loc[~plan["cached"], "minutes"].sum()})
+    for grid, names in GRIDS.items():
+        for name in names:
+            cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+            if grid not in cfg.grids:
+                raise SystemExit(f"pipelines/{name}.toml has no [experiment_{grid}]")
+            cfg = dc_replace(cfg, name=f"{cfg.name}_{grid}", experiment=cfg.grids[grid])
+            for cell in grid_cells(cfg, read_parquet(cfg.run_dir / "votes.parquet")):  # unsupervised rows too
+                grids_of.setdefault((name, cell.key), []).append(grid)
+            plan = plan_experiment(cfg)
+            plans.append({"grid": grid, "dataset": name, "cells": len(plan), "cached": int(plan["cached"].sum()),
+                          "minutes_per_cell": plan["minutes"].mean(),
+                          "minutes_left": plan.loc[~plan["cached"], "minutes"].sum()})
     write_text(pd.DataFrame(plans).to_csv(index=False, float_format="%.1f"), PLANS)
     cells, eces = [], []
-    for name in dict.fromkeys(GRIDS.values()):  # a dataset's grids share one cell cache: each cell once, with its grids
-        run_dir = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir
+    for name in dict.fromkeys(n for names in GRIDS.values() for n in names):  # a dataset's grids share one cell
+        run_dir = load_config(ROOT / "pipelines" / f"{name}.toml").run_dir  # cache: each cell once, with its grids
         root = run_dir / "experiment" / "cells"
         gold = read_parquet(run_dir / "votes.parquet", columns=["query_id", "passage_id", "gold"]).dropna()
         for path in sorted(root.glob("*.parquet")):
-            if path.stem not in grids_of:  # a cell of another grid (another budget), not the papers'
+            if (name, path.stem) not in grids_of:  # a cell of another grid (another budget), not the papers'
                 continue
             meta = read_metadata(path)
-            cell = {"dataset": name, "grids": " ".join(grids_of[path.stem]), "row": meta["row"], "seed": meta["seed"],
-                    "key": path.stem}
+            cell = {"dataset": name, "grids": " ".join(grids_of[name, path.stem]), "row": meta["row"],
+                    "seed": meta["seed"], "key": path.stem}
             run = read_parquet(root.parent / "runs" / path.name).merge(gold, on=["query_id", "passage_id"])
             ece = ranking_ece(run["score"].to_numpy(), run["gold"].to_numpy(int), run["query_id"].to_numpy())
             cells.append(read_parquet(path).assign(**cell))
@@ -225,36 +247,51 @@ def in_grid(table: pd.DataFrame, grid: str) -> pd.Series:
     return table["grids"].str.split().map(lambda grids: grid in grids).astype(bool)
 
 
-def per_query(cells: pd.DataFrame, grid: str, name: str, metric: str) -> pd.DataFrame:
-    """Per-query ``metric`` of grid row ``name`` (query × seed)."""
-    rows = cells[in_grid(cells, grid) & (cells["row"] == name)]
+def collections(check: Check) -> list[str]:
+    """The collections on which both of ``check``'s grids run."""
+    return [name for name in GRIDS[check.source] if name in GRIDS[check.grid_b]]
+
+
+def per_query(cells: pd.DataFrame, dataset: str, grid: str, name: str, metric: str) -> pd.DataFrame:
+    """Per-query ``metric`` of grid row ``name`` on ``dataset`` (query × seed)."""
+    rows = cells[(cells["dataset"] == dataset) & in_grid(cells, grid) & (cells["row"] == name)]
     return rows.pivot_table(index="query_id", columns="seed", values=metric)
 
 
 def cell_rows(check: Check, eces: pd.DataFrame) -> list[dict]:
     """The check on a per-cell number (``reproduction_cell_ece.csv``): means over seeds, no test."""
-    a, b = (eces.loc[in_grid(eces, check.source) & (eces["row"] == name), check.metric] for name in (check.a, check.b))
-    if a.empty or b.empty:
-        return []
-    delta = a.mean() - b.mean()
-    return [{"collection": GRIDS[check.source], "a": a.mean(), "b": b.mean(), "delta": delta, "p": np.nan,
-             "seeds": f"{len(a)} / {len(b)}", "verdict": verdict(delta, np.nan, check.relation, tested=False)}]
+    out = []
+    for dataset in collections(check):
+        here = eces[eces["dataset"] == dataset]
+        a, b = (here.loc[in_grid(here, grid) & (here["row"] == name), check.metric]
+                for grid, name in ((check.source, check.a), (check.grid_b, check.b)))
+        if a.empty or b.empty:
+            continue
+        delta = a.mean() - b.mean()
+        out.append({"collection": dataset, "a": a.mean(), "b": b.mean(), "delta": delta, "p": np.nan,
+                    "seeds": f"{len(a)} / {len(b)}", "verdict": verdict(delta, np.nan, check.relation, tested=False)})
+    return out
 
 
 def grid_rows(check: Check, cells: pd.DataFrame) -> list[dict]:
-    """The check on its grid's cached cells (empty when either row is not cached)."""
-    a, b = (per_query(cells, check.source, name, check.metric) for name in (check.a, check.b))
-    if a.empty or b.empty:
-        return []
-    seeds = f"{a.shape[1]} / {b.shape[1]}"
-    if check.relation == "std<":
-        spread_a, spread_b = a.mean().std(ddof=0), b.mean().std(ddof=0)
-        return [{"collection": GRIDS[check.source], "a": spread_a, "b": spread_b, "delta": spread_a - spread_b,
-                 "p": np.nan, "seeds": seeds, "verdict": verdict(spread_a - spread_b, np.nan, "std<", tested=False)}]
-    x, y = a.mean(axis=1).align(b.mean(axis=1), join="inner")
-    p = float(ttest_rel(x, y).pvalue) if len(x) > 1 and (x - y).std() > 0 else 1.0
-    return [{"collection": GRIDS[check.source], "a": x.mean(), "b": y.mean(), "delta": x.mean() - y.mean(), "p": p,
-             "seeds": seeds, "verdict": verdict(x.mean() - y.mean(), p, check.relation)}]
+    """The check on its grids' cached cells, per collection (none where either row is not cached)."""
+    out = []
+    for dataset in collections(check):
+        a, b = (per_query(cells, dataset, grid, name, check.metric)
+                for grid, name in ((check.source, check.a), (check.grid_b, check.b)))
+        if a.empty or b.empty:
+            continue
+        seeds = f"{a.shape[1]} / {b.shape[1]}"
+        if check.relation == "std<":
+            spread_a, spread_b = a.mean().std(ddof=0), b.mean().std(ddof=0)
+            out.append({"collection": dataset, "a": spread_a, "b": spread_b, "delta": spread_a - spread_b,
+                        "p": np.nan, "seeds": seeds, "verdict": verdict(spread_a - spread_b, np.nan, "std<", tested=False)})
+            continue
+        x, y = a.mean(axis=1).align(b.mean(axis=1), join="inner")
+        p = float(ttest_rel(x, y).pvalue) if len(x) > 1 and (x - y).std() > 0 else 1.0
+        out.append({"collection": dataset, "a": x.mean(), "b": y.mean(), "delta": x.mean() - y.mean(), "p": p,
+                    "seeds": seeds, "verdict": verdict(x.mean() - y.mean(), p, check.relation)})
+    return out
 
 
 def summary_rows(check: Check, table: pd.DataFrame, system: str, metric: str, datasets: list[str]) -> list[dict]:
@@ -334,7 +371,7 @@ def power_section(claims: dict, plans: dict) -> str:
             if grid and isinstance(claim.get("effect"), float | int):
                 effect = claim["effect"] / scale
                 n = seeds_needed(sigma, effect)
-                minutes = plans.get(grid, {}).get("minutes_per_cell", float("nan"))
+                minutes = np.mean([p["minutes_per_cell"] for (g, _), p in plans.items() if g == grid] or [np.nan])
                 lines.append(f"| {claim['id']} | {paper[-3:]} | {effect:+.4f} | {n} | {grid} | {minutes:.1f} | "
                              f"{2 * n * minutes / 60:.1f} |")
     lines += ["", "Effects of a few thousandths (000's smoothing) need tens to a hundred and more seeds per arm at this σ: hours to days of "
@@ -352,7 +389,7 @@ def render() -> str:
     quality = pd.read_csv(LF_QUALITY, dtype={"query_id": str}) if LF_QUALITY.exists() else pd.DataFrame()
     cells = pd.read_csv(CELLS, dtype={"query_id": str}) if CELLS.exists() else pd.DataFrame(columns=["grids", "row"])
     eces = pd.read_csv(CELL_ECE) if CELL_ECE.exists() else pd.DataFrame(columns=["grids", "row", "ranking ECE"])
-    plans = pd.read_csv(PLANS).set_index("grid").to_dict("index") if PLANS.exists() else {}
+    plans = pd.read_csv(PLANS).set_index(["grid", "dataset"]).to_dict("index") if PLANS.exists() else {}
     out = ["# Reproducing the papers' claims", "",
            "Generated by `python benchmarks/reproduction.py` from `benchmarks/paper_claims.toml` (each paper's "
            "claims and numbers, paraphrased) and the committed CSVs it names; refresh the measurements with "
@@ -378,21 +415,27 @@ def render() -> str:
                                 "verdict": "not measurable here"})
             for check in checks:
                 rows = measured(check, quality, cells, eces)
-                head = f"weakrank: `{check.a}` vs `{check.b}` on {check.metric} ({check.source}"
+                where = check.source + (f" vs {check.grid_b}" if check.grid_b != check.source else "")
+                head = f"weakrank: `{check.a}` vs `{check.b}` on {check.metric} ({where}"
                 head += ", train split)" if check.source == "lf_quality" else ")"
-                if not rows:
-                    plan = plans.get(check.source, {})
-                    left = (f": {plan['cells'] - plan['cached']} of its {plan['cells']} cells left, about "
-                            f"{plan['minutes_left']:.0f} CPU minutes on 2 cores" if plan else "")
-                    out += [f"{head}: **not measured yet** — grid `{check.source}` on {GRIDS.get(check.source, '?')}"
-                            f"{left} (`weakrank experiment pipelines/{GRIDS.get(check.source)}.toml --grid "
-                            f"{check.source}`).", ""]
-                table = pd.DataFrame(rows or [{"collection": "–"}]).rename(columns={"a": check.a, "b": check.b})
                 if rows:
+                    table = pd.DataFrame(rows).rename(columns={"a": check.a, "b": check.b})
                     out += [head + ":", "", to_markdown(table.set_index("collection"), ".4f"), ""]
+                done = {r["collection"] for r in rows}
+                missing = [name for name in (collections(check) if check.source in GRIDS else []) if name not in done]
+                if missing:
+                    grids = list(dict.fromkeys((check.source, check.grid_b)))
+                    todo = [(grid, name) for name in missing for grid in grids
+                            if (grid, name) not in plans or plans[grid, name]["cached"] < plans[grid, name]["cells"]]
+                    cost = (f": {sum(plans[t]['cells'] - plans[t]['cached'] for t in todo)} cells left, about "
+                            f"{sum(plans[t]['minutes_left'] for t in todo):.0f} CPU minutes on 2 cores"
+                            if all(t in plans for t in todo) else "")
+                    commands = ", ".join(f"`weakrank experiment pipelines/{name}.toml --grid {grid}`" for grid, name in todo)
+                    out += [f"{head} on {', '.join(missing)}: **not measured yet**{cost} ({commands}).", ""]
                 summary.append({"paper": paper[-3:], "claim": claim["id"],
-                                "weakrank": f"{check.a} {check.relation} {check.b} ({check.metric}, {check.source})",
-                                "verdict": overall([r["verdict"] for r in rows])})
+                                "weakrank": f"{check.a} {check.relation} {check.b} ({check.metric}, {where})",
+                                "verdict": overall([r["verdict"] for r in rows])
+                                + (f"; not measured yet on {len(missing)} more" if rows and missing else "")})
     out += ["## Power: how many seeds a claim needs", "", power_section(claims, plans), ""]
     out[4:4] = ["## Summary", "", to_markdown(pd.DataFrame(summary).set_index("paper")), ""]  # after the intro
     return "\n".join(out) + "\n"
