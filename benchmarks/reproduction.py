@@ -156,6 +156,14 @@ NOT_HERE = {
     "train_val_gap_grows_with_noise": "drawn per cell by the grid's report (train-vs-validation gap plots), not a number here",
 }
 
+# what a measured check leaves out of its claim
+NOTES = {
+    "reward_rdiff_best": "MAP only: the share of runs whose policy converges needs far more than the grids' 3 seeds",
+    "rraw_prolongs_training": "MAP only: the grids train a fixed 400 steps (at most 8 epochs) without early "
+                              "stopping, so a reward cannot prolong training here",
+    "smoothing_hurts_random_negatives": "WikiQA only, one seed, on the test split (the paper reports these rows on its dev split)",
+}
+
 
 def measure() -> None:
     """Refresh the two CSVs from the run directories (labels and cached grid cells; nothing is trained)."""
@@ -432,6 +440,8 @@ def render() -> str:
                             if all(t in plans for t in todo) else "")
                     commands = ", ".join(f"`weakrank experiment pipelines/{name}.toml --grid {grid}`" for grid, name in todo)
                     out += [f"{head} on {', '.join(missing)}: **not measured yet**{cost} ({commands}).", ""]
+                if check is checks[-1] and claim["id"] in NOTES:
+                    out += [f"Note: {NOTES[claim['id']]}.", ""]
                 summary.append({"paper": paper[-3:], "claim": claim["id"],
                                 "weakrank": f"{check.a} {check.relation} {check.b} ({check.metric}, {where})",
                                 "verdict": overall([r["verdict"] for r in rows])
