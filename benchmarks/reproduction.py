@@ -158,10 +158,10 @@ NOT_HERE = {
 
 # what a measured check leaves out of its claim
 NOTES = {
-    "bert_pr_gm_beats_bm25": "on TrecQA every hinge ranker of grid `weak`, the gold-trained one too (MAP 0.630), "
-                             "is below BM25 (0.692): its 93 training queries give 80 steps at the 8-epoch cap, "
+    "bert_pr_gm_beats_bm25": "on TrecQA every hinge ranker of grid `weak`, the gold-trained one too, is below "
+                             "BM25 (tables above): its 93 training queries give 80 steps at the 8-epoch cap, "
                              "short of a budget where the plain ranker passes BM25, so TrecQA's hinge rows cannot "
-                             "show Table 3's ordering (today's listwise default, 0.724, can)",
+                             "show Table 3's ordering (today's listwise default passes BM25 there: `weak` > `bm25`)",
     "acir_beats_random_policy": "the policy learns over only 3 episodes of 8 decisions here and stays near its "
                                 "initial weights (see reward_rdiff_best): this compares a barely trained stochastic "
                                 "policy with the uniform one",
@@ -169,8 +169,8 @@ NOTES = {
     "reward_rdiff_best": "the three rewards' cells made the same sampler choice at every decision and trained "
                          "identical rankers (scores equal to the last digit). The grids' episodes are too short for "
                          "the actor to learn: 8 decisions an episode (`policy_every` 10 of 80 steps), 3 episodes, "
-                         "Adam at 1e-3 — after them π differs from its initial weights by at most 0.06–0.09 on "
-                         "random states, and the same draws pick the same samplers. The paper decides per "
+                         "Adam at 1e-3 — the policy stays so near its initial weights that the same random "
+                         "draws pick the same samplers (lab notebook, eleventh session). The paper decides per "
                          "minibatch and learns over many runs (its claim is a convergence share: 31 % / 12 % / "
                          "0 % of runs); telling 31 % from 12 % at 80 % power takes about 70 runs per reward, each "
                          "an episode to early stopping — a GPU-sized study, not measurable on these 2 cores",
