@@ -466,7 +466,8 @@ def render() -> str:
                 summary.append({"paper": paper[-3:], "claim": claim["id"],
                                 "weakrank": f"{check.a} {check.relation} {check.b} ({check.metric}, {where})",
                                 "verdict": overall([r["verdict"] for r in rows])
-                                + (f"; not measured yet on {len(missing)} more" if rows and missing else "")})
+                                + (f"; not measured yet on {len(missing)} more" if rows and missing else "")
+                                + (" (see its note)" if claim["id"] in NOTES else "")})
     out += ["## Power: how many seeds a claim needs", "", power_section(claims, plans), ""]
     out[4:4] = ["## Summary", "", to_markdown(pd.DataFrame(summary).set_index("paper")), ""]  # after the intro
     return "\n".join(out) + "\n"
