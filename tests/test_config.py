@@ -169,3 +169,11 @@ def test_load_config_takes_the_command_line_s_overrides_from_python(tmp_path, mo
         load_config(path, evaluate={"splt": "dev"})
     with pytest.raises(ConfigError, match="max_queries must be a positive integer"):
         load_config(path, max_queries=0)
+
+
+def test_a_grid_scores_the_queries_evaluate_does_unless_it_says_otherwise(tmp_path):
+    text = BASE + "[evaluate]\nrequire = 'relevant'\n\n[experiment]\nseeds = [0]\n\n[experiment_all]\nrequire = 'all'\n"
+    cfg = load_config(config(tmp_path, text))
+    assert cfg.experiment.require == "relevant"
+    assert cfg.grids["all"].require == "all"
+    assert load_config(config(tmp_path, BASE + "[experiment]\nseeds = [0]\n")).experiment.require == "both"

@@ -192,7 +192,7 @@ class ExperimentConfig:
     of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
     ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as paper 002's BERT-PR on BM25 votes)
     × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
-    scored on ``split``'s queries with ``require`` judgements, R_n@k for each ``[n, k]`` of ``rn``; ``train``
+    scored on ``split``'s queries with ``require`` judgements (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train``
     overrides ``[train]`` in every trained cell."""
 
     label_models: list[str] = field(default_factory=lambda: ["majority", "generative"])
@@ -360,8 +360,13 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
         options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
     specs = {spec: lf_spec_relative_to(here, spec) for spec in lfs}
-    grids = {key.removeprefix(GRID): typed(ExperimentConfig, _section(raw, key, path), key, path)
-             for key in raw if key.startswith(GRID)}
+    evaluate = typed(EvaluateConfig, _section(raw, "evaluate", path, required=False), "evaluate", path)
+
+    def grid(key: str) -> ExperimentConfig:  # a grid scores the queries [evaluate] does unless it says otherwise
+        return typed(ExperimentConfig, {"require": evaluate.require, **_section(raw, key, path, required=False)},
+                     key, path)
+
+    grids = {key.removeprefix(GRID): grid(key) for key in raw if key.startswith(GRID)}
     return PipelineConfig(
         name=name,
         run_dir=Path(run_dir).resolve() if run_dir is not None else (here / raw.get("run_dir", f"data/{name}")).resolve(),
@@ -380,8 +385,8 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
         aggregate=typed(AggregateConfig, _section(raw, "aggregate", path, required=False), "aggregate", path),
         analyze=typed(AnalyzeConfig, _section(raw, "analyze", path, required=False), "analyze", path),
         train=relative_to(here, _section(raw, "train", path), TRAIN_PATHS) if "train" in raw else None,
-        evaluate=typed(EvaluateConfig, _section(raw, "evaluate", path, required=False), "evaluate", path),
-        experiment=typed(ExperimentConfig, _section(raw, "experiment", path, required=False), "experiment", path),
+        evaluate=evaluate,
+        experiment=grid("experiment"),
         grids=grids,
         source=path,
     )
