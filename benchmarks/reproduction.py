@@ -7,9 +7,10 @@ Sources (committed CSVs; the document is generated from them alone):
   each of the paper's LFs and label models on the **train** split, per query (``weakrank analyze --split
   train`` writes them to ``analysis/quality_per_query.csv``).
 * ``reproduction_cells.csv`` — per-query metrics of every cached cell of the papers' grids, once per collection
-  (a collection's grids share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``): 000 ``wsls``,
-  002 ``weak`` and ``weak_votes`` and 004 ``noise_ce`` on WikiQA, 001 ``samplers`` on TrecQA. A grid not run
-  yet is reported with its ``--dry-run`` CPU minutes.
+  (a collection's grids share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``; ``GRIDS`` says
+  which collections each grid runs on): 000 ``wsls`` and ``wsls_random`` and 004 ``noise_ce`` on WikiQA, 002
+  ``weak`` and ``weak_votes`` on all four, 001 ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A
+  grid not run yet on a collection is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_cell_ece.csv`` — paper 004's ranking ECE (Eq. 4) of every cached cell's run, over its judged
   pairs (one number per cell, so compared without a test).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
