@@ -192,8 +192,8 @@ class ExperimentConfig:
     of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
     ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as paper 002's BERT-PR on BM25 votes)
     × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
-    scored on ``split``'s queries with ``require`` judgements (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train``
-    overrides ``[train]`` in every trained cell."""
+    scored on ``split``'s queries with ``require`` judgements (default: ``[evaluate] require``), R_n@k for each
+    ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in every trained cell."""
 
     label_models: list[str] = field(default_factory=lambda: ["majority", "generative"])
     train_label_models: list[str] | None = None
