@@ -268,9 +268,11 @@ def lf_quality_rows(check: Check, quality: pd.DataFrame) -> list[dict]:
     return out
 
 
-def in_grid(table: pd.DataFrame, grid: str) -> pd.Series:
-    """The rows of ``table`` (cells, or their ECE) whose cell belongs to ``grid``."""
-    return table["grids"].str.split().map(lambda grids: grid in grids).astype(bool)
+def grid_row(table: pd.DataFrame, dataset: str, grid: str, name: str) -> pd.DataFrame:
+    """The rows of ``table`` (cells, or their ECE) of grid row ``name`` on ``dataset`` whose cell belongs to
+    ``grid``."""
+    in_grid = table["grids"].str.split().map(lambda grids: grid in grids).astype(bool)
+    return table[(table["dataset"] == dataset) & in_grid & (table["row"] == name)]
 
 
 def collections(check: Check) -> list[str]:
@@ -278,19 +280,16 @@ def collections(check: Check) -> list[str]:
     return [name for name in GRIDS[check.source] if name in GRIDS[check.grid_b]]
 
 
-def per_query(cells: pd.DataFrame, dataset: str, grid: str, name: str, metric: str) -> pd.DataFrame:
-    """Per-query ``metric`` of grid row ``name`` on ``dataset`` (query × seed)."""
-    rows = cells[(cells["dataset"] == dataset) & in_grid(cells, grid) & (cells["row"] == name)]
-    return rows.pivot_table(index="query_id", columns="seed", values=metric)
+def sides(check: Check) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(grid, row) of ``check``'s two sides."""
+    return (check.source, check.a), (check.grid_b, check.b)
 
 
 def cell_rows(check: Check, eces: pd.DataFrame) -> list[dict]:
     """The check on a per-cell number (``reproduction_cell_ece.csv``): means over seeds, no test."""
     out = []
     for dataset in collections(check):
-        here = eces[eces["dataset"] == dataset]
-        a, b = (here.loc[in_grid(here, grid) & (here["row"] == name), check.metric]
-                for grid, name in ((check.source, check.a), (check.grid_b, check.b)))
+        a, b = (grid_row(eces, dataset, grid, name)[check.metric] for grid, name in sides(check))
         if a.empty or b.empty:
             continue
         delta = a.mean() - b.mean()
@@ -303,8 +302,8 @@ def grid_rows(check: Check, cells: pd.DataFrame) -> list[dict]:
     """The check on its grids' cached cells, per collection (none where either row is not cached)."""
     out = []
     for dataset in collections(check):
-        a, b = (per_query(cells, dataset, grid, name, check.metric)
-                for grid, name in ((check.source, check.a), (check.grid_b, check.b)))
+        a, b = (grid_row(cells, dataset, grid, name).pivot_table(index="query_id", columns="seed", values=check.metric)
+                for grid, name in sides(check))  # query × seed
         if a.empty or b.empty:
             continue
         seeds = f"{a.shape[1]} / {b.shape[1]}"
