@@ -8,10 +8,11 @@ Sources (committed CSVs; the document is generated from them alone):
   train`` writes them to ``analysis/quality_per_query.csv``).
 * ``reproduction_cells.csv`` — every cached cell of the papers' grids, once per collection (a collection's grids
   share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``; ``GRIDS`` says which collections each
-  grid runs on): its grids, row, seed and key, and paper 004's ranking ECE (Eq. 4) of its run over the judged
-  pairs (one number per cell, so compared without a test). 000 ``wsls`` and ``wsls_random`` and 004
-  ``noise_ce`` on WikiQA, 002 ``weak`` and ``weak_votes`` on all four, 001 ``samplers``, ``rewards_raw`` and
-  ``rewards_ceil`` on TrecQA. A grid not run yet on a collection is reported with its ``--dry-run`` CPU minutes.
+  grid runs on): its grids, row, seed and key, and two numbers of paper 004 (one per cell, so compared without
+  a test): the ranking ECE (Eq. 4) of its run over the judged pairs, and the memorisation gap where its training
+  tracked training queries (train minus validation recall@1 at the last evaluation). 000 ``wsls`` and
+  ``wsls_random`` and 004 ``noise_ce`` and ``noise_gap`` on WikiQA, 002 ``weak`` and ``weak_votes`` on all
+  four, 001 ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A grid not run yet on a collection is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_queries.csv`` — each of those cells' per-query metrics (joined to its cell by collection and key).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
   bi-encoder grid (means only, one seed).
@@ -32,6 +33,7 @@ import argparse
 import math
 import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -47,7 +49,9 @@ PLANS = BENCH / "reproduction_grids.csv"  # each grid's cells, how many are cach
 ALL = ("wikiqa", "trecqa", "semeval", "scifact")
 # each grid and the collections it runs on (a collection's grids are `[experiment_<grid>]` in its pipeline)
 GRIDS = {"wsls": ("wikiqa",), "weak": ALL, "weak_votes": ALL, "noise_ce": ("wikiqa",), "samplers": ("trecqa",),
-         "wsls_random": ("wikiqa",), "rewards_raw": ("trecqa",), "rewards_ceil": ("trecqa",)}
+         "wsls_random": ("wikiqa",), "rewards_raw": ("trecqa",), "rewards_ceil": ("trecqa",), "noise_gap": ("wikiqa",)}
+GAP = "memorisation gap"  # train minus validation recall@1 at a cell's last evaluation (paper 004, Figures 1-2)
+CELL_METRICS = ("ranking ECE", GAP)  # one number per cell (reproduction_cells.csv), not per query
 # paper 002's LFs and label models under weakrank's names
 SCORERS = {"bm25": "bm25", "tfidf": "tfidf", "use_cos": "embedding_cosine", "bert_cos": "bert_cosine",
            "mv": "majority", "gm": "generative"}
@@ -136,6 +140,8 @@ CHECKS = [
           row("LS ε=0.1", "gold", noise=0.05), "MRR"),
     *(Check("lr_lowest_ece_most_cells", "noise_ce", row("LR α=0.1", "gold", noise=noise), row(other, "gold", noise=noise),
             "ranking ECE", "<") for noise in (0.0, 0.02, 0.05) for other in (CE, "LS ε=0.1")),
+    *(Check("train_val_gap_grows_with_noise", "noise_gap", row(loss, "gold", noise=0.05), row(loss, "gold"), GAP)
+      for loss in (CE, "LS ε=0.1", "LR α=0.1")),
     Check("noise_degrades_pr", "noise_bi", "bi-encoder PR (gold, NS bm25, noise 0.05)", "bi-encoder PR (gold, NS bm25)",
           "MRR", "<"),
     Check("lr_beats_pr_e5_msmarco_mintaka", "noise_bi", "bi-encoder PR+LR α=0.1 (gold, NS bm25, noise 0.05)",
@@ -154,7 +160,6 @@ NOT_HERE = {
     "bert_lr_helps_only_msmarco": "a contrast between the paper's collections",
     "ece_misleading_msmarco": "MS MARCO's columns; ranking ECE per cell is in the grid's report",
     "ece_rises_with_noise_msmarco": "MS MARCO's columns; ranking ECE per cell is in the grid's report",
-    "train_val_gap_grows_with_noise": "drawn per cell by the grid's report (train-vs-validation gap plots), not a number here",
 }
 
 # what a measured check leaves out of its claim
@@ -183,7 +188,23 @@ NOTES = {
                               "stochastic policy with the uniform one. The grids train a fixed 400 steps (at most "
                               "8 epochs) without early stopping, so a reward cannot prolong training here",
     "smoothing_hurts_random_negatives": "WikiQA only, one seed, on the test split (the paper reports these rows on its dev split)",
+    "train_val_gap_grows_with_noise": "the cross-encoder only (WikiQA, one seed, 0 against 5 % noise); the gap is "
+                                      "recall@1 on 200 training queries against their (noisy) training labels minus "
+                                      "recall@1 on the dev queries against gold, at the last evaluation (every 100 "
+                                      "steps; the grid's report draws the curves)",
 }
+
+
+def final_gap(history: Path) -> float:
+    """A cell's memorisation gap (train minus validation recall@1) at its last evaluation; NaN where its training
+    tracked no training queries."""
+    from weakrank.evaluation.calibration import memorisation_gap
+
+    table = pd.read_csv(history) if history.exists() else pd.DataFrame()
+    if not {"train_recall@1", "dev_recall@1"} <= set(table.columns):
+        return float("nan")
+    gap = memorisation_gap(table.to_dict("records"))
+    return float(gap["gap"].iloc[-1]) if len(gap) else float("nan")
 
 
 def measure() -> None:
@@ -233,11 +254,11 @@ def measure() -> None:
             run = read_parquet(root.parent / "runs" / path.name).merge(gold, on=["query_id", "passage_id"])
             ece = ranking_ece(run["score"].to_numpy(), run["gold"].to_numpy(int), run["query_id"].to_numpy())
             queries.append(read_parquet(path).assign(dataset=name, key=path.stem))
-            cells.append({**cell, "ranking ECE": ece})
+            cells.append({**cell, "ranking ECE": ece, GAP: final_gap(run_dir / "experiment" / "history" / f"{path.stem}.csv")})
     columns = ["dataset", "key", "query_id", "MAP", "MRR", "P@1", "nDCG@10", "R_10@1"]
     table = pd.concat(queries)[columns] if queries else pd.DataFrame(columns=columns)
     write_text(table.to_csv(index=False, float_format="%.4f"), QUERIES)
-    cell_columns = ["dataset", "grids", "row", "seed", "key", "ranking ECE"]
+    cell_columns = ["dataset", "grids", "row", "seed", "key", *CELL_METRICS]
     write_text(pd.DataFrame(cells, columns=cell_columns).to_csv(index=False, float_format="%.4f"), CELLS)
     print(f"wrote {LF_QUALITY}, {CELLS} ({len(cells)} cells), {QUERIES} and {PLANS}")
 
@@ -288,11 +309,11 @@ def sides(check: Check) -> tuple[tuple[str, str], tuple[str, str]]:
     return (check.source, check.a), (check.grid_b, check.b)
 
 
-def cell_rows(check: Check, eces: pd.DataFrame) -> list[dict]:
+def cell_rows(check: Check, per_cell: pd.DataFrame) -> list[dict]:
     """The check on a per-cell number (``reproduction_cells.csv``): means over seeds, no test."""
     out = []
     for dataset in collections(check):
-        a, b = (grid_row(eces, dataset, grid, name)[check.metric] for grid, name in sides(check))
+        a, b = (grid_row(per_cell, dataset, grid, name)[check.metric].dropna() for grid, name in sides(check))
         if a.empty or b.empty:
             continue
         delta = a.mean() - b.mean()
@@ -341,10 +362,10 @@ def summary_rows(check: Check, table: pd.DataFrame, system: str, metric: str, da
     return out
 
 
-def measured(check: Check, quality: pd.DataFrame, cells: pd.DataFrame, eces: pd.DataFrame) -> list[dict]:
+def measured(check: Check, quality: pd.DataFrame, cells: pd.DataFrame, per_cell: pd.DataFrame) -> list[dict]:
     """Every collection's measurement of ``check``."""
-    if check.metric == "ranking ECE":
-        return cell_rows(check, eces)
+    if check.metric in CELL_METRICS:
+        return cell_rows(check, per_cell)
     if check.source == "lf_quality":
         return lf_quality_rows(check, quality)
     if check.source == "quality":
@@ -419,9 +440,9 @@ def render() -> str:
     """docs/reproduction.md."""
     claims = tomllib.loads((BENCH / "paper_claims.toml").read_text())
     quality = pd.read_csv(LF_QUALITY, dtype={"query_id": str}) if LF_QUALITY.exists() else pd.DataFrame()
-    eces = pd.read_csv(CELLS) if CELLS.exists() else pd.DataFrame(columns=["dataset", "key", "grids", "row",
-                                                                          "ranking ECE"])
-    cells = (pd.read_csv(QUERIES, dtype={"query_id": str}).merge(eces.drop(columns="ranking ECE"),
+    per_cell = (pd.read_csv(CELLS) if CELLS.exists()
+                else pd.DataFrame(columns=["dataset", "key", "grids", "row", "seed", *CELL_METRICS]))
+    cells = (pd.read_csv(QUERIES, dtype={"query_id": str}).merge(per_cell.drop(columns=list(CELL_METRICS)),
                                                                  on=["dataset", "key"])
              if QUERIES.exists() else pd.DataFrame(columns=["grids", "row"]))
     plans = pd.read_csv(PLANS).set_index(["grid", "dataset"]).to_dict("index") if PLANS.exists() else {}
@@ -449,7 +470,7 @@ def render() -> str:
                 summary.append({"paper": paper[-3:], "claim": claim["id"], "weakrank": "–",
                                 "verdict": "not measurable here"})
             for check in checks:
-                rows = measured(check, quality, cells, eces)
+                rows = measured(check, quality, cells, per_cell)
                 where = check.source + (f" vs {check.grid_b}" if check.grid_b != check.source else "")
                 head = f"weakrank: `{check.a}` vs `{check.b}` on {check.metric} ({where}"
                 head += ", train split)" if check.source == "lf_quality" else ")"
