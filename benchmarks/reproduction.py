@@ -12,7 +12,8 @@ Sources (committed CSVs; the document is generated from them alone):
   a test): the ranking ECE (Eq. 4) of its run over the judged pairs, and the memorisation gap where its training
   tracked training queries (train minus validation recall@1 at the last evaluation). 000 ``wsls`` and
   ``wsls_random`` and 004 ``noise_ce`` and ``noise_gap`` on WikiQA, 002 ``weak`` and ``weak_votes`` on all
-  four, 001 ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A grid not run yet on a collection is reported with its ``--dry-run`` CPU minutes.
+  four, 001 ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A grid not run yet on a collection
+  is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_queries.csv`` — each of those cells' per-query metrics (joined to its cell by collection and key).
 * ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
   bi-encoder grid (means only, one seed).
@@ -208,7 +209,8 @@ def final_gap(history: Path) -> float:
 
 
 def measure() -> None:
-    """Refresh the two CSVs from the run directories (labels and cached grid cells; nothing is trained)."""
+    """Refresh the CSVs from the run directories (labels, cached grid cells and their training histories; nothing
+    is trained)."""
     from dataclasses import replace as dc_replace
 
     from weakrank import pipeline
