@@ -190,9 +190,10 @@ NOTES = {
                               "8 epochs) without early stopping, so a reward cannot prolong training here",
     "smoothing_hurts_random_negatives": "WikiQA only, one seed, on the test split (the paper reports these rows on its dev split)",
     "train_val_gap_grows_with_noise": "the cross-encoder only (WikiQA, one seed, 0 against 5 % noise); the gap is "
-                                      "recall@1 on 200 training queries against their (noisy) training labels minus "
-                                      "recall@1 on the dev queries against gold, at the last evaluation (every 100 "
-                                      "steps; the grid's report draws the curves)",
+                                      "recall@1 on the first 200 training queries (those of them with a positive) "
+                                      "against their (noisy) training labels minus recall@1 on the dev queries "
+                                      "against gold, at the last evaluation (every 100 steps; the grid's report "
+                                      "draws the curves)",
 }
 
 

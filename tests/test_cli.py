@@ -204,19 +204,26 @@ def test_run_evaluates_beir_qrels_as_evaluate_require_says(tmp_path, capsys):
     assert "did you mean 'relevant'" in capsys.readouterr().err
 
 
-def test_help_answers_at_once_without_torch_pandas_or_transformers():
+def test_help_answers_without_importing_torch_pandas_or_transformers():
+    """Every ``--help`` is quick because it loads none of the heavy libraries (torch alone takes 2-5 s); asserted
+    on what is imported, not on a clock, so a busy machine cannot fail it."""
     import subprocess
     import sys
-    import time
 
-    code = ("import sys; from weakrank.cli import build_parser; build_parser(); "
-            "print(sorted({'torch', 'transformers', 'pandas', 'sklearn', 'scipy'} & set(sys.modules)))")
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
+    heavy = {"torch", "transformers", "pandas", "sklearn", "scipy"}
+    code = ("import contextlib, io, sys; from weakrank.cli import main\n"
+            "out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            "    try:\n"
+            "        main(sys.argv[1:] + ['--help'])\n"
+            "    except SystemExit:\n"
+            "        pass\n"
+            f"print(sorted({heavy!r} & set(sys.modules)))\n"
+            "print(out.getvalue())")
     for command in ([], *([name] for name in subcommands())):
-        start = time.perf_counter()
-        help_ = subprocess.run([sys.executable, "-m", "weakrank.cli", *command, "--help"], capture_output=True,
-                               text=True, check=True).stdout
-        assert time.perf_counter() - start < 3, command  # about 0.3 s on 2 busy cores; torch alone takes 2-5 s
+        imported, help_ = subprocess.run([sys.executable, "-c", code, *command], capture_output=True, text=True,
+                                         check=True).stdout.split("\n", 1)
+        assert imported == "[]", (command, imported)
         assert help_.startswith("usage: weakrank"), command
     train_help = " ".join(subprocess.run([sys.executable, "-m", "weakrank.cli", "train", "--help"],
                                          capture_output=True, text=True, check=True).stdout.split())
