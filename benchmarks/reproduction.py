@@ -486,7 +486,8 @@ def render() -> str:
                     grids = list(dict.fromkeys((check.source, check.grid_b)))
                     todo = [(grid, name) for name in missing for grid in grids
                             if (grid, name) not in plans or plans[grid, name]["cached"] < plans[grid, name]["cells"]]
-                    cost = (f": {sum(plans[t]['cells'] - plans[t]['cached'] for t in todo)} cells left, about "
+                    left = sum(plans[t]["cells"] - plans[t]["cached"] for t in todo if t in plans)
+                    cost = (f": {left} cell{'s' * (left != 1)} left, about "
                             f"{sum(plans[t]['minutes_left'] for t in todo):.0f} CPU minutes on 2 cores"
                             if all(t in plans for t in todo) else "")
                     commands = ", ".join(f"`weakrank experiment pipelines/{name}.toml --grid {grid}`" for grid, name in todo)
