@@ -159,6 +159,7 @@ def test_a_person_judges_goes_back_quits_and_resumes_where_they_stopped(judging)
     first = term.expect("relevant? ")
     assert "query 1/2 · passage 1/6 · 0 judged, 0 skipped · 3 left of this query" in first
     assert "query q1: capital of france" in first and "Paris is the capital of France." in first
+    assert "nothing to go back to" in term.press("b") and relevance(judging)[0] == ""
     assert "passage p2:" in term.press("y") and relevance(judging)[:2] == ["1", ""]
     assert "passage p3:" in term.press("n") and relevance(judging)[:3] == ["1", "0", ""]
     assert "passage p4:" in term.press("s") and relevance(judging)[:4] == ["1", "0", "skip", ""]

@@ -85,19 +85,18 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         out.write(screen(table, position, styled, colour, note))
         out.flush()
         key, note = read_key(), ""
-        if key in ANSWERS or key == "b":
-            if key == "b" and position == 0:
-                note = "nothing to go back to: this is the first row"
-                continue
-            row, value = (position, ANSWERS[key]) if key in ANSWERS else (position - 1, "")
-            table.loc[row, "relevance"] = value
-            saved = _save(table, path, saved)
-        elif key == "q" or key == "\x04":
+        if key in ANSWERS:
+            table.loc[position, "relevance"] = ANSWERS[key]
+        elif key == "b" and position > 0:
+            table.loc[position - 1, "relevance"] = ""
+        elif key in ("q", "\x04"):  # \x04: Ctrl-D
             out.write(f"\nstopped; every answer is saved in {path}: {_counts(table)}.\nContinue with: weakrank judge "
                       f"{shlex.quote(str(path))}\n")
             return
         else:
-            note = f"unknown key {key!r}"
+            note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
+            continue
+        saved = _save(table, path, saved)
     out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, TREC qrels of the judged rows:\n"
               f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config:\n"
               f"    [aggregate] judgments = {json.dumps(str(path))}\n")
