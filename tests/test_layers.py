@@ -16,7 +16,7 @@ LAYERS = [
      "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
-     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
+     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines"],
     # the pipeline config and its checks
