@@ -77,8 +77,10 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
     gold = few_shot_queries(paths, tc)
-    if gold:  # few-shot mode: the judged queries the label model read pick the checkpoint by gold MAP
-        judged = labels[labels["query_id"].isin(gold)]
+    judged = labels[labels["query_id"].isin(gold)]
+    if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
+        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()].assign(gold=judged["judged"])
+    if len(judged):  # few-shot mode: the judged queries the label model read pick the checkpoint by their MAP
         dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
     elif tc.dev_split and tc.dev_split in set(labels["split"]):
         dev_data = training_data(labels, dataset, tc, tc.dev_split)
@@ -86,6 +88,8 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(labels), "train queries": len(data.lists), "collection": cfg.name}
+    if gold:
+        card["judged queries (few-shot)"] = gold
     return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
 
 

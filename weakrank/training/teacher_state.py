@@ -113,11 +113,14 @@ def check_fusion_state(state: dict[str, Any], n_lfs: int, path: Path) -> None:
         raise DataError("weights must be >= 0, one at least > 0", file=path, field="teacher.weights")
     if any(s <= 0 for s in state["scales"]):
         raise DataError("scales must be > 0", file=path, field="teacher.scales")
+    if state.get("combine", "linear") not in ("linear", "rrf"):
+        raise DataError(f"{state['combine']!r} is not 'linear' or 'rrf'", file=path, field="teacher.combine")
     options = _field(state, "options", dict, path, "teacher")
     for key, value in options.items():
-        if key not in ("duplicate_threshold", "min_noise", "temperature"):
+        if key not in ("duplicate_threshold", "min_noise", "temperature", "few_shot_margin"):
             raise DataError(f"unknown option {key!r}", file=path, field="teacher.options")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0 or (
+                value == 0 and key != "few_shot_margin"):
             raise DataError(f"{value!r} is not a positive finite number", file=path, field=f"teacher.options.{key}")
 
 
