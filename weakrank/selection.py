@@ -31,41 +31,45 @@ def combination_scores(votes: pd.DataFrame, options: dict | None = None) -> pd.D
     return pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()}, index=votes.index)
 
 
+def rankings(votes: pd.DataFrame, options: dict | None = None) -> dict[str, list[list[str]]]:
+    """Per query of ``votes`` with two candidates or more, its passage ids as each combination ranks them."""
+    scored = pd.concat([votes[["query_id", "passage_id"]], combination_scores(votes, options)], axis=1)
+    names = list(scored.columns[2:])
+    return {qid: [rows.sort_values(name, ascending=False, kind="stable")["passage_id"].tolist() for name in names]
+            for qid, rows in scored.groupby("query_id", sort=False) if len(rows) > 1}
+
+
+def informative_order(ranked: dict[str, list[list[str]]], texts: dict[str, str], seed: int = 0) -> list[str]:
+    """The queries of ``ranked`` from the most to the least informative to judge (module doc), near-duplicates of
+    an earlier query left out."""
+    strength = {qid: (len({r[0] for r in lists}), len({p for r in lists for p in r[:3]})) for qid, lists in ranked.items()}
+    shuffled = list(ranked)
+    np.random.default_rng(seed).shuffle(shuffled)
+    order: list[str] = []
+    words: list[set[str]] = []
+    for qid in sorted(shuffled, key=lambda q: strength[q], reverse=True):
+        mine = set(texts.get(qid, "").lower().split())
+        if not any(len(mine & other) / max(len(mine | other), 1) > NEAR_DUPLICATE for other in words):
+            order.append(qid)
+            words.append(mine)
+    return order
+
+
+def asked(lists: list[list[str]], per_query: int) -> list[str]:
+    """The passages of one query to ask about: each ranking's first, then each one's second, … up to ``per_query``."""
+    found: list[str] = []
+    for depth in range(max(map(len, lists))):
+        for ranking in lists:
+            if depth < len(ranking) and ranking[depth] not in found and len(found) < per_query:
+                found.append(ranking[depth])
+    return sorted(found)
+
+
 def select_pairs(votes: pd.DataFrame, texts: dict[str, str], split: str, queries: int, per_query: int = 6,
                  seed: int = 0, options: dict | None = None) -> pd.DataFrame:
     """The ``queries`` queries of ``split`` (``texts``: query id → text) and up to ``per_query`` candidates each
     that a person should judge (module doc): ``query_id, passage_id, disagreement`` in judging order."""
-    pool = votes[votes["split"] == split]
-    scored = combination_scores(pool, options)
-    names = list(scored.columns)
-    order = pd.concat([pool[["query_id", "passage_id"]], scored], axis=1)
-    rankings: dict[str, list[list[str]]] = {}
-    strength: dict[str, tuple[int, int]] = {}
-    for qid, rows in order.groupby("query_id", sort=False):
-        if len(rows) < 2:
-            continue
-        ranked = [rows.sort_values(name, ascending=False, kind="stable")["passage_id"].tolist() for name in names]
-        rankings[qid] = ranked
-        strength[qid] = (len({r[0] for r in ranked}), len({p for r in ranked for p in r[:3]}))
-    rng = np.random.default_rng(seed)
-    shuffled = list(rankings)
-    rng.shuffle(shuffled)
-    taken: list[str] = []
-    words: list[set[str]] = []
-    for qid in sorted(shuffled, key=lambda q: strength[q], reverse=True):
-        mine = set(texts.get(qid, "").lower().split())
-        if any(len(mine & other) / max(len(mine | other), 1) > NEAR_DUPLICATE for other in words):
-            continue
-        taken.append(qid)
-        words.append(mine)
-        if len(taken) == queries:
-            break
-    rows = []
-    for qid in taken:
-        asked: list[str] = []
-        for depth in range(max(len(r) for r in rankings[qid])):
-            for ranking in rankings[qid]:
-                if depth < len(ranking) and ranking[depth] not in asked and len(asked) < per_query:
-                    asked.append(ranking[depth])
-        rows += [{"query_id": qid, "passage_id": pid, "disagreement": strength[qid][0]} for pid in sorted(asked)]
+    ranked = rankings(votes[votes["split"] == split], options)
+    rows = [{"query_id": qid, "passage_id": pid, "disagreement": len({r[0] for r in ranked[qid]})}
+            for qid in informative_order(ranked, texts, seed)[:queries] for pid in asked(ranked[qid], per_query)]
     return pd.DataFrame(rows, columns=["query_id", "passage_id", "disagreement"])

@@ -161,7 +161,8 @@ class ScoreFusionModel:
         """Few-shot mode: the judged rows in ``gold`` choose among :func:`~weakrank.label_models.few_shot.candidates`;
         a choice other than the label-free weighting becomes this model's state, one LF a cluster."""
         found = candidates(self.lf_weights(z.shape[1]), informative.any(axis=0), names)
-        aps = candidate_aps(z, groups, informative, gold, found)
+        rows = pd.Series(groups).isin(set(pd.Series(groups)[np.isfinite(gold)])).to_numpy()  # the judged queries' lists
+        aps = candidate_aps(z[rows], np.asarray(groups)[rows], informative[rows], gold[rows], found)
         choice = choose(aps, self.few_shot_margin)
         self.choice_, self.few_shot_map_, self.few_shot_reason_ = choice.name, aps.mean().to_dict(), choice.reason()
         if choice.name != LABEL_FREE:

@@ -79,7 +79,8 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     gold = few_shot_queries(paths, tc)
     judged = labels[labels["query_id"].isin(gold)]
     if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
-        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()].assign(gold=judged["judged"])
+        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()]
+        judged = judged.assign(gold=judged["judged"])
     if len(judged):  # few-shot mode: the judged queries the label model read pick the checkpoint by their MAP
         dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
     elif tc.dev_split and tc.dev_split in set(labels["split"]):

@@ -1,0 +1,205 @@
+"""Ten judgments that count: queries chosen by ``weakrank select`` against random draws of the same number.
+
+A person is simulated by the collection's gold of its train split (SemEval: train, SciFact: its unjudged-in-the-
+pipeline train queries, whose BEIR qrels list relevant abstracts: an unlisted candidate is judged not relevant):
+for N judged queries, the person reads the passages ``select`` asks about (at most ``--per-query`` a query) and
+their judgments go to ``[aggregate] judgments``. Per collection and N:
+
+- ``select``: the N queries ``weakrank select`` chooses (no gold read);
+- ``random``: ``--draws`` random sets of N queries of the same pool, each with the passages ``select`` would ask
+  about for it (the same reading budget);
+- ``label-free``: no judgment (N = 0).
+
+For each, the test MAP of the labels (the fusion label model, its combination chosen by the judged queries: the
+teacher) and, for ``select`` at the sizes of ``--students`` and for the label-free run, of the shipped ranker (a
+student retrained on those labels, averaged with its teacher, as ``load_ranker`` loads it; 1 seed). Random draws
+are measured by their teacher alone: 200 trainings per size do not fit this machine. The best LF, CombSUM and RRF
+are the lines to beat. Writes ``benchmarks/judgments.csv`` and ``benchmarks/judgments.png``; ``--markdown``
+prints the README's table from the CSV.
+
+Run: ``python benchmarks/bench_judgments.py`` (collections whose votes.parquet exists: ``weakrank run
+pipelines/<name>.toml --stages ingest,label,aggregate`` first)
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+import numpy as np
+import pandas as pd
+from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
+
+from weakrank.baselines import fusion_runs
+from weakrank.config import load_config
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
+from weakrank.label_models import with_judgments
+from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
+from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
+from weakrank.paths import RunPaths
+from weakrank.selection import asked, informative_order, rankings
+
+POOL = "train"
+
+
+def person(votes: pd.DataFrame, pairs: dict[str, list[str]], name: str) -> np.ndarray:
+    """The simulated person's judgments of ``pairs`` (query id → passages asked), aligned with ``votes``; NaN
+    elsewhere."""
+    keys = pd.MultiIndex.from_arrays([votes["query_id"], votes["passage_id"]])
+    wanted = pd.MultiIndex.from_tuples([(q, p) for q, ps in pairs.items() for p in ps])
+    gold = pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float)
+    if REQUIRE[name] == "relevant":  # BEIR: qrels list relevant abstracts only
+        gold = np.nan_to_num(gold, nan=0.0)
+    return np.where(keys.isin(wanted), gold, np.nan)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
+    parser.add_argument("--sizes", nargs="+", type=int, default=[5, 10, 20])
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--per-query", type=int, default=6)
+    parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select set trains a student")
+    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the README's table")
+    args = parser.parse_args()
+    csv = ROOT / "benchmarks" / "judgments.csv"
+    if args.markdown:
+        print(markdown(pd.read_csv(csv)))
+        return
+    rows: list[dict] = []
+    for name in args.datasets:
+        cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+        paths = RunPaths(cfg.run_dir)
+        if not paths.votes.exists():
+            print(f"{name}: no votes.parquet (weakrank run pipelines/{name}.toml --stages ingest,label,aggregate)")
+            continue
+        rows += measure(name, cfg, args)
+        table = pd.DataFrame([r for r in rows if r["dataset"] == name])
+        print(table.groupby(["n", "method"])[["labels_map", "shipped_map"]].agg(["mean", "median", "min", "count"])
+              .to_string(float_format=lambda v: f"{v:.4f}"), flush=True)
+    table = pd.DataFrame(rows)
+    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
+    table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)
+    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
+    plot(table, ROOT / "benchmarks" / "judgments.png")
+
+
+def measure(name: str, cfg, args) -> list[dict]:
+    """The rows of one collection (module doc)."""
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    qrels = read_parquet(paths.dataset / "qrels.parquet")
+    texts = read_parquet(paths.dataset / "queries.parquet").set_index("query_id")["text"].to_dict()
+    split = EVAL_SPLIT[name]
+    evaluated = votes[votes["split"] == split]
+
+    def test_map(scores: np.ndarray) -> float:
+        run = evaluated[["query_id", "passage_id"]].assign(score=scores)
+        return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())
+
+    reference = {f"lf:{lf}": test_map(evaluated[SCORE + lf].to_numpy(float)) for lf in lf_names(votes)}
+    reference.update({name_: test_map(run.loc[evaluated.index, "score"].to_numpy(float))
+                      for name_, run in fusion_runs(votes).items()})
+    best_lf = max((k for k in reference if k.startswith("lf:")), key=reference.get)
+    options = cfg.aggregate.options_for("fusion")
+    scores, groups, names = score_matrix(votes), votes["query_id"].to_numpy(), lf_names(votes)
+    base = ScoreFusionModel(**options).fit(scores, groups, names=names)
+    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+    test_scores, test_groups = scores[evaluated.index], groups[evaluated.index]
+    memo: dict[str, float] = {}
+
+    def teacher(gold: np.ndarray | None) -> tuple[ScoreFusionModel, float]:
+        model = copy.deepcopy(base)
+        if gold is not None:
+            model._choose(z, informative, groups, gold, names)
+        if model.choice_ not in memo:
+            memo[model.choice_] = test_map(model.fused(test_scores, test_groups))
+        return model, memo[model.choice_]
+
+    ranked = rankings(votes[votes["split"] == POOL], options)
+    order = informative_order(ranked, texts)
+    common = {"dataset": name, "best_lf": best_lf, "best_lf_map": reference[best_lf],
+              "combsum_map": reference.get("fusion:combsum"), "rrf_map": reference.get("fusion:rrf")}
+    _, label_free = teacher(None)
+    shipped = shipped_map(cfg, split, qrels, name, None)
+    out = [{**common, "n": 0, "method": "label-free", "draw": 0, "passages": 0, "with_relevant": 0,
+            "choice": "label-free", "labels_map": label_free, "shipped_map": shipped}]
+    rng = np.random.default_rng(0)
+    for n in args.sizes:
+        draws = [("select", 0, order[:n])] + [("random", d, list(rng.choice(list(ranked), size=n, replace=False)))
+                                              for d in range(args.draws)]
+        for method, draw, chosen in draws:
+            pairs = {qid: asked(ranked[qid], args.per_query) for qid in chosen}
+            gold = person(votes, pairs, name)
+            model, labels_map = teacher(gold)
+            shipped = None
+            if method == "select" and n in args.students:
+                labels = with_judgments(model.labels_table(votes), gold)
+                path = paths.root / "bench" / f"labels_select{n}.parquet"
+                write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.params(),
+                                                      "gold_queries": sorted({q for q in chosen})})
+                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet)
+            relevant = votes.loc[gold > 0, "query_id"].nunique()
+            out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
+                        "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,
+                        "shipped_map": shipped})
+        print(f"{name} N={n}: select chose {out[-args.draws - 1]['choice']!r}", flush=True)
+    return out
+
+
+def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: bool = True) -> float:
+    """Test MAP of the shipped ranker trained on ``labels`` (None: labels.parquet; cached by bench_quality)."""
+    overrides = {"labels": str(labels)} if labels else {}
+    trained_run(cfg, split, 0, False, quiet, **overrides)
+    run = shipped_run(cfg, split, 0, **overrides)
+    return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """Per collection and N: select's and the random draws' teacher MAP, select's shipped ranker, the lines."""
+    out = []
+    for (name, n), rows in table.groupby(["dataset", "n"], sort=False):
+        chosen, random = rows[rows["method"] != "random"].iloc[0], rows[rows["method"] == "random"]["labels_map"]
+        out.append({"collection": name, "N": n, "passages read": int(chosen["passages"]),
+                    "teacher (select)": chosen["labels_map"],
+                    "teacher (random, median [10–90 %])": "–" if random.empty else
+                    f"{random.median():.3f} [{random.quantile(0.1):.3f}–{random.quantile(0.9):.3f}]",
+                    "shipped (select)": chosen["shipped_map"], "choice": chosen["choice"],
+                    "best LF": f"{chosen['best_lf'].removeprefix('lf:')} {chosen['best_lf_map']:.3f}",
+                    "CombSUM": chosen["combsum_map"], "RRF": chosen["rrf_map"]})
+    return to_markdown(pd.DataFrame(out), ".3f")
+
+
+def plot(table: pd.DataFrame, path) -> None:
+    """Test MAP against N per collection: the random draws' median and 10–90 % band, select's teacher and shipped
+    ranker, and the best LF as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(table["dataset"]))
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        rows = table[table["dataset"] == name]
+        random = rows[rows["method"] == "random"].groupby("n")["labels_map"]
+        ax.fill_between(random.median().index, random.quantile(0.1), random.quantile(0.9), alpha=0.25,
+                        label="random N: 10–90 %")
+        ax.plot(random.median().index, random.median(), "--", label="random N: median (teacher)")
+        chosen = rows[rows["method"] != "random"].sort_values("n")
+        ax.plot(chosen["n"], chosen["labels_map"], "o-", label="select (teacher)")
+        trained = chosen.dropna(subset=["shipped_map"])
+        ax.plot(trained["n"], trained["shipped_map"], "s", markersize=8, label="select (shipped ranker)")
+        ax.axhline(rows["best_lf_map"].iloc[0], color="k", lw=1, label=f"best LF ({rows['best_lf'].iloc[0][3:]})")
+        ax.set_title(name)
+        ax.set_xlabel("judged queries N")
+    axes[0][0].set_ylabel("test MAP")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""``weakrank select`` chooses what a person judges (no gold read), and select → judge → run takes the judgments
+into the labels, the teacher and the model card."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_judge import Terminal
+
+from weakrank import pipeline
+from weakrank.cli import main
+from weakrank.config import load_config
+from weakrank.errors import ConfigError, DataError
+from weakrank.io import read_metadata, read_parquet
+from weakrank.judging import read_judging_file
+from weakrank.paths import RunPaths
+from weakrank.selection import select_pairs
+
+OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+
+
+def votes_where(agree: int, disagree: int, size: int = 8, seed: int = 0) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Queries whose two LFs rank alike (``agree``) or put different passages first (``disagree``)."""
+    rng = np.random.default_rng(seed)
+    rows, texts = [], {}
+    for q in range(agree + disagree):
+        qid = f"{'a' if q < agree else 'd'}{q}"
+        texts[qid] = " ".join(f"word{q}x{k}" for k in range(4))
+        first = rng.normal(size=size)
+        second = first + rng.normal(scale=0.01, size=size) if q < agree else -first
+        rows += [{"query_id": qid, "passage_id": f"{qid}p{i}", "split": "train", "gold": float(i == 0),
+                  "score_lexical": first[i], "score_semantic": second[i], "vote_lexical": 0, "vote_semantic": 0}
+                 for i in range(size)]
+    return pd.DataFrame(rows), texts
+
+
+def test_select_asks_about_the_queries_where_the_combinations_disagree_a_few_passages_each():
+    votes, texts = votes_where(agree=20, disagree=5)
+    pairs = select_pairs(votes, texts, "train", queries=5, per_query=4)
+    assert sorted(pairs["query_id"].unique()) == sorted(q for q in texts if q.startswith("d"))
+    assert pairs.groupby("query_id").size().max() <= 4 and len(pairs) <= 20
+    for qid, rows in votes[votes["query_id"].isin(pairs["query_id"])].groupby("query_id"):
+        tops = {rows.loc[rows[c].idxmax(), "passage_id"] for c in ("score_lexical", "score_semantic")}
+        assert tops <= set(pairs.loc[pairs["query_id"] == qid, "passage_id"])  # each view's first is asked about
+    blind = select_pairs(votes.assign(gold=np.nan), texts, "train", queries=5, per_query=4)
+    pd.testing.assert_frame_equal(blind, pairs)  # no gold read
+
+
+def test_select_leaves_out_near_duplicate_queries():
+    votes, texts = votes_where(agree=0, disagree=6)
+    texts.update({"d1": texts["d0"], "d2": texts["d0"] + " please"})  # the same question, asked three times
+    chosen = set(select_pairs(votes, texts, "train", queries=4, per_query=2)["query_id"])
+    assert len(chosen) == 4 and len(chosen & {"d0", "d1", "d2"}) == 1
+
+
+def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
+    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path)
+    for stage in (pipeline.ingest, pipeline.label):
+        stage(cfg)
+    with pytest.raises(ConfigError, match="the one \\[evaluate\\] scores"):
+        pipeline.select(cfg, queries=2, split="test")
+    path, _ = pipeline.select(cfg, queries=2, per_query=3)
+    table = read_judging_file(path)
+    assert (table["relevance"] == "").all() and table["query_id"].nunique() == 2
+    path.write_text(path.read_text().replace("\t\n", "\t1\n", 1))
+    with pytest.raises(DataError, match="holds judgments already"):
+        pipeline.select(cfg, queries=2)
+
+
+def test_judgments_of_the_evaluated_split_are_refused(tmp_path):
+    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path)
+    for stage in (pipeline.ingest, pipeline.label):
+        stage(cfg)
+    (tmp_path / "test.qrels").write_text("sq1 0 d1 1\n")  # a test query: it would choose what is then scored
+    with pytest.raises(DataError, match="evaluated split 'test'"):
+        pipeline.aggregate(cfg, judgments=tmp_path / "test.qrels")
+    (tmp_path / "other.qrels").write_text("nowhere 0 d1 1\n")
+    with pytest.raises(DataError, match="judged query 'nowhere' is not in the votes"):
+        pipeline.aggregate(cfg, judgments=tmp_path / "other.qrels")
+    assert not RunPaths(tmp_path).labels.exists()
+
+
+def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
+    config, run = str(OWN / "pipeline.toml"), tmp_path / "run"
+    assert main(["run", config, "--run-dir", str(run), "--stages", "ingest,label,aggregate", "--quiet"]) == 0
+    assert main(["select", config, "--run-dir", str(run), "--queries", "2", "--per-query", "3"]) == 0
+    printed = capsys.readouterr().out
+    path = run / "judging.tsv"
+    assert "6 passages to read" in printed and f"weakrank judge {path}" in printed
+    # a person judges in the terminal: relevant where the passage names the query's last word
+    rows = read_judging_file(path)
+    terminal = Terminal(path)
+    terminal.expect("relevant? ")
+    keys = ["y" if query.split()[-1] in passage.lower() else "n" for query, passage in zip(rows["query"], rows["passage"])]
+    for key in keys[:-1]:
+        terminal.press(key)
+    terminal.press(keys[-1], then="is answered")
+    assert terminal.proc.wait(timeout=30) == 0
+    judged = read_judging_file(path)
+    assert set(judged["relevance"]) == {"0", "1"}
+    assert main(["run", config, "--run-dir", str(run), "--judgments", str(path), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "few-shot: on 2 judged queries" in printed
+    labels = read_parquet(RunPaths(run).labels)
+    meta = read_metadata(RunPaths(run).labels)
+    assert meta["judgments"] == "judging.tsv" and sorted(meta["gold_queries"]) == sorted(judged["query_id"].unique())
+    relevant = judged[judged["relevance"] == "1"]
+    mine = labels.merge(relevant[["query_id", "passage_id"]], on=["query_id", "passage_id"])
+    assert (mine["label"] == 1).all() and (mine["judged"] == 1).all()  # judgments over pseudo-labels
+    model = RunPaths(run).models() / "best"
+    card = (model / "README.md").read_text()
+    assert all(qid in card for qid in meta["gold_queries"])  # the card records the judged queries
+    teacher = json.loads((model / "weakrank_fusion.json").read_text())["teacher"]
+    assert teacher["choice"] == meta["params"]["choice"] and teacher["few_shot_reason"]
+    assert (RunPaths(run).runs / "evaluation.csv").exists()
