@@ -95,8 +95,9 @@ def apply_lfs(
     """
     fingerprints = fingerprints or {}
     names = [lf.name for lf in lfs]
-    if len(set(names)) != len(names):
-        raise LFError(str(names), "LF names must be unique")
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise LFError(twice, "two LFs have this name (each becomes a column of the votes): rename one")
     pairs = dataset.pairs()
     out = pairs[KEY_COLUMNS].copy()
     bar = tqdm(total=len(pairs) * len(lfs), unit="pair", desc="labeling", disable=not progress)
