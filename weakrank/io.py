@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 import zipfile
@@ -27,21 +28,28 @@ RUN_FIELDS = ("query_id", "q0", "passage_id", "rank", "score", "tag")
 QRELS_FIELDS = ("query_id", "iteration", "passage_id", "relevance")
 
 
+# what atomic_path and atomic_dir leave when killed: ``.<name>.<pid>.<random>.tmp`` and ``.<name>.<pid>.<random>.old``
+LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.(?:tmp|old)")
+
+
 def _owner_alive(leftover: Path, name: str) -> bool | None:
-    """For ``.<name>.<pid>.<random>.tmp|old``: whether process ``pid`` runs; None for any other name."""
-    parts = leftover.name[len(name) + 2 :].split(".")
-    if len(parts) != 3 or parts[2] not in ("tmp", "old") or not parts[0].isdigit():
+    """For a leftover of an atomic write of ``name``: whether its writer runs; None for any other name."""
+    found = LEFTOVER.fullmatch(leftover.name)
+    if found is None or found["name"] != name:
         return None
-    return process_alive(int(parts[0]))
+    return process_alive(int(found["pid"]))
 
 
 def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (this one included; one of another user counts as running)."""
+    """Whether process ``pid`` runs (this one included; one of another user counts as running; no id that is not
+    a process's, 0, negative or huge, does)."""
     if pid == os.getpid():
         return True
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
@@ -63,6 +71,15 @@ def settle(path: str | Path) -> None:
             shutil.rmtree(leftover, ignore_errors=True)
         else:
             leftover.unlink(missing_ok=True)
+
+
+def settle_tree(root: str | Path) -> None:
+    """:func:`settle` every file and folder under ``root`` that a killed atomic write left something beside."""
+    for folder, dirs, files in os.walk(root):
+        leftovers = [found for name in dirs + files if (found := LEFTOVER.fullmatch(name))]
+        dirs[:] = [name for name in dirs if not LEFTOVER.fullmatch(name)]
+        for name in sorted({found["name"] for found in leftovers}):
+            settle(Path(folder) / name)
 
 
 def _prefix(path: Path) -> str:
