@@ -3,6 +3,7 @@ place), and TREC runs and qrels (read through ir-measures' readers, each bad lin
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -10,7 +11,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -101,6 +102,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     Temp files left by a killed writer are deleted by the next write (:func:`settle`).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError("is a folder; expected a file to write", file=path)
     path.parent.mkdir(parents=True, exist_ok=True)
     settle(path)
     fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
@@ -221,6 +224,45 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
     :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
     a located :class:`DataError`."""
     return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
+
+
+def _mark(path: Path) -> Path:
+    return path.with_name(f".{path.name}.weakrank")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def mark_written(path: str | Path) -> Path:
+    """Keep beside ``path`` (in ``.<name>.weakrank``) the SHA-256 of what weakrank just wrote there: a later write
+    may replace it as long as nobody changed it (:func:`check_output`)."""
+    path = Path(path)
+    write_text(_sha256(path) + "\n", _mark(path))
+    return path
+
+
+def check_output(path: str | Path, inputs: Mapping[str, str | Path], force: bool = False) -> None:
+    """A :class:`DataError` naming ``path`` when writing it would lose what a user has: it is one of ``inputs``
+    (flag → file), or a folder, or (unless ``force``) a file that weakrank did not write (:func:`mark_written`),
+    or that someone changed since."""
+    path = Path(path)
+    if not path.exists():
+        return
+    for flag, source in inputs.items():
+        if os.path.exists(source) and os.path.samefile(path, source):
+            raise DataError(f"is the {flag} file this command reads; write the output elsewhere", file=path)
+    if path.is_dir():
+        raise DataError("is a folder; expected the file to write", file=path)
+    mark = _mark(path)
+    ours = mark.is_file() and mark.read_text().strip() == _sha256(path)
+    if not ours and not force:
+        raise DataError("exists and weakrank did not write it (or it changed since); give --force to replace it, "
+                        "or write elsewhere", file=path)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
