@@ -186,12 +186,3 @@ def test_an_lf_listed_twice_is_refused_naming_it(tmp_path):
     fails(config(tmp_path, BASE.replace('["bm25", "tfidf"]', '["mine.py:f", "bm25", "./mine.py:f"]')),
           r"\[label\] lfs lists LF './mine.py:f' twice \(as 'mine.py:f' and './mine.py:f'\)")
 
-
-def test_two_lfs_of_one_name_are_refused_naming_it():
-    from weakrank.errors import LFError
-    from weakrank.labeling import apply_lfs
-    from weakrank.lf import ranking_lf
-
-    first, second = (ranking_lf("overlap")(lambda q, p, k=k: float(k)) for k in (1, 2))
-    with pytest.raises(LFError, match=r"labeling function 'overlap': two LFs have this name"):
-        apply_lfs(None, [first, second], progress=False)

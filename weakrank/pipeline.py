@@ -68,7 +68,7 @@ def label(
         write_parquet(votes, paths.votes, metadata=meta)
         return votes
     data_key = dataset.fingerprint()
-    with kept_encodings(paths.encodings):  # a neural LF added later encodes no text the others encoded
+    with kept_encodings(paths.encodings, reuse=not force):  # an LF added later encodes no text others encoded
         votes = apply_lfs(
             dataset,
             lfs,
