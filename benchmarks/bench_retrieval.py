@@ -36,6 +36,7 @@ import torch
 
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
+from weakrank.encoders import content_hash
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.paths import RunPaths
 from weakrank.progress import configure
@@ -44,7 +45,6 @@ from weakrank.retrieval import (
     encode_texts,
     flat_index,
     load_encoder,
-    model_hash,
     model_key,
     numpy_search,
     passage_index,
@@ -91,7 +91,7 @@ def same_top_k(embeddings: np.ndarray, queries: np.ndarray, faiss_ids: np.ndarra
 def bench(dataset: str, ds: Dataset, cache_root: Path, model: str, args: argparse.Namespace) -> dict:
     encoder = load_encoder(model)
     start = time.perf_counter()
-    index = passage_index(encoder, model_hash(model), ds.passages, cache_root / model_key(model), args.batch_size,
+    index = passage_index(encoder, content_hash(model), ds.passages, cache_root / model_key(model), args.batch_size,
                           progress=not args.quiet)
     encode_passages_s = time.perf_counter() - start
     start = time.perf_counter()

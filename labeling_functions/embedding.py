@@ -23,7 +23,7 @@ def make_embedding_cosine(
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), batch_size=batch_size)
 
-    @ranking_lf(name, batched=True, fit=load, per_process=True, **rule)
+    @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
         return pair_cosine(pairs.query, pairs.passage, encoder)
 

@@ -469,26 +469,6 @@ def test_a_run_dir_that_is_a_file_is_named(tmp_path, capsys):
     assert (tmp_path / "run").read_text() == "not a folder\n"
 
 
-def test_a_second_writer_is_refused_while_the_run_dir_is_locked(tmp_path, capsys):
-    from weakrank.pipeline import label
-
-    cfg = load_config(_config(_trec(tmp_path)))
-    ingest(cfg)
-    paths = RunPaths(cfg.run_dir)
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        (paths.root / ".weakrank.lock").write_text(f"{holder.pid} label\n")
-        with pytest.raises(WeakrankError, match=rf"{re.escape(str(paths.root / '.weakrank.lock'))}: the run dir is "
-                                                rf"locked by process {holder.pid} \(label\)"):
-            label(cfg, progress=False)
-        assert not paths.votes.exists()
-    finally:
-        holder.kill()
-        holder.wait()
-    label(cfg, progress=False)  # the dead process's lock is taken over
-    assert paths.votes.exists() and not (paths.root / ".weakrank.lock").exists()
-
-
 def test_two_concurrent_ingests_one_is_refused(tmp_path):
     cfg = _config(_trec(tmp_path))
     script = tmp_path / "killed_ingest.py"

@@ -177,3 +177,12 @@ def test_a_grid_scores_the_queries_evaluate_does_unless_it_says_otherwise(tmp_pa
     assert cfg.experiment.require == "relevant"
     assert cfg.grids["all"].require == "all"
     assert load_config(config(tmp_path, BASE + "[experiment]\nseeds = [0]\n")).experiment.require == "both"
+
+
+def test_an_lf_listed_twice_is_refused_naming_it(tmp_path):
+    (tmp_path / "mine.py").write_text("")
+    fails(config(tmp_path, BASE.replace('["bm25", "tfidf"]', '["bm25", "tfidf", "bm25"]')),
+          r"^\S+: \[label\] lfs lists LF 'bm25' twice; give each LF once$")
+    fails(config(tmp_path, BASE.replace('["bm25", "tfidf"]', '["mine.py:f", "bm25", "./mine.py:f"]')),
+          r"\[label\] lfs lists LF './mine.py:f' twice \(as 'mine.py:f' and './mine.py:f'\)")
+

@@ -59,8 +59,8 @@ def test_lf_abstaining_everywhere_warns(tiny):
 
 
 def test_duplicate_lf_names_are_refused(tiny):
-    with pytest.raises(LFError, match="unique"):
-        apply_lfs(tiny, [bm25, bm25], progress=False)
+    with pytest.raises(LFError, match=r"labeling function 'bm25': two LFs have this name"):
+        apply_lfs(tiny, [bm25, tfidf, bm25], progress=False)
 
 
 def test_with_rule_changes_only_the_rule():

@@ -307,6 +307,17 @@ def lf_spec_relative_to(folder: Path, spec: str) -> str:
     return f"{folder / target}:{attr}"
 
 
+def check_unique_lfs(lfs: list[str], specs: Mapping[str, str], source: Path) -> None:
+    """A :class:`ConfigError` naming the first LF that ``[label] lfs`` lists twice (``specs``: each as resolved
+    against the config's folder, so ``a.py:f`` and ``./a.py:f`` are one): its scores and votes would be one column."""
+    seen: dict[str, str] = {}
+    for spec in lfs:
+        if specs[spec] in seen:
+            again = "" if seen[specs[spec]] == spec else f" (as {seen[specs[spec]]!r} and {spec!r})"
+            raise ConfigError(f"{source}: [label] lfs lists LF {spec!r} twice{again}; give each LF once")
+        seen[specs[spec]] = spec
+
+
 def with_overrides(raw: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
     """``raw`` (a parsed config) with each ``section=table`` of ``overrides`` merged key by key into that
     section, and any other ``key=value`` (``name``) set."""
@@ -367,6 +378,7 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
         options = {**options, "splits": ds["splits"]}
     name = raw.get("name", path.stem)
     specs = {spec: lf_spec_relative_to(here, spec) for spec in lfs}
+    check_unique_lfs(lfs, specs, path)
     evaluate = typed(EvaluateConfig, _section(raw, "evaluate", path, required=False), "evaluate", path)
 
     def grid(key: str) -> ExperimentConfig:  # a grid scores the queries [evaluate] does unless it says otherwise

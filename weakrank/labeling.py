@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from weakrank.dataset import Dataset
+from weakrank.encoders import content_hash
 from weakrank.errors import DataError, LFError
 from weakrank.io import read_metadata, read_parquet, write_parquet
 from weakrank.lf import PairBatch, RankingLF
@@ -95,8 +96,9 @@ def apply_lfs(
     """
     fingerprints = fingerprints or {}
     names = [lf.name for lf in lfs]
-    if len(set(names)) != len(names):
-        raise LFError(str(names), "LF names must be unique")
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise LFError(twice, "two LFs have this name (each becomes a column of the votes): rename one")
     pairs = dataset.pairs()
     out = pairs[KEY_COLUMNS].copy()
     bar = tqdm(total=len(pairs) * len(lfs), unit="pair", desc="labeling", disable=not progress)
@@ -134,10 +136,24 @@ def lf_source(lf: RankingLF) -> str:
     return "\n".join(parts)
 
 
+def lf_modules(lf: RankingLF) -> str:
+    """The text of the files an LF's score and fit functions are defined in ("" for one with no file): a helper
+    they call there changes it too."""
+    files = []
+    for fn in (lf.fn, lf.fit_fn):
+        try:
+            files.append(Path(inspect.getsourcefile(fn) or "").read_text() if fn is not None else "")
+        except (OSError, TypeError):
+            files.append("")
+    return "\n".join(files)
+
+
 def cache_key(lf: RankingLF, options: str, dataset: str) -> str:
-    """The key of an LF's cached scores: a short hash of its options' fingerprint, its source and the dataset's
-    fingerprint (:meth:`~weakrank.dataset.Dataset.fingerprint`), so that no stale score is read back."""
-    blob = "\0".join([options, lf_source(lf), dataset])
+    """The key of an LF's cached scores: a short hash of its options' fingerprint, its source, its module's
+    (:func:`lf_modules`), the content of the models it reads (``models``:
+    :func:`~weakrank.encoders.content_hash`, not their paths) and the dataset's fingerprint
+    (:meth:`~weakrank.dataset.Dataset.fingerprint`), so that no stale score is read back."""
+    blob = "\0".join([options, lf_source(lf), lf_modules(lf), *map(content_hash, lf.models), dataset])
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
@@ -156,7 +172,9 @@ def _cached_scores(
     same = len(cached) == len(pairs) and all(
         (cached[c].to_numpy() == pairs[c].to_numpy()).all() for c in ("query_id", "passage_id")
     )
-    return cached["score"].to_numpy() if same else None
+    scores = cached["score"].to_numpy()
+    finite = scores.dtype.kind == "f" and np.isfinite(scores).all()  # as LF scores must be: else recomputed
+    return scores.astype(np.float64) if same and finite else None
 
 
 def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:

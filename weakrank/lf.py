@@ -85,6 +85,7 @@ class RankingLF:
         per_process: bool = False,
         export: Callable[[Any], dict[str, np.ndarray]] | None = None,
         restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
+        models: Sequence[str] = (),
     ) -> None:
         if not _NAME.match(name):
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
@@ -93,6 +94,7 @@ class RankingLF:
         if (export is None) != (restore is None):
             raise ValueError(f"LF {name!r}: export and restore go together")
         self.export_fn, self.restore_fn = export, restore
+        self.models = tuple(models)
         self.resource: Any = None
         self._fitted_on: Dataset | None = None
         self.__doc__ = fn.__doc__
@@ -104,7 +106,7 @@ class RankingLF:
         """A copy of this LF with some :class:`VoteRule` fields changed."""
         return RankingLF(
             self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes),
-            per_process=self.per_process, export=self.export_fn, restore=self.restore_fn,
+            per_process=self.per_process, export=self.export_fn, restore=self.restore_fn, models=self.models,
         )
 
     def __getstate__(self) -> dict[str, Any]:
@@ -203,12 +205,15 @@ def ranking_lf(
     per_process: bool = False,
     export: Callable[[Any], dict[str, np.ndarray]] | None = None,
     restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
+    models: Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], RankingLF]:
     """Decorate a scoring function into a :class:`RankingLF` (named after the function by default).
 
     ``per_process=True`` says the ``fit`` resource depends only on the LF's options (a model), not on
     the dataset: distributed engines then load it once per worker process instead of shipping it.
     ``export`` / ``restore``: the resource as arrays and back, so a trained model can carry the LF (module doc).
+    ``models``: the names or paths of the models it reads (as :func:`weakrank.encoders.resolve_model` takes them):
+    its cached scores are reused only while their files are unchanged.
     """
 
     def decorate(fn: Callable[..., Any]) -> RankingLF:
@@ -221,6 +226,7 @@ def ranking_lf(
             per_process=per_process,
             export=export,
             restore=restore,
+            models=models,
         )
 
     return decorate

@@ -1,59 +1,87 @@
-"""The run directory's lock: a stage that writes holds ``<run_dir>/.weakrank.lock`` (its process id and name),
-so that a second writer on the same run directory is refused with a message naming the lock; the lock of a
-process that no longer runs is taken over."""
+"""The run directory's lock: a stage that writes holds an exclusive ``fcntl.flock`` on ``<run_dir>/.weakrank.lock``
+(the file names its process and stage) while it runs, so that a second writer on the same run directory is refused
+with a message naming the lock. The kernel grants the lock to one open file at a time and drops it when its holder
+exits, however it ends: a killed stage's lock is free at once, and no process id is read to decide it. Taking the
+lock first puts back what killed writes left in the run directory (:func:`weakrank.io.settle_tree`)."""
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import os
+import re
+import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 from weakrank.errors import DataError, WeakrankError
-from weakrank.io import process_alive
+from weakrank.io import settle_tree
 
 LOCK = ".weakrank.lock"
 F = TypeVar("F", bound=Callable[..., Any])
+_HOLDER = re.compile(r"(\d{1,10}) ([\w-]{1,40})\n?")
+_held = threading.local()  # .roots: the run directories this thread holds (a stage run from within another's)
 
 
-def _holder(lock: Path) -> tuple[int, str] | None:
-    """The process id and stage written in ``lock``; None when it is unreadable or holds something else."""
+def _holder(fd: int) -> str:
+    """Who holds the lock, as its file says (``process 12 (label)``); the file is anyone's, so anything else in it
+    (nothing yet, a garbage or huge process id) reads as ``another process``."""
     try:
-        pid, _, stage = lock.read_text().strip().partition(" ")
-        return int(pid), stage
-    except (OSError, ValueError):
-        return None
+        found = _HOLDER.fullmatch(os.pread(fd, 64, 0).decode("utf-8", "replace"))
+    except OSError:
+        found = None
+    return f"process {found[1]} ({found[2]})" if found else "another process"
+
+
+def _acquire(lock: Path, stage: str) -> int:
+    """An open descriptor of ``lock`` holding its flock, the file naming this process and ``stage``."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise WeakrankError(f"{lock}: the run dir is locked by {holder}; wait for it to finish") from None
+        try:  # a holder deletes the file before letting go: the lock is this file's only if it is still there
+            ours = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            ours = False
+        if ours:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {stage}\n".encode(), 0)
+            return fd
+        os.close(fd)
 
 
 @contextmanager
 def run_dir_lock(root: str | Path, stage: str) -> Iterator[None]:
-    """Hold the lock of run directory ``root`` (created if missing) while ``stage`` writes into it; held by a
-    running process (another than this one), a :class:`WeakrankError` naming the lock file."""
+    """Hold the lock of run directory ``root`` (created if missing) while ``stage`` writes into it; held by
+    another process (or thread), a :class:`WeakrankError` naming the lock file. A stage run from within another
+    one's in the same thread runs under the lock already held."""
     root = Path(root)
     if root.exists() and not root.is_dir():
         raise DataError("run_dir is a file; expected a directory (or a path that does not exist yet)", file=root)
     root.mkdir(parents=True, exist_ok=True)
-    lock = root / LOCK
-    holder = _holder(lock)
-    if holder is not None and holder[0] == os.getpid():  # a stage run from within another one's
+    held: set[str] = _held.__dict__.setdefault("roots", set())
+    key = os.path.realpath(root)
+    if key in held:
         yield
         return
-    if holder is not None and process_alive(holder[0]):
-        raise WeakrankError(f"{lock}: the run dir is locked by process {holder[0]} ({holder[1]}); wait for it to "
-                            "finish, or delete the lock if no such process runs")
-    lock.unlink(missing_ok=True)  # none, or a dead process's
+    lock = root / LOCK
+    fd = _acquire(lock, stage)
+    held.add(key)
     try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-    except FileExistsError:
-        raise WeakrankError(f"{lock}: the run dir was locked by another process just now; try again later") from None
-    with os.fdopen(fd, "w") as out:
-        out.write(f"{os.getpid()} {stage}\n")
-    try:
+        settle_tree(root)
         yield
     finally:
-        lock.unlink(missing_ok=True)
+        held.discard(key)
+        with suppress(FileNotFoundError):  # before letting go (see _acquire); the file if it is still ours
+            if os.path.samestat(os.fstat(fd), os.stat(lock)):
+                lock.unlink()
+        os.close(fd)
 
 
 def locked(stage: str) -> Callable[[F], F]:

@@ -5,7 +5,9 @@ arguments, call one of these and print."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +28,7 @@ from weakrank.judging import read_judged_qrels
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
 from weakrank.labeling import SCORE, apply_lfs, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
-from weakrank.lock import locked
+from weakrank.lock import locked, run_dir_lock
 from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
@@ -68,7 +70,7 @@ def label(
         write_parquet(votes, paths.votes, metadata=meta)
         return votes
     data_key = dataset.fingerprint()
-    with kept_encodings(paths.encodings):  # a neural LF added later encodes no text the others encoded
+    with kept_encodings(paths.encodings, reuse=not force):  # an LF added later encodes no text others encoded
         votes = apply_lfs(
             dataset,
             lfs,
@@ -205,13 +207,16 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
     from weakrank.training.run import model_dir, train_config
     from weakrank.training.run import train as train_ranker
 
+    main = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 writes, so only it locks
     try:
-        train_ranker(cfg, resume=resume, progress=progress, callbacks=callbacks, **overrides)
+        with run_dir_lock(cfg.run_dir, "train") if main else nullcontext():
+            train_ranker(cfg, resume=resume, progress=progress, callbacks=callbacks, **overrides)
     finally:
         teardown()
     return model_dir(cfg, train_config(cfg, **overrides).output)
 
 
+@locked("rerank")
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
            int8: bool = False, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
@@ -259,6 +264,7 @@ def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None 
     return evaluate_runs(cfg, [*files, trained], require)
 
 
+@locked("index")
 def index(cfg: PipelineConfig, model: str = DEFAULT_ENCODER, split: str = "test", k: int = 100,
           batch_size: int = 64, name: str | None = None, progress: bool = True) -> tuple[Path, pd.DataFrame, bool]:
     """Dense retrieval of ``split``'s queries over the whole collection with a bi-encoder (its Faiss index cached

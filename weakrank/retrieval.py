@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from weakrank.encoders import resolve_model
+from weakrank.encoders import content_hash
 from weakrank.errors import ConfigError
 from weakrank.io import atomic_dir, settle
 from weakrank.progress import tqdm
@@ -46,21 +46,6 @@ def load_encoder(name_or_path: str) -> BiEncoder:
     if (path / BERT_PR_FILE).exists():
         raise ConfigError(f"{path} is a cross-encoder: it scores pairs and cannot index (use `weakrank rerank`)")
     return BiEncoder.from_encoder(name_or_path).to(device)
-
-
-def model_hash(name_or_path: str) -> str:
-    """SHA-256 of a local model's files (names and contents); of the name for a model on the hub."""
-    root = Path(resolve_model(name_or_path))
-    digest = hashlib.sha256()
-    if not root.is_dir():
-        digest.update(name_or_path.encode())
-        return digest.hexdigest()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
-        digest.update(str(file.relative_to(root)).encode() + b"\0")
-        with file.open("rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 def collection_hash(passages: pd.DataFrame) -> str:
@@ -155,6 +140,6 @@ def retrieve(model: str, passages: pd.DataFrame, queries: pd.DataFrame, cache_ro
     """Top-``k`` passages of each query (``query_id, text``) under ``model`` (a name or directory), and the
     collection's index, cached in ``<cache_root>/<model key>/``."""
     encoder = load_encoder(model)
-    index = passage_index(encoder, model_hash(model), passages, Path(cache_root) / model_key(model), batch_size, progress)
+    index = passage_index(encoder, content_hash(model), passages, Path(cache_root) / model_key(model), batch_size, progress)
     embedded = encode_texts(encoder, queries["text"].tolist(), batch_size, progress, desc="encoding queries")
     return index.search(embedded, queries["query_id"].tolist(), k), index

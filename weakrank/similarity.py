@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from weakrank.encoders import pool_tokens
+from weakrank.encoders import content_hash, pool_tokens
 from weakrank.io import read_npz, write_npz
 
 Encoder = Callable[[list[str]], np.ndarray]
@@ -85,50 +85,56 @@ def text_key(text: str) -> bytes:
     return hashlib.sha1(text.encode()).digest()
 
 
-_MODELS: dict[tuple[str, int | None], SharedEncoder] = {}
-_KEPT: list[Path] = []  # the folder of kept encodings, while kept_encodings() is open
+_MODELS: dict[tuple[str, int | None], SharedEncoder] = {}  # by the model's content hash and max_length
+_KEPT: list[tuple[Path, bool]] = []  # the folder of kept encodings and whether to read them, in kept_encodings()
 
 
 def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 64) -> SharedEncoder:
     """The process's :class:`SharedEncoder` of the sentence-transformers model at ``path`` truncating at
     ``max_length`` tokens (None: the model's own ``max_seq_length``): LFs over the same model and length share
-    one, so their texts are encoded once."""
+    one, so their texts are encoded once. A model is known by its content (:func:`~weakrank.encoders.content_hash`),
+    not its path: one changed in place is loaded again and reads none of the old one's encodings."""
     from sentence_transformers import SentenceTransformer
 
-    if (path, None) not in _MODELS:
-        _MODELS[path, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), path)
-    default = _MODELS[path, None]
+    key = content_hash(path)
+    if (key, None) not in _MODELS:
+        _MODELS[key, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), key)
+    default = _MODELS[key, None]
     if max_length is None or max_length == default.model.max_seq_length:
         return default
-    if (path, max_length) not in _MODELS:
+    if (key, max_length) not in _MODELS:
         model = SentenceTransformer(path, device=None)
         model.max_seq_length = max_length
-        _MODELS[path, max_length] = _kept(SharedEncoder(model, batch_size), path)
-    return _MODELS[path, max_length]
+        _MODELS[key, max_length] = _kept(SharedEncoder(model, batch_size), key)
+    return _MODELS[key, max_length]
 
 
-def _file(encoder: SharedEncoder, path: str, folder: Path) -> Path:
-    name = hashlib.sha1(f"{path}\0{encoder.model.max_seq_length}".encode()).hexdigest()[:16]
+def _file(encoder: SharedEncoder, key: str, folder: Path) -> Path:
+    name = hashlib.sha1(f"{key}\0{encoder.model.max_seq_length}".encode()).hexdigest()[:16]
     return folder / f"{name}.npz"
 
 
-def _kept(encoder: SharedEncoder, path: str) -> SharedEncoder:
-    return encoder.load(_file(encoder, path, _KEPT[-1])) if _KEPT else encoder
+def _kept(encoder: SharedEncoder, key: str) -> SharedEncoder:
+    return encoder.load(_file(encoder, key, _KEPT[-1][0])) if _KEPT and _KEPT[-1][1] else encoder
 
 
 @contextmanager
-def kept_encodings(folder: str | Path) -> Iterator[None]:
-    """Within the block, the shared encoders read the encodings kept in ``folder`` (one file per model and
-    length) and write back what they added: a later run encodes no text twice (an LF added to a labelled
-    run, a re-label)."""
+def kept_encodings(folder: str | Path, reuse: bool = True) -> Iterator[None]:
+    """Within the block, the shared encoders read the encodings kept in ``folder`` (one file per model content
+    and length) and write back what they added: a later run encodes no text twice (an LF added to a labelled
+    run, a re-label). ``reuse=False`` reads none, kept or held in memory: every text is encoded again and the
+    kept files rewritten."""
     folder = Path(folder)
-    _KEPT.append(folder)
-    for (path, _), encoder in _MODELS.items():
-        encoder.load(_file(encoder, path, folder))
+    _KEPT.append((folder, reuse))
+    for (key, _), encoder in _MODELS.items():
+        if reuse:
+            encoder.load(_file(encoder, key, folder))
+        else:
+            encoder.store.clear()
     try:
         yield
     finally:
         _KEPT.pop()
-        for (path, _), encoder in _MODELS.items():
+        for (key, _), encoder in _MODELS.items():
             if encoder.added:
-                encoder.save(_file(encoder, path, folder))
+                encoder.save(_file(encoder, key, folder))

@@ -128,14 +128,16 @@ def cmd_run(args: argparse.Namespace) -> None:
     checked_config(args, stages, analyze_splits=args.split, eval_split=args.eval_split, train_split=train_split,
                    label_model=args.model)
     from weakrank.io import write_text
+    from weakrank.lock import run_dir_lock
 
     timings: dict[str, dict[str, float]] = {}
-    for stage in stages:
-        print(f"--- {stage}", flush=True)
-        started = time.perf_counter()
-        available[stage](args)
-        timings[stage] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
-    path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
+    with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
+        for stage in stages:
+            print(f"--- {stage}", flush=True)
+            started = time.perf_counter()
+            available[stage](args)
+            timings[stage] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
+        path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
     print(f"\ntime per stage (→ {path}):")
     for stage, t in timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")

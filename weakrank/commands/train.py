@@ -54,7 +54,7 @@ def cmd_rerank(args: argparse.Namespace) -> None:
             raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
         out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
         path = rerank_trec(args.model, args.run, args.queries, args.collection, out, int8=args.int8,
-                           backend=args.backend, trust_code=args.trust_code)
+                           backend=args.backend, trust_code=args.trust_code, force=args.force)
         print(f"wrote {path}")
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
@@ -136,7 +136,10 @@ def register(add: AddCommand) -> None:
     p.add_argument("--run", help="rerank this TREC run of new queries instead of a split (no config, nothing labelled)")
     p.add_argument("--queries", help="with --run: the queries, query_id TAB text")
     p.add_argument("--collection", help="with --run: the passages, passage_id TAB text")
-    p.add_argument("--output", help="with --run: the reranked TREC run (default: <run>.reranked.trec)")
+    p.add_argument("--output", help="with --run: the reranked TREC run (default: <run>.reranked.trec); never one "
+                   "of the inputs, nor a file weakrank did not write unless --force")
+    p.add_argument("--force", action="store_true", help="with --run: replace --output even if weakrank did not "
+                   "write it")
     p.add_argument("--int8", action="store_true", help="CPU inference with the student's linear layers quantised "
                    "to int8 (faster; MAP in benchmarks/rerank.csv)")
     p.add_argument("--trust-code", action="store_true",

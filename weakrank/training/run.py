@@ -12,7 +12,7 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import read_metadata, read_parquet, write_run
+from weakrank.io import check_output, mark_written, read_metadata, read_parquet, write_run
 from weakrank.labeling import lf_names
 from weakrank.loaders.trec import load_trec
 from weakrank.paths import RunPaths
@@ -197,11 +197,14 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False) -> Path:
+                batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
+                force: bool = False) -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
-    labelled first."""
+    labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
+    (:func:`~weakrank.io.check_output`)."""
+    check_output(out, {"--run": run, "--queries": queries, "--collection": collection}, force)
     dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
     tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
     ranker = loaded_ranker(model, int8=int8, backend=backend, trust_code=trust_code)
-    return write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag)
+    return mark_written(write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag))
