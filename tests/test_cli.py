@@ -260,14 +260,54 @@ def test_label_model_flag_lists_every_label_model_and_a_misspelt_one_gets_a_sugg
     (('"tfidf"]', '"tfidf", "lfs/mine.py:score"]'), r"LF file .*lfs/mine.py not found"),
     (('[label]', '[analyze]\nsplits = ["tset"]\n[label]'),
      r"\[analyze\] splits unknown split 'tset' \(did you mean 'test'\?\); the dataset's splits are \['test'\]"),
+    (('path = "beir"', 'path = "bier"'), r"\[dataset\] path: .*bier not found \(loader 'beir'\)"),
+    (('splits = ["test"]', 'splits = ["test", "dev"]'), r"\[dataset\] path: file .*qrels/dev.tsv not found"),
+    (('"tfidf"]', '"tfidf", "lfs/own.py:shared_word"]'),
+     r"\[label\] .*lfs/own.py defines no 'shared_word' \(did you mean 'shared_words'\?\)"),
+    (('"tfidf"]', '"tfidf", "lfs/broken.py:shared_words"]'),
+     r"\[label\] LF '.*lfs/broken.py:shared_words': .*lfs/broken.py:4: syntax error: expected ':'"),
+    (('"tfidf"]', '"tfidf", "lfs/raising.py:shared_words"]'),
+     r"\[label\] LF '.*raising.py:shared_words': importing it raised ModuleNotFoundError: No module named "
+     r"'not_installed' \(.*lfs/raising.py:1\)"),
 ])
 def test_a_wrong_name_anywhere_stops_run_before_anything_is_written(tmp_path, capsys, change, message):
     beir_folder(tmp_path / "beir")
+    (tmp_path / "lfs").mkdir()
+    lf = "from weakrank import ranking_lf\n\n@ranking_lf()\ndef shared_words(query, passage):\n    return 1.0\n"
+    (tmp_path / "lfs" / "own.py").write_text(lf)
+    (tmp_path / "lfs" / "broken.py").write_text(lf.replace("passage):", "passage)"))
+    (tmp_path / "lfs" / "raising.py").write_text("import not_installed\n" + lf)
     cfg = tmp_path / "beir.toml"
     cfg.write_text(('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
                     '[label]\nlfs = ["bm25", "tfidf"]\n').replace(*change))
     assert main(["run", str(cfg), "--quiet"]) == 2
-    assert re.search(message, capsys.readouterr().err)
+    err = capsys.readouterr().err
+    assert re.search(message, err) and err.count("\n") == 1, err
+    assert not (tmp_path / "data").exists()
+    if "lfs/" in change[1]:  # the same check from Python: load_config reads the LFs as the command line does
+        from weakrank.config import load_config
+        from weakrank.errors import ConfigError
+
+        with pytest.raises(ConfigError, match=message):
+            load_config(cfg)
+
+
+def test_a_bad_train_key_stops_run_without_importing_torch(tmp_path):
+    """The whole config, [train] included, is checked before a stage runs and without the training code (torch
+    alone takes seconds): asserted on what is imported, not on a clock."""
+    import subprocess
+    import sys
+
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+                   '[label]\nlfs = ["bm25", "tfidf"]\n[train]\nmax_lenght = 32\n')
+    code = ("import sys; from weakrank.cli import main\n"
+            "code = main(['run', sys.argv[1], '--quiet'])\n"
+            "print(code, sorted({'torch', 'transformers', 'sklearn'} & set(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, check=True)
+    assert run.stdout == "2 []\n"
+    assert "unknown [train] key 'max_lenght' (did you mean 'max_length'?)" in run.stderr
     assert not (tmp_path / "data").exists()
 
 
