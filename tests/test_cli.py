@@ -260,7 +260,7 @@ def test_label_model_flag_lists_every_label_model_and_a_misspelt_one_gets_a_sugg
     (('"tfidf"]', '"tfidf", "lfs/mine.py:score"]'), r"LF file .*lfs/mine.py not found"),
     (('[label]', '[analyze]\nsplits = ["tset"]\n[label]'),
      r"\[analyze\] splits unknown split 'tset' \(did you mean 'test'\?\); the dataset's splits are \['test'\]"),
-    (('path = "beir"', 'path = "bier"'), r"\[dataset\] path: .*bier not found \(loader 'beir'\)"),
+    (('path = "beir"', 'path = "bier"'), r"\[dataset\] path: .*bier does not exist \(loader 'beir'\)"),
     (('splits = ["test"]', 'splits = ["test", "dev"]'), r"\[dataset\] path: file .*qrels/dev.tsv not found"),
     (('"tfidf"]', '"tfidf", "lfs/own.py:shared_word"]'),
      r"\[label\] .*lfs/own.py defines no 'shared_word' \(did you mean 'shared_words'\?\)"),
@@ -319,7 +319,7 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     assert main(["run", str(cfg), "--quiet"]) == 0
     summary = tmp_path / "data" / "beir" / "analysis" / "lf_summary.csv"
     before = summary.read_bytes()
-    assert "np.int64" not in before.decode() and '"[0, 1]"' in before.decode()  # plain values
+    assert "np.int64" not in before.decode() and '"[-1, 1]"' in before.decode()  # plain values
     quality = (summary.parent / "quality.md").read_text()
     assert "| bm25 " in quality and re.search(r"\|\s+3 \|\n", quality) and ".000 |\n" not in quality  # counts
     per_query = pd.read_csv(summary.parent / "quality_per_query.csv")
@@ -337,3 +337,39 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     with pytest.raises(DataError, match=r"votes.parquet: split: no split 'tset' \(did you mean 'test'\?\)"):
         pipeline.analyze(load_config(cfg), splits=["tset"])  # from Python too
     assert summary.read_bytes() == before
+
+
+def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    own = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+    (tmp_path / "flat.py").write_text("from weakrank import ranking_lf\n\n@ranking_lf()\n"
+                                      "def flat(query, passage):\n    return 0.0\n")  # abstains: a UserWarning
+    cfg = tmp_path / "own.toml"
+    cfg.write_text((own / "pipeline.toml").read_text().replace('path = "."', f'path = "{own}"')
+                   .replace('"word_overlap"]', '"flat.py:flat"]'))
+
+    def stderr(*flags: str) -> str:
+        command = [sys.executable, "-m", "weakrank.cli", "run", str(cfg), "--run-dir", str(tmp_path / "run"),
+                   "--stages", "ingest,label", "--force", *flags]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stderr
+
+    assert stderr("--quiet") == ""
+    logged = stderr()
+    assert "weakrank: warning: labeling function 'flat' abstains on every pair\n" in logged
+    assert "UserWarning" not in logged and "apply_lfs(" not in logged  # no category, no source line
+
+
+def test_loading_a_model_draws_no_loading_weights_bar():
+    from transformers.utils import logging
+
+    from weakrank.training import BertPR
+
+    logging.enable_progress_bar()  # as a terminal has it
+    try:
+        BertPR.from_encoder("minilm", max_length=32)
+        assert not logging.is_progress_bar_enabled()
+    finally:
+        logging.disable_progress_bar()

@@ -11,6 +11,7 @@ import numpy as np
 
 from weakrank.encoders import pool_tokens
 from weakrank.io import read_npz, write_npz
+from weakrank.progress import loading_bars_off
 
 Encoder = Callable[[list[str]], np.ndarray]
 
@@ -96,6 +97,7 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
     from sentence_transformers import SentenceTransformer
 
     if (path, None) not in _MODELS:
+        loading_bars_off()
         _MODELS[path, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), path)
     default = _MODELS[path, None]
     if max_length is None or max_length == default.model.max_seq_length:

@@ -42,9 +42,10 @@ def input_files(loader: str, path: str | Path, **options: Any) -> Inputs:
 
 
 def check_inputs(loader: str, path: str | Path, **options: Any) -> None:
-    """A :class:`DataError` naming the config key and the file for the first file of :func:`input_files` missing."""
+    """A :class:`ConfigError` when ``path`` is missing, else a :class:`DataError` naming the config key and the
+    file for the first file of :func:`input_files` missing."""
     if not Path(path).exists():
-        raise DataError(f"{path} not found (loader {loader!r})", field="path")
+        raise ConfigError(f"path: {path} does not exist (loader {loader!r})")
     for key, file in input_files(loader, path, **options):
         if not file.is_file():
             raise DataError(f"file {file} not found", field=key)
