@@ -339,7 +339,7 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     assert summary.read_bytes() == before
 
 
-def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_path):
+def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_path, capsys):
     import subprocess
     import sys
     from pathlib import Path
@@ -358,6 +358,19 @@ def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_p
 
     assert stderr("--quiet") == ""
     logged = stderr()
+    import os
+    import warnings
+
+    def environ() -> list[str | None]:
+        return [os.environ.get(key) for key in ("PYTHONWARNINGS", "TRANSFORMERS_VERBOSITY")]
+
+    shown, before = warnings.showwarning, environ()
+    assert main(["label", str(cfg), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 0
+    assert warnings.showwarning is shown and environ() == before  # a command leaves its process alone
+    capsys.readouterr()
+    assert main(["label", str(cfg), "--run-dir", str(tmp_path / "run"), "--force"]) == 0
+    assert "weakrank: warning: labeling function 'flat' abstains on every pair\n" in capsys.readouterr().err
+    assert warnings.showwarning is shown
     assert "weakrank: warning: labeling function 'flat' abstains on every pair\n" in logged
     assert "UserWarning" not in logged and "apply_lfs(" not in logged  # no category, no source line
 

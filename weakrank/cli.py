@@ -39,9 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``weakrank`` console script."""
     args = build_parser().parse_args(argv)
-    configure(quiet=args.quiet)
     try:
-        args.func(args)
+        with configure(quiet=args.quiet):
+            args.func(args)
     except WeakrankError as err:
         print(f"weakrank: error: {err}", file=sys.stderr)
         return 2

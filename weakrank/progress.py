@@ -9,6 +9,8 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from tqdm.auto import tqdm as _tqdm
@@ -16,20 +18,35 @@ from tqdm.auto import tqdm as _tqdm
 LOG_INTERVAL = 30.0  # seconds between two lines of a bar written to a file
 _NOTEBOOK = _tqdm.__module__.startswith("tqdm.notebook")  # widgets: left as they are
 _quiet = False
+QUIET_ENV = {"PYTHONWARNINGS": "ignore", "TRANSFORMERS_VERBOSITY": "error"}  # what child processes read
 
 
-def configure(quiet: bool = False) -> None:
-    """The command line's output: with ``quiet``, no bar and no warning at all (:func:`warnings_off`); without,
-    each warning one line ``weakrank: warning: <message>`` (no source line); with ``quiet`` or stderr not a
-    terminal, no bars from the libraries (:func:`library_bars_off`)."""
+@contextmanager
+def configure(quiet: bool = False) -> Iterator[None]:
+    """The command line's output while a command runs: with ``quiet``, no bar and no warning at all
+    (:func:`warnings_off`); without, each warning one line ``weakrank: warning: <message>`` (no source line); with
+    ``quiet`` or stderr not a terminal, no bars from the libraries (:func:`library_bars_off`). Warnings, logging and
+    the environment are as they were afterwards (a command run from Python or a test leaves its process alone)."""
     global _quiet
-    _quiet = quiet
-    if quiet or not sys.stderr.isatty():
-        library_bars_off()
-    if quiet:
-        warnings_off()
-    else:
-        warnings.showwarning = one_line_warning
+    was_quiet, logging_off, environ = _quiet, logging.root.manager.disable, {k: os.environ.get(k) for k in QUIET_ENV}
+    with warnings.catch_warnings():
+        _quiet = quiet
+        if quiet or not sys.stderr.isatty():
+            library_bars_off()
+        if quiet:
+            warnings_off()
+        else:
+            warnings.showwarning = one_line_warning
+        try:
+            yield
+        finally:
+            _quiet = was_quiet
+            logging.disable(logging_off)
+            for key, value in environ.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
 
 def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
@@ -44,8 +61,7 @@ def warnings_off() -> None:
     warnings.simplefilter("ignore")
     warnings.showwarning = lambda *args, **kwargs: None  # a library's own "always" filter shows nothing either
     logging.disable(logging.WARNING)
-    os.environ["PYTHONWARNINGS"] = "ignore"
-    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ.update(QUIET_ENV)
 
 
 def library_bars_off() -> None:
