@@ -6,14 +6,25 @@ is vectorised from its text.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.text import tokenize
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+
+def _tfidf_vectorizer(**options: Any) -> TfidfVectorizer:
+    """A TF-IDF vectoriser over :func:`~weakrank.text.tokenize` (sklearn imported on first use, not by a config check)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(analyzer=tokenize, **options)
 
 
 @lf_factory
@@ -21,7 +32,7 @@ def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) ->
     """A TF-IDF cosine LF; ``rule`` sets ``top_k`` / ``bottom_fraction``."""
 
     def build(dataset: Dataset) -> tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]:
-        vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=sublinear_tf)
+        vectorizer = _tfidf_vectorizer(sublinear_tf=sublinear_tf)
         passages = vectorizer.fit_transform(dataset.passages["text"]).tocsr()
         return vectorizer, passages, pd.Index(dataset.passages["passage_id"])
 
@@ -32,7 +43,7 @@ def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) ->
 
     def restore(state: dict[str, np.ndarray]) -> tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]:
         vocabulary = {str(t): i for i, t in enumerate(state["vocabulary"])}
-        vectorizer = TfidfVectorizer(analyzer=tokenize, sublinear_tf=sublinear_tf, vocabulary=vocabulary)
+        vectorizer = _tfidf_vectorizer(sublinear_tf=sublinear_tf, vocabulary=vocabulary)
         vectorizer.idf_ = state["idf"]
         return vectorizer, sp.csr_matrix((0, len(vocabulary))), pd.Index([])
 

@@ -57,5 +57,7 @@ def test_lf_summary_uses_snorkel_analysis(tiny):
     assert np.allclose(summary["Coverage"], expected)
     assert (summary["Coverage"] >= 1 / 3).all()  # at least the top-1 vote of each 3-candidate list
     assert (summary["Emp. Acc."] == 1.0).all()  # on this easy data every vote is right
-    assert all(type(v) is int for p in summary["Polarity"] for v in p)  # plain in a CSV: "[0, 1]"
-    assert "np.int64" not in summary.to_csv() and '"[0, 1]"' in summary.to_csv()
+    assert all(type(v) is int for p in summary["Polarity"] for v in p)  # plain in a CSV: "[-1, 1]"
+    # in the votes' values (+1 / −1), not Snorkel's 0/1 labels
+    assert "np.int64" not in summary.to_csv() and '"[-1, 1]"' in summary.to_csv()
+    assert all(sorted(p) == sorted(set(votes[f"vote_{n}"]) - {0}) for n, p in summary["Polarity"].items())

@@ -261,14 +261,54 @@ def test_label_model_flag_lists_every_label_model_and_a_misspelt_one_gets_a_sugg
     (('"tfidf"]', '"tfidf", "lfs/mine.py:score"]'), r"LF file .*lfs/mine.py not found"),
     (('[label]', '[analyze]\nsplits = ["tset"]\n[label]'),
      r"\[analyze\] splits unknown split 'tset' \(did you mean 'test'\?\); the dataset's splits are \['test'\]"),
+    (('path = "beir"', 'path = "bier"'), r"\[dataset\] path: .*bier does not exist \(loader 'beir'\)"),
+    (('splits = ["test"]', 'splits = ["test", "dev"]'), r"\[dataset\] path: file .*qrels/dev.tsv not found"),
+    (('"tfidf"]', '"tfidf", "lfs/own.py:shared_word"]'),
+     r"\[label\] .*lfs/own.py defines no 'shared_word' \(did you mean 'shared_words'\?\)"),
+    (('"tfidf"]', '"tfidf", "lfs/broken.py:shared_words"]'),
+     r"\[label\] LF '.*lfs/broken.py:shared_words': .*lfs/broken.py:4: syntax error: expected ':'"),
+    (('"tfidf"]', '"tfidf", "lfs/raising.py:shared_words"]'),
+     r"\[label\] LF '.*raising.py:shared_words': importing it raised ModuleNotFoundError: No module named "
+     r"'not_installed' \(.*lfs/raising.py:1\)"),
 ])
 def test_a_wrong_name_anywhere_stops_run_before_anything_is_written(tmp_path, capsys, change, message):
     beir_folder(tmp_path / "beir")
+    (tmp_path / "lfs").mkdir()
+    lf = "from weakrank import ranking_lf\n\n@ranking_lf()\ndef shared_words(query, passage):\n    return 1.0\n"
+    (tmp_path / "lfs" / "own.py").write_text(lf)
+    (tmp_path / "lfs" / "broken.py").write_text(lf.replace("passage):", "passage)"))
+    (tmp_path / "lfs" / "raising.py").write_text("import not_installed\n" + lf)
     cfg = tmp_path / "beir.toml"
     cfg.write_text(('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
                     '[label]\nlfs = ["bm25", "tfidf"]\n').replace(*change))
     assert main(["run", str(cfg), "--quiet"]) == 2
-    assert re.search(message, capsys.readouterr().err)
+    err = capsys.readouterr().err
+    assert re.search(message, err) and err.count("\n") == 1, err
+    assert not (tmp_path / "data").exists()
+    if "lfs/" in change[1]:  # the same check from Python: load_config reads the LFs as the command line does
+        from weakrank.config import load_config
+        from weakrank.errors import ConfigError
+
+        with pytest.raises(ConfigError, match=message):
+            load_config(cfg)
+
+
+def test_a_bad_train_key_stops_run_without_importing_torch(tmp_path):
+    """The whole config, [train] included, is checked before a stage runs and without the training code (torch
+    alone takes seconds): asserted on what is imported, not on a clock."""
+    import subprocess
+    import sys
+
+    beir_folder(tmp_path / "beir")
+    cfg = tmp_path / "beir.toml"
+    cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { k = 4, splits = ["test"] }\n'
+                   '[label]\nlfs = ["bm25", "tfidf"]\n[train]\nmax_lenght = 32\n')
+    code = ("import sys; from weakrank.cli import main\n"
+            "code = main(['run', sys.argv[1], '--quiet'])\n"
+            "print(code, sorted({'torch', 'transformers', 'sklearn'} & set(sys.modules)))")
+    run = subprocess.run([sys.executable, "-c", code, str(cfg)], capture_output=True, text=True, check=True)
+    assert run.stdout == "2 []\n"
+    assert "unknown [train] key 'max_lenght' (did you mean 'max_length'?)" in run.stderr
     assert not (tmp_path / "data").exists()
 
 
@@ -280,7 +320,7 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     assert main(["run", str(cfg), "--quiet"]) == 0
     summary = tmp_path / "data" / "beir" / "analysis" / "lf_summary.csv"
     before = summary.read_bytes()
-    assert "np.int64" not in before.decode() and '"[0, 1]"' in before.decode()  # plain values
+    assert "np.int64" not in before.decode() and '"[-1, 1]"' in before.decode()  # plain values
     quality = (summary.parent / "quality.md").read_text()
     assert "| bm25 " in quality and re.search(r"\|\s+3 \|\n", quality) and ".000 |\n" not in quality  # counts
     per_query = pd.read_csv(summary.parent / "quality_per_query.csv")
@@ -298,3 +338,52 @@ def test_analyze_of_a_misspelt_split_fails_and_keeps_the_previous_summary(tmp_pa
     with pytest.raises(DataError, match=r"votes.parquet: split: no split 'tset' \(did you mean 'test'\?\)"):
         pipeline.analyze(load_config(cfg), splits=["tset"])  # from Python too
     assert summary.read_bytes() == before
+
+
+def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_path, capsys):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    own = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+    (tmp_path / "flat.py").write_text("from weakrank import ranking_lf\n\n@ranking_lf()\n"
+                                      "def flat(query, passage):\n    return 0.0\n")  # abstains: a UserWarning
+    cfg = tmp_path / "own.toml"
+    cfg.write_text((own / "pipeline.toml").read_text().replace('path = "."', f'path = "{own}"')
+                   .replace('"word_overlap"]', '"flat.py:flat"]'))
+
+    def stderr(*flags: str) -> str:
+        command = [sys.executable, "-m", "weakrank.cli", "run", str(cfg), "--run-dir", str(tmp_path / "run"),
+                   "--stages", "ingest,label", "--force", *flags]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stderr
+
+    assert stderr("--quiet") == ""
+    logged = stderr()
+    import os
+    import warnings
+
+    def environ() -> list[str | None]:
+        return [os.environ.get(key) for key in ("PYTHONWARNINGS", "TRANSFORMERS_VERBOSITY")]
+
+    shown, before = warnings.showwarning, environ()
+    assert main(["label", str(cfg), "--run-dir", str(tmp_path / "run"), "--quiet"]) == 0
+    assert warnings.showwarning is shown and environ() == before  # a command leaves its process alone
+    capsys.readouterr()
+    assert main(["label", str(cfg), "--run-dir", str(tmp_path / "run"), "--force"]) == 0
+    assert "weakrank: warning: labeling function 'flat' abstains on every pair\n" in capsys.readouterr().err
+    assert warnings.showwarning is shown
+    assert "weakrank: warning: labeling function 'flat' abstains on every pair\n" in logged
+    assert "UserWarning" not in logged and "apply_lfs(" not in logged  # no category, no source line
+
+
+def test_loading_a_model_draws_no_loading_weights_bar():
+    from transformers.utils import logging
+
+    from weakrank.training import BertPR
+
+    logging.enable_progress_bar()  # as a terminal has it
+    try:
+        BertPR.from_encoder("minilm", max_length=32)
+        assert not logging.is_progress_bar_enabled()
+    finally:
+        logging.disable_progress_bar()

@@ -20,7 +20,7 @@ LAYERS = [
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.selection"],
     # the pipeline config and its checks
-    ["weakrank.config", "weakrank.validation"],
+    ["weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # rankers trained on the labels (the AC-IR policy drives a trainer through its callback hooks)
     ["weakrank.training"],
     # every stage as a function; what is built on trained rankers

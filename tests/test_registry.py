@@ -46,10 +46,9 @@ def test_config_cannot_call_an_unmarked_callable(tmp_path, capsys):
     (tmp_path / "collection.tsv").write_text("d1\tred apples\nd2\tblue sea\n")
     (tmp_path / "queries.tsv").write_text("q1\tapples\n")
     (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\n")
-    assert main(["ingest", str(cfg), "--quiet"]) == 0
-    assert main(["label", str(cfg), "--quiet"]) == 2
+    assert main(["ingest", str(cfg), "--quiet"]) == 2  # refused when the config is read, before any stage
     assert "'subprocess:run' is neither a @ranking_lf" in capsys.readouterr().err
-    assert not marker.exists()
+    assert not marker.exists() and not (tmp_path / "run").exists()
 
 
 def test_options_go_only_to_marked_factories(tmp_path):

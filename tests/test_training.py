@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import numpy as np
@@ -389,6 +390,16 @@ def test_a_finished_training_keeps_best_and_final_and_drops_its_checkpoint(tiny,
     kept = trainer_from_config(small(max_steps=2, keep_checkpoint=True), tiny_data, None, tmp_path / "k", tiny.passages)
     kept.fit(show_progress=False)
     assert torch.load(tmp_path / "k" / "checkpoint.pt", weights_only=True)["progress"]["step"] == 2
+
+
+def test_train_config_json_describes_the_finished_run_only(tiny, tiny_data, tmp_path):
+    trainer_from_config(small(max_steps=2), tiny_data, None, tmp_path / "m", tiny.passages).fit(show_progress=False)
+    assert json.loads((tmp_path / "m" / "train_config.json").read_text())["max_steps"] == 2
+    cfg = small(max_steps=4, checkpoint_every=2)
+    train_until_interrupted(cfg, tiny_data, tmp_path / "m", tiny.passages, step=3)
+    assert not (tmp_path / "m" / "train_config.json").exists()  # nothing describes the killed run as the last one
+    trainer_from_config(cfg, tiny_data, None, tmp_path / "m", tiny.passages).fit(resume=True, show_progress=False)
+    assert json.loads((tmp_path / "m" / "train_config.json").read_text())["max_steps"] == 4
 
 
 def test_target_lr_is_the_deprecated_name_of_relax():

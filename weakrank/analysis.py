@@ -17,14 +17,14 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from weakrank.labeling import SCORE, lf_names, vote_matrix
-from weakrank.voting import to_snorkel
+from weakrank.voting import from_snorkel, to_snorkel
 
 
 def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
     """Snorkel's ``LFAnalysis.lf_summary`` of the votes table (with empirical accuracy where gold exists).
 
-    Polarity is given in Snorkel's labels (1 relevant, 0 not relevant), as a list of plain integers (``[0, 1]``
-    in a CSV, not numpy's reprs).
+    Polarity is given in the votes' own values (+1 relevant, −1 not relevant), as a list of plain integers
+    (``[-1, 1]`` in a CSV, not numpy's reprs nor Snorkel's 0/1 labels).
     """
     from snorkel.labeling import LFAnalysis
 
@@ -36,7 +36,7 @@ def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
         warnings.simplefilter("ignore", FutureWarning)
         summary = LFAnalysis(L).lf_summary(Y=y)
     summary.index = names
-    summary["Polarity"] = summary["Polarity"].map(lambda values: [int(v) for v in values])
+    summary["Polarity"] = summary["Polarity"].map(lambda values: sorted(int(v) for v in from_snorkel(np.asarray(values))))
     return summary
 
 

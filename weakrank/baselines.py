@@ -8,6 +8,7 @@ rank a query's list: one whose scores are all tied there abstains).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,11 +46,14 @@ def fuse_scores(votes: pd.DataFrame, names: list[str], method: str, norm: str) -
         if len(speaking) == 1:  # one ranking: it is the fusion's order
             fused[rows.index] = rows[SCORE + speaking[0]].astype(float)
         elif speaking:
-            runs = [Run.from_df(pd.DataFrame({"q_id": rows["query_id"].astype(str).astype(object),
-                                              "doc_id": rows["passage_id"].astype(str).astype(object),
-                                              "score": rows[SCORE + name].astype(float)}), name=name)
-                    for name in speaking]
-            scores = fuse(runs, norm=norm, method=method).to_dataframe().set_index(["q_id", "doc_id"])["score"]
+            with warnings.catch_warnings():  # numba compiling ranx: its notes on casts inside ranx say nothing to us
+                warnings.filterwarnings("ignore", module="numba")
+                runs = [Run.from_df(pd.DataFrame({"q_id": rows["query_id"].astype(str).astype(object),
+                                                  "doc_id": rows["passage_id"].astype(str).astype(object),
+                                                  "score": rows[SCORE + name].astype(float)}), name=name)
+                        for name in speaking]
+                fused_run = fuse(runs, norm=norm, method=method)
+            scores = fused_run.to_dataframe().set_index(["q_id", "doc_id"])["score"]
             keys = pd.MultiIndex.from_arrays([rows["query_id"].astype(str), rows["passage_id"].astype(str)])
             fused[rows.index] = scores.reindex(keys).fillna(float("-inf")).to_numpy()
     return fused

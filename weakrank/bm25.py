@@ -7,12 +7,23 @@ The statistics and formula are those of ``rank_bm25.BM25Okapi`` (ATIRE idf with 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
 
 from weakrank.text import tokenize
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import CountVectorizer
+
+
+def _count_vectorizer(**options: Any) -> CountVectorizer:
+    """A term counter over :func:`~weakrank.text.tokenize` (sklearn imported on first use: checking a config
+    imports this module and needs no sklearn)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(analyzer=tokenize, dtype=np.float64, **options)
 
 
 class BM25Index:
@@ -20,7 +31,7 @@ class BM25Index:
 
     def __init__(self, texts: Sequence[str], k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
         self.k1, self.b, self.epsilon = k1, b, epsilon
-        self._vectorizer = CountVectorizer(analyzer=tokenize, dtype=np.float64)
+        self._vectorizer = _count_vectorizer()
         tf = self._vectorizer.fit_transform(texts).tocsr()
         n_docs = tf.shape[0]
         self.avgdl = float(np.asarray(tf.sum(axis=1)).ravel().sum() / n_docs)
@@ -51,8 +62,7 @@ class BM25Index:
         index = cls.__new__(cls)
         index.k1, index.b, index.epsilon, index.avgdl = (float(v) for v in state["parameters"])
         index.idf = np.asarray(state["idf"], dtype=np.float64)
-        index._vectorizer = CountVectorizer(analyzer=tokenize, dtype=np.float64,
-                                            vocabulary={str(t): i for i, t in enumerate(state["vocabulary"])})
+        index._vectorizer = _count_vectorizer(vocabulary={str(t): i for i, t in enumerate(state["vocabulary"])})
         index.weights = sp.csr_matrix((0, len(index.idf)))
         return index
 

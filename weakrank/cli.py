@@ -40,9 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``weakrank`` console script."""
     args = build_parser().parse_args(argv)
-    configure(quiet=getattr(args, "quiet", False))
     try:
-        args.func(args)
+        with configure(quiet=getattr(args, "quiet", False)):
+            args.func(args)
     except WeakrankError as err:
         print(f"weakrank: error: {err}", file=sys.stderr)
         return 2

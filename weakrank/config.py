@@ -20,17 +20,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from weakrank.errors import ConfigError, did_you_mean
+from weakrank.errors import ConfigError, did_you_mean, located
+from weakrank.inputs import check_lfs, check_loader
 
 if TYPE_CHECKING:
     from weakrank.label_models import LabelModel
 
 T = TypeVar("T")
-
-
-def located(source: Path | None, where: str) -> str:
-    """``"<file>: <where>"``, the start of every config error."""
-    return f"{source}: {where}" if source else where
 
 
 def matches(value: Any, hint: Any) -> bool:
@@ -340,7 +336,9 @@ def config_text(path: Path) -> str:
 
 def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_queries: int | None = None,
                 **overrides: Any) -> PipelineConfig:
-    """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it.
+    """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it,
+    as do an unknown dataset loader or loader option and an LF that does not resolve (:mod:`weakrank.inputs`: its
+    file or module is imported, nothing is called). The dataset's files are checked before ingest reads them.
 
     From Python, as the command line's flags do: ``run_dir`` (relative to the current folder) replaces the file's,
     ``max_queries`` keeps the first N queries of each split at ingest, and each other keyword is a section whose
@@ -386,7 +384,7 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
                      key, path)
 
     grids = {key.removeprefix(GRID): grid(key) for key in raw if key.startswith(GRID)}
-    return PipelineConfig(
+    cfg = PipelineConfig(
         name=name,
         run_dir=Path(run_dir).resolve() if run_dir is not None else (here / raw.get("run_dir", f"data/{name}")).resolve(),
         dataset=DatasetConfig(
@@ -410,3 +408,6 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
         grids=grids,
         source=path,
     )
+    check_loader(cfg.dataset.loader, cfg.dataset.options, path)
+    check_lfs(cfg.label.lfs, cfg.label.lf_options, path)
+    return cfg

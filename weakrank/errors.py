@@ -54,3 +54,8 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     """``" (did you mean 'x'?)"`` with the known name closest to a misspelt ``name``, else ``""``."""
     close = difflib.get_close_matches(name, sorted(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def located(source: str | Path | None, where: str) -> str:
+    """``"<file>: <where>"``, the start of every config error."""
+    return f"{source}: {where}" if source else where

@@ -14,6 +14,7 @@ import pandas as pd
 
 from weakrank.encoders import resolve_model
 from weakrank.errors import DataError
+from weakrank.progress import loading_bars_off
 
 Encoder = Callable[[list[str]], np.ndarray]
 LOG_COLUMNS = ["query_id", "passage_id", "column", "old", "new", "swapped_with"]
@@ -23,6 +24,7 @@ def sentence_encoder(model: str = "minilm") -> Encoder:
     """Normalised sentence-transformers embeddings (the packaged MiniLM by default)."""
     from sentence_transformers import SentenceTransformer
 
+    loading_bars_off()
     encoder = SentenceTransformer(resolve_model(model))
     return lambda texts: encoder.encode(texts, normalize_embeddings=True, show_progress_bar=False)
 

@@ -1,27 +1,67 @@
-"""Progress bars: ``tqdm`` on a terminal; on a stream that is not one (a log file), whole lines at most every
-``LOG_INTERVAL`` seconds and no library bars; nothing at all with ``--quiet`` (:func:`configure`)."""
+"""Progress bars and warnings: ``tqdm`` on a terminal; on a stream that is not one (a log file), whole lines at
+most every ``LOG_INTERVAL`` seconds and no library bars; no "Loading weights" bar ever; on the command line,
+each warning one line, and nothing at all with ``--quiet`` (:func:`configure`)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
-from typing import Any
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 from tqdm.auto import tqdm as _tqdm
 
 LOG_INTERVAL = 30.0  # seconds between two lines of a bar written to a file
 _NOTEBOOK = _tqdm.__module__.startswith("tqdm.notebook")  # widgets: left as they are
 _quiet = False
+QUIET_ENV = {"PYTHONWARNINGS": "ignore", "TRANSFORMERS_VERBOSITY": "error"}  # what child processes read
 
 
-def configure(quiet: bool = False) -> None:
-    """No bar at all with ``quiet``; with ``quiet`` or stderr not a terminal, none from the libraries either
-    (:func:`library_bars_off`)."""
+@contextmanager
+def configure(quiet: bool = False) -> Iterator[None]:
+    """The command line's output while a command runs: with ``quiet``, no bar and no warning at all
+    (:func:`warnings_off`); without, each warning one line ``weakrank: warning: <message>`` (no source line); with
+    ``quiet`` or stderr not a terminal, no bars from the libraries (:func:`library_bars_off`). Warnings, logging and
+    the environment are as they were afterwards (a command run from Python or a test leaves its process alone)."""
     global _quiet
-    _quiet = quiet
-    if quiet or not sys.stderr.isatty():
-        library_bars_off()
+    was_quiet, logging_off, environ = _quiet, logging.root.manager.disable, {k: os.environ.get(k) for k in QUIET_ENV}
+    with warnings.catch_warnings():
+        _quiet = quiet
+        if quiet or not sys.stderr.isatty():
+            library_bars_off()
+        if quiet:
+            warnings_off()
+        else:
+            warnings.showwarning = one_line_warning
+        try:
+            yield
+        finally:
+            _quiet = was_quiet
+            logging.disable(logging_off)
+            for key, value in environ.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                     file: TextIO | None = None, line: str | None = None) -> None:
+    """A :func:`warnings.showwarning` that writes ``weakrank: warning: <message>``, without its source line."""
+    print(f"weakrank: warning: {message}", file=file or sys.stderr)
+
+
+def warnings_off() -> None:
+    """No warning from weakrank or the libraries, in child processes too (torchrun, dask workers): Python's
+    warnings, whatever filter a library sets, and log records below ERROR (transformers', sentence-transformers')."""
+    warnings.simplefilter("ignore")
+    warnings.showwarning = lambda *args, **kwargs: None  # a library's own "always" filter shows nothing either
+    logging.disable(logging.WARNING)
+    os.environ.update(QUIET_ENV)
 
 
 def library_bars_off() -> None:
@@ -37,6 +77,14 @@ def library_bars_off() -> None:
         from transformers.utils import logging
 
         logging.disable_progress_bar()
+
+
+def loading_bars_off() -> None:
+    """No "Loading weights" bar from transformers: one on every model load, from Python too (transformers turns
+    huggingface_hub's download bars off with it). Called where weakrank loads a model."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
 
 
 def plain_logs() -> None:

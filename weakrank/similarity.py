@@ -11,6 +11,7 @@ import numpy as np
 
 from weakrank.encoders import content_hash, pool_tokens
 from weakrank.io import read_npz, write_npz
+from weakrank.progress import loading_bars_off
 
 Encoder = Callable[[list[str]], np.ndarray]
 
@@ -98,11 +99,13 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
 
     key = content_hash(path)
     if (key, None) not in _MODELS:
+        loading_bars_off()
         _MODELS[key, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), key)
     default = _MODELS[key, None]
     if max_length is None or max_length == default.model.max_seq_length:
         return default
     if (key, max_length) not in _MODELS:
+        loading_bars_off()
         model = SentenceTransformer(path, device=None)
         model.max_seq_length = max_length
         _MODELS[key, max_length] = _kept(SharedEncoder(model, batch_size), key)

@@ -1,56 +1,17 @@
 """The whole config checked before the first stage runs, so that a wrong name stops a command before it
-writes anything: the dataset loader and its options, the LF names and their options, the label model and
-every split a stage reads, each with the closest known name."""
+writes anything: what :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs
+and their options), and what the stages read: the dataset's files when ingest will read them, the label model
+and every split a stage reads, each with the closest known name."""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 from collections.abc import Iterable
-from pathlib import Path
 
 from weakrank.config import PipelineConfig, check_label_model, did_you_mean, located
 from weakrank.errors import ConfigError
+from weakrank.inputs import check_dataset_files
 from weakrank.paths import RunPaths
-
-
-def check_dataset(cfg: PipelineConfig) -> None:
-    """``[dataset] loader`` names a loader and ``options`` are its keyword arguments."""
-    from weakrank.loaders import LOADERS
-
-    loader = cfg.dataset.loader
-    if loader not in LOADERS:
-        raise ConfigError(f"{located(cfg.source, '[dataset]')} unknown loader {loader!r}{did_you_mean(loader, LOADERS)};"
-                          f" choose one of {sorted(LOADERS)}")
-    known = [p for p in inspect.signature(LOADERS[loader]).parameters if p != "path"]
-    for key in cfg.dataset.options:
-        if key not in known:
-            raise ConfigError(f"{located(cfg.source, '[dataset] options')} unknown option {key!r} of loader "
-                              f"{loader!r}{did_you_mean(key, known)}; known: {', '.join(known)}")
-
-
-def check_lfs(cfg: PipelineConfig) -> None:
-    """Every LF is a built-in, an existing ``file.py:function`` or an importable ``module:function``, and every
-    ``[label.options]`` table belongs to one of them (nothing is imported or called)."""
-    from labeling_functions import BUILTIN
-
-    where = located(cfg.source, "[label]")
-    for spec in cfg.label.lfs:
-        target, colon, attr = spec.rpartition(":")
-        if not colon:
-            if spec not in BUILTIN:
-                raise ConfigError(f"{where} unknown LF {spec!r}{did_you_mean(spec, BUILTIN)}; built-ins are "
-                                  f"{sorted(BUILTIN)}, or give your own as 'module:function' or 'file.py:function'")
-        elif not attr:
-            raise ConfigError(f"{where} LF {spec!r} names no function after the colon")
-        elif target.endswith(".py") and not Path(target).is_file():
-            raise ConfigError(f"{where} LF file {target} not found (from {spec!r}; relative to the config's folder)")
-        elif not target.endswith(".py") and importlib.util.find_spec(target.split(".")[0]) is None:
-            raise ConfigError(f"{where} LF module {target!r} not found (from {spec!r})")
-    for name in cfg.label.lf_options:
-        if name not in cfg.label.lfs:
-            raise ConfigError(f"{located(cfg.source, '[label.options]')} options of {name!r}, which is not in lfs"
-                              f"{did_you_mean(name, cfg.label.lfs)}")
 
 
 def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
@@ -100,9 +61,7 @@ def check_config(
     ``train_split`` and ``label_model`` over the config's), checked before any of them runs."""
     stages = set(stages)
     if "ingest" in stages or not RunPaths(cfg.run_dir).dataset.exists():
-        check_dataset(cfg)
-    if "label" in stages:
-        check_lfs(cfg)
+        check_dataset_files(cfg.dataset.loader, cfg.dataset.path, cfg.dataset.options, cfg.source)
     if label_model is not None:
         check_label_model(label_model, located(cfg.source, "--label-model:"))
     if "aggregate" in stages:

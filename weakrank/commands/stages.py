@@ -122,7 +122,7 @@ def cmd_run(args: argparse.Namespace) -> None:
                             f"stages are {list(available)}")
     train_split = None
     if set(stages) & set(TRAIN_STAGES):
-        from weakrank.training.run import train_config
+        from weakrank.training.config import train_config
 
         train_split = train_config(cfg, **train_overrides(args)).train_split  # a bad [train] stops the run here
     checked_config(args, stages, analyze_splits=args.split, eval_split=args.eval_split, train_split=train_split,

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from weakrank.dataset import Dataset
-from weakrank.errors import ConfigError, did_you_mean
-from weakrank.loaders.beir import load_beir
-from weakrank.loaders.semeval import load_semeval
-from weakrank.loaders.trec import load_trec
-from weakrank.loaders.trecqa import load_trecqa
-from weakrank.loaders.wikiqa import load_wikiqa
+from weakrank.errors import ConfigError, DataError, did_you_mean
+from weakrank.loaders.beir import beir_inputs, load_beir
+from weakrank.loaders.semeval import load_semeval, semeval_inputs
+from weakrank.loaders.trec import load_trec, trec_inputs
+from weakrank.loaders.trecqa import load_trecqa, trecqa_inputs
+from weakrank.loaders.wikiqa import load_wikiqa, wikiqa_inputs
+
+Inputs = list[tuple[str, Path]]  # (the config key that names a file, the file)
 
 LOADERS: dict[str, Callable[..., Dataset]] = {
     "wikiqa": load_wikiqa,
@@ -21,6 +24,31 @@ LOADERS: dict[str, Callable[..., Dataset]] = {
     "beir": load_beir,
     "trec": load_trec,
 }
+INPUTS: dict[str, Callable[..., Inputs]] = {  # loader → the files it reads, from its arguments (defaults applied)
+    "wikiqa": wikiqa_inputs,
+    "trecqa": trecqa_inputs,
+    "semeval": semeval_inputs,
+    "beir": beir_inputs,
+    "trec": trec_inputs,
+}
+
+
+def input_files(loader: str, path: str | Path, **options: Any) -> Inputs:
+    """The files ``loader`` would read from ``path`` with ``options``, each with the config key that names it
+    (``path`` for a file of the loader's layout under it); nothing is read."""
+    arguments = inspect.signature(LOADERS[loader]).bind(Path(path), **options)
+    arguments.apply_defaults()
+    return INPUTS[loader](**arguments.arguments)
+
+
+def check_inputs(loader: str, path: str | Path, **options: Any) -> None:
+    """A :class:`ConfigError` when ``path`` is missing, else a :class:`DataError` naming the config key and the
+    file for the first file of :func:`input_files` missing."""
+    if not Path(path).exists():
+        raise ConfigError(f"path: {path} does not exist (loader {loader!r})")
+    for key, file in input_files(loader, path, **options):
+        if not file.is_file():
+            raise DataError(f"file {file} not found", field=key)
 
 
 def load_dataset(loader: str, path: str | Path, **options: Any) -> Dataset:
@@ -29,9 +57,8 @@ def load_dataset(loader: str, path: str | Path, **options: Any) -> Dataset:
         raise ConfigError(f"unknown dataset loader {loader!r}{did_you_mean(loader, LOADERS)}; "
                           f"choose one of {sorted(LOADERS)}")
     path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"dataset path {path} does not exist (loader {loader!r})")
+    check_inputs(loader, path, **options)
     return LOADERS[loader](path, **options).validate()
 
 
-__all__ = ["LOADERS", "load_dataset"]
+__all__ = ["INPUTS", "LOADERS", "check_inputs", "input_files", "load_dataset"]

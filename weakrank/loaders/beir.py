@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -51,6 +52,12 @@ def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = 
             row[f] = str(value)
         rows.append(row)
     return pd.DataFrame(rows, columns=[*fields, *optional, LINE]).assign(**{FILE: str(file)})
+
+
+def beir_inputs(path: Path, splits: tuple[str, ...], run: str | None, **_: Any) -> list[tuple[str, Path]]:
+    """``corpus.jsonl``, ``queries.jsonl`` and the qrels of each split under ``path``, and the ``run`` file."""
+    layout = [path / "corpus.jsonl", path / "queries.jsonl", *(path / "qrels" / f"{split}.tsv" for split in splits)]
+    return [("path", file) for file in layout] + ([("options run", Path(run))] if run else [])
 
 
 def load_beir(

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.loaders.tables import FILE, dataset_from_pairs
+from weakrank.loaders.tables import FILE, dataset_from_pairs, layout_files
 
 FILES = {
     "train": "SemEval2016-Task3-CQA-QL-train-part2.xml",
@@ -74,16 +75,18 @@ def _rows_b(root: ET.Element, file: Path, split: str) -> list[dict]:
     return rows
 
 
+def semeval_inputs(path: Path, splits: tuple[str, ...], **_: Any) -> list[tuple[str, Path]]:
+    """The file of each split under ``path``."""
+    return layout_files(path, FILES, splits)
+
+
 def load_semeval(path: Path, subtask: str = "A", splits: tuple[str, ...] = ("train", "dev")) -> Dataset:
     """Load the Qatar Living XML files for subtask A or B."""
     parse = {"A": _rows_a, "B": _rows_b}.get(subtask.upper())
     if parse is None:
         raise DataError(f"subtask must be 'A' or 'B', got {subtask!r}", field="subtask")
     rows = []
-    for split in splits:
-        file = path / FILES[split]
-        if not file.exists():
-            raise DataError("file not found", file=file)
+    for (_, file), split in zip(semeval_inputs(path, splits), splits):
         try:
             root = ET.parse(file).getroot()
         except ET.ParseError as err:

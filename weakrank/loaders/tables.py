@@ -13,8 +13,18 @@ import numpy as np
 import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows, qrels_from_candidates
-from weakrank.errors import DataError
+from weakrank.errors import DataError, did_you_mean
 from weakrank.io import FILE, LINE, read_utf8
+
+
+def layout_files(path: Path, files: dict[str, str], splits: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """The file of each of ``splits`` under ``path`` (``files``: split → file name); an unknown split is a
+    :class:`DataError` naming the ``splits`` option."""
+    for split in splits:
+        if split not in files:
+            raise DataError(f"unknown split {split!r}{did_you_mean(split, files)}; this dataset has {sorted(files)}",
+                            field="options splits")
+    return [("path", path / files[split]) for split in splits]
 
 
 def read_text(path: Path) -> str:

@@ -83,6 +83,15 @@ def _split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: s
     return splits
 
 
+def trec_inputs(path: Path, collection: str, queries: str, run: str | None, qrels: str | None, split: str,
+                splits: dict[str, dict[str, str]] | None, **_: Any) -> list[tuple[str, Path]]:
+    """The collection and each split's queries, run and qrels files (those it names; a missing default qrels or
+    run is no error), under the config key that names each."""
+    named = [(f"splits.{name}.{key}" if splits else f"options {key}", path / file) for name, spec in
+             _split_files(path, splits, queries, run, qrels, split).items() for key, file in spec.items()]
+    return [("options collection", path / collection), *named]
+
+
 def load_trec(
     path: Path,
     collection: str = "collection.tsv",

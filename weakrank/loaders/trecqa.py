@@ -7,12 +7,13 @@ line holds the tab-separated tokens (the following lines are POS tags, parses an
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.loaders.tables import FILE, LINE, dataset_from_pairs, read_text
+from weakrank.loaders.tables import FILE, LINE, dataset_from_pairs, layout_files, read_text
 
 FILES = {"train": "TRAIN.xml", "dev": "DEV.xml", "test": "TEST.xml"}
 
@@ -54,9 +55,14 @@ def _parse(file: Path, split: str) -> list[dict]:
     return rows
 
 
+def trecqa_inputs(path: Path, splits: tuple[str, ...], **_: Any) -> list[tuple[str, Path]]:
+    """The file of each split under ``path``."""
+    return layout_files(path, FILES, splits)
+
+
 def load_trecqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> Dataset:
     """Load TrecQA; passage ids are ``<question id>-<position>``."""
-    rows = [r for split in splits for r in _parse(path / FILES[split], split)]
+    rows = [r for (_, file), split in zip(trecqa_inputs(path, splits), splits) for r in _parse(file, split)]
     sources = {t: str(path / "*.xml") for t in ("queries", "passages", "candidates", "qrels")}
     fields = {"query_id": "id", "query": "<question>", "passage": "<positive>/<negative>"}
     return dataset_from_pairs("trecqa", pd.DataFrame(rows), sources, fields)

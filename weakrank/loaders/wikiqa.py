@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -12,11 +13,15 @@ from weakrank.loaders.tables import FILE, LINE, dataset_from_pairs, fail_at, rea
 COLUMNS = ["QuestionID", "Question", "SentenceID", "Sentence", "Label"]
 
 
+def wikiqa_inputs(path: Path, splits: tuple[str, ...], **_: Any) -> list[tuple[str, Path]]:
+    """The ``WikiQA-<split>.tsv`` file of each split, under ``path``."""
+    return [("path", path / f"WikiQA-{split}.tsv") for split in splits]
+
+
 def load_wikiqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test")) -> Dataset:
     """Load the WikiQA TSV files under ``path``; passage ids are the sentence ids."""
     frames = []
-    for split in splits:
-        file = path / f"WikiQA-{split}.tsv"
+    for (_, file), split in zip(wikiqa_inputs(path, splits), splits):
         df = read_tsv(file, COLUMNS)
         fail_at(df, ~df["Label"].isin(["0", "1"]), "Label", lambda row: f"label {row['Label']!r} is not 0 or 1")
         frames.append(

@@ -20,6 +20,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
+from weakrank.progress import loading_bars_off
 from weakrank.training.ranking import RanksPassages
 
 CONFIG_FILE = "bi_encoder.json"
@@ -40,6 +41,7 @@ class BiEncoder(nn.Module, RanksPassages):
         folder has no sentence-transformers config)."""
         from sentence_transformers import SentenceTransformer
 
+        loading_bars_off()
         return cls(SentenceTransformer(resolve_model(name_or_path), device="cpu"), scale=scale, max_length=max_length)
 
     @property

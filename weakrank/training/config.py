@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from weakrank.config import check_keys, did_you_mean, located, schema
+from weakrank.config import PipelineConfig, check_keys, did_you_mean, located, schema
 from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError
 from weakrank.training.policy.rewards import REWARDS
@@ -255,3 +255,10 @@ class TrainConfig:
         capped at ``max_epochs`` epochs."""
         steps = self.max_steps or per_epoch * self.epochs
         return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
+
+
+def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
+    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch."""
+    values = dict(cfg.train or {})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check

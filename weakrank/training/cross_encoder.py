@@ -21,6 +21,7 @@ from transformers import AutoModel, AutoTokenizer
 from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
 from weakrank.errors import DataError
 from weakrank.io import write_text
+from weakrank.progress import loading_bars_off
 from weakrank.training.ranking import RanksPassages
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
@@ -47,6 +48,7 @@ class BertPR(nn.Module, RanksPassages):
     def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256, pooling: str = "cls") -> BertPR:
         """A fresh ranker on a pretrained encoder (a HF name, a local path, or ``"minilm"``)."""
         path = resolve_model(name_or_path)
+        loading_bars_off()
         return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), max_length=max_length,
                    pooling=pooling)
 
@@ -126,6 +128,7 @@ class BertPR(nn.Module, RanksPassages):
         if not (directory / CONFIG_FILE).exists():
             raise FileNotFoundError(f"{directory} holds no BERT-PR model ({CONFIG_FILE} missing)")
         config = json.loads((directory / CONFIG_FILE).read_text())
+        loading_bars_off()
         model = cls(
             AutoModel.from_pretrained(directory, use_safetensors=True), AutoTokenizer.from_pretrained(directory),
             hidden=tuple(config["hidden"]), max_length=config["max_length"],

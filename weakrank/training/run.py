@@ -17,7 +17,7 @@ from weakrank.labeling import lf_names
 from weakrank.loaders.trec import load_trec
 from weakrank.paths import RunPaths
 from weakrank.training.callbacks import TrainerCallback
-from weakrank.training.config import TrainConfig
+from weakrank.training.config import TrainConfig, train_config
 from weakrank.training.data import TrainingData
 from weakrank.training.label_checks import check_label_table
 from weakrank.training.lengths import resolve_max_length
@@ -29,13 +29,6 @@ from weakrank.training.ranking import RanksPassages
 from weakrank.training.samplers import NegativeSampler, make_sampler
 from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
 from weakrank.training.trainer import Progress, Trainer, prepare_run
-
-
-def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
-    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored)."""
-    values = dict(cfg.train or {})
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check
 
 
 def label_source(paths: RunPaths, tc: TrainConfig) -> Path:

@@ -36,6 +36,7 @@ from weakrank.training.rankers import Ranker
 from weakrank.training.samplers import NegativeSampler
 
 CHECKPOINT = "checkpoint.pt"
+TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
 # settings a resumed run may change: they decide when to evaluate and save, not what is learnt
 RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "keep_checkpoint", "patience", "fuse_lfs"})
 
@@ -381,13 +382,14 @@ class Trainer:
     def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
         """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``. ``checkpoint.pt``
         (what ``resume`` continues from) stays while training is unfinished, and once it has finished only with
-        ``keep_checkpoint``."""
+        ``keep_checkpoint``. ``train_config.json`` describes the run that wrote ``final/``: written once it is, and a
+        fresh run removes an earlier run's first (a killed run leaves none to describe what it did not finish)."""
         args = self.args
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume:
             self.resume()
-        if self.dist.is_main:
-            write_text(json.dumps(asdict(args), indent=1), self.out_dir / "train_config.json")
+        elif self.dist.is_main:
+            (self.out_dir / TRAIN_CONFIG).unlink(missing_ok=True)
         show_progress = show_progress and self.dist.is_main
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
@@ -425,6 +427,8 @@ class Trainer:
         ):
             self._after_eval(self.evaluate())
         self.save_model(self.out_dir / "final")
+        if self.dist.is_main:
+            write_text(json.dumps(asdict(args), indent=1), self.out_dir / TRAIN_CONFIG)
         if self.args.keep_checkpoint:
             self.save_checkpoint()
         elif self.dist.is_main:
