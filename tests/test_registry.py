@@ -63,3 +63,16 @@ def test_options_go_only_to_marked_factories(tmp_path):
         resolve_lf("word_overlap", {"nope": 1})
     with pytest.raises(ConfigError, match="top_k must be an integer"):
         resolve_lf("bm25", {"top_k": "x"})
+
+
+def test_a_folder_named_weakrank_in_the_current_folder_does_not_shadow_the_package(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "weakrank").mkdir()  # e.g. standing beside a clone: Python may take it for a namespace package
+    (tmp_path / "lfs.py").write_text("from weakrank import ranking_lf\n\n@ranking_lf()\n"
+                                     "def shared(query, passage):\n    return float(len(set(query.split()) & set(passage.split())))\n")
+    code = "from weakrank.registry import resolve_lf; print(resolve_lf('lfs.py:shared')('a b', 'b c'))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1.0"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ def _import_attr(spec: str) -> Any:
             raise ConfigError(f"LF file {path} not found (from {spec!r})")
         module_spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(module_spec)
+        _real_weakrank()
         module_spec.loader.exec_module(module)
     else:
         try:
@@ -37,6 +39,20 @@ def _import_attr(spec: str) -> Any:
     if not hasattr(module, attr):
         raise ConfigError(f"{target} has no attribute {attr!r}")
     return getattr(module, attr)
+
+
+def _real_weakrank() -> None:
+    """Make ``import weakrank`` in a user's LF file give this package: a folder named ``weakrank`` in the current
+    folder (a clone's, say) can make Python take ``weakrank`` for a namespace package of that folder, which has
+    none of the package's names (``from weakrank import ranking_lf`` would fail)."""
+    module = sys.modules.get("weakrank")
+    if module is None or getattr(module, "__file__", None) is not None:
+        return
+    init = Path(__file__).resolve().parent / "__init__.py"
+    spec = importlib.util.spec_from_file_location("weakrank", init, submodule_search_locations=[str(init.parent)])
+    real = importlib.util.module_from_spec(spec)
+    sys.modules["weakrank"] = real
+    spec.loader.exec_module(real)
 
 
 def _rule(spec: str, options: dict[str, Any]) -> dict[str, Any]:
