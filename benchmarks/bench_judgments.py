@@ -123,7 +123,7 @@ def measure(name: str, cfg, args) -> list[dict]:
     common = {"dataset": name, "best_lf": best_lf, "best_lf_map": reference[best_lf],
               "combsum_map": reference.get("fusion:combsum"), "rrf_map": reference.get("fusion:rrf")}
     _, label_free = teacher(None)
-    shipped = shipped_map(cfg, split, qrels, name, None)
+    shipped = shipped_map(cfg, split, qrels, name, None, args.quiet) if args.students else None
     out = [{**common, "n": 0, "method": "label-free", "draw": 0, "passages": 0, "with_relevant": 0,
             "choice": "label-free", "labels_map": label_free, "shipped_map": shipped}]
     rng = np.random.default_rng(0)

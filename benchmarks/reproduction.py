@@ -500,7 +500,8 @@ def render() -> str:
                                 + (f"; not measured yet on {len(missing)} more" if rows and missing else "")
                                 + (" (see its note)" if claim["id"] in NOTES else "")})
     out += ["## Power: how many seeds a claim needs", "", power_section(claims, plans), ""]
-    out[4:4] = ["## Summary", "", to_markdown(pd.DataFrame(summary).set_index("paper")), ""]  # after the intro
+    out[4:4] = ["## Summary", "", to_markdown(pd.DataFrame(summary).set_index("paper")), "",
+                (ROOT / "benchmarks" / "paper_summaries.md").read_text()]  # after the intro: the tables, the prose
     return "\n".join(out) + "\n"
 
 
