@@ -180,7 +180,7 @@ NOTES = {
                          "identical rankers (scores equal to the last digit). The grids' episodes are too short for "
                          "the actor to learn: 8 decisions an episode (`policy_every` 10 of 80 steps), 3 episodes, "
                          "Adam at 1e-3 — the policy stays so near its initial weights that the same random "
-                         "draws pick the same samplers (lab notebook, eleventh session). The paper decides per "
+                         "draws pick the same samplers (lab notebook, 2026-11-25). The paper decides per "
                          "minibatch and learns over many runs (its claim is a convergence share: 31 % / 12 % / "
                          "0 % of runs); telling 31 % from 12 % at 80 % power takes about 70 runs per reward, each "
                          "an episode to early stopping — a GPU-sized study, not measurable on these 2 cores",
