@@ -215,7 +215,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     note = queries_note(table, require)
     figure = quality_bars(table[list(FIGURE_METRICS)], paths.runs / "evaluation.png",
                           f"{cfg.name}: the runs side by side\n{note}", groups=groups)
-    text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(), "",
+    text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
             f"{table_legend(table, p_for='MAP')}.", ""]
     if roles:
         judge = judge_commands(str(cfg.source or "CONFIG"), str(cfg.run_dir), f"--run-dir {cfg.run_dir}")

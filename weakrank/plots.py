@@ -70,8 +70,8 @@ def quality_figure(table: pd.DataFrame, title: str, queries: int | None = None,
         ax.set(ylabel=metric, ylim=(0, 1.12))
         ax.grid(axis="y", alpha=0.3)
     if groups:
-        axes[0].legend(handles=[Patch(color=c, label=g) for g, c in colours.items()], fontsize=7, ncols=len(colours),
-                       loc="upper left")
+        axes[0].legend(handles=[Patch(color=c, label=g) for g, c in colours.items()], fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.0, 1.0))
     axes[-1].set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=8)
     counted = f"\n{queries} queries with a relevant and a non-relevant candidate (per-query means)" if queries else ""
     fig.suptitle(title + counted, fontsize=10)
