@@ -1,7 +1,9 @@
-"""Shared fixtures: paths of the real shared datasets and a tiny own-made dataset."""
+"""Shared fixtures: paths of the real shared datasets, a tiny own-made dataset, and a model trained on the own
+collection that carries its teacher (``trained``)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +12,7 @@ import pytest
 from weakrank.dataset import Dataset, candidates_from_rows, qrels_from_candidates
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
+OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 
 
 def shared(name: str) -> Path:
@@ -48,3 +51,37 @@ def tiny() -> Dataset:
     )
     candidates = candidates_from_rows(rows, queries)
     return Dataset("tiny", queries, passages, candidates, qrels_from_candidates(candidates)).validate()
+
+
+USER_LF = '''
+from weakrank.lf import ranking_lf
+
+@ranking_lf()
+def query_words(query: str, passage: str) -> float:
+    """How many of the query's words the passage holds."""
+    return float(len(set(query.lower().split()) & set(passage.lower().split())))
+'''
+
+
+@pytest.fixture(scope="session")
+def trained(tmp_path_factory):
+    """The README's own collection labelled by two lexical LFs, the embedding LF and a user's LF file, and a
+    cross-encoder trained 4 steps on it (``fuse_lfs``: its directories carry the teacher)."""
+    import torch
+
+    from weakrank import pipeline
+    from weakrank.config import load_config
+    from weakrank.training import train
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    root = tmp_path_factory.mktemp("shipped")
+    (root / "user_lfs.py").write_text(USER_LF)
+    cfg = load_config(OWN / "pipeline.toml")
+    lfs = ["bm25", "tfidf", "embedding_cosine", f"{root / 'user_lfs.py'}:query_words"]
+    cfg = replace(cfg, run_dir=root / "run", label=replace(cfg.label, lfs=lfs))
+    for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate):
+        stage(cfg, **({"progress": False} if stage is pipeline.label else {}))
+    train(cfg, progress=False, fuse_lfs=True)
+    yield cfg, root
+    torch.set_num_threads(threads)

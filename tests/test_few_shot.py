@@ -11,17 +11,16 @@ from weakrank import pipeline
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
-from weakrank.label_models.fusion import (
-    ScoreFusionModel,
-    describe_choice,
-    few_shot_candidates,
-    few_shot_weights,
-    mean_average_precision,
-)
+from weakrank.label_models.few_shot import LABEL_FREE, average_precisions, choose
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.paths import RunPaths
 from weakrank.training.run import build_trainer, train_config
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+
+
+def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> float:
+    return float(average_precisions(scores, groups, gold).mean())
 
 
 def distracted_lists(queries: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -42,7 +41,7 @@ def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
     unsupervised = ScoreFusionModel().fit(scores, groups)
     judged = np.where(groups < 20, gold, np.nan)  # 20 of 200 queries judged
     few_shot = ScoreFusionModel().fit(scores, groups, judged)
-    assert unsupervised.choice_ == "factor model" and few_shot.choice_ != "factor model"
+    assert unsupervised.choice_ == LABEL_FREE and few_shot.choice_ == "LF 0 alone"  # the clear winner, alone
     held_out = np.where(groups >= 20, gold, np.nan)
     before = mean_average_precision(unsupervised.fused(scores, groups), groups, held_out)
     after = mean_average_precision(few_shot.fused(scores, groups), groups, held_out)
@@ -51,42 +50,46 @@ def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
     assert restored.choice_ == few_shot.choice_ and restored.few_shot_map_ == few_shot.few_shot_map_
     # the judged queries' MAP of every weighting is kept: the chosen one (clearly ahead here) is the best of them
     assert few_shot.few_shot_map_[few_shot.choice_] == max(few_shot.few_shot_map_.values())
-    assert few_shot.few_shot_map_[few_shot.choice_] > few_shot.few_shot_map_["factor model"]
+    assert few_shot.few_shot_map_[few_shot.choice_] > few_shot.few_shot_map_[LABEL_FREE]
+    assert "taken" in few_shot.few_shot_reason_ and restored.few_shot_reason_ == few_shot.few_shot_reason_
+    assert np.allclose(restored.fused(scores, groups), few_shot.fused(scores, groups))
     assert unsupervised.few_shot_map_ == {}
 
 
-def test_few_shot_averages_the_weightings_the_judged_queries_cannot_tell_apart():
-    weights = np.array([2.0, 1.0, 1.0])
+def test_the_rule_takes_a_clear_winner_alone_and_keeps_the_label_free_weighting_within_the_noise():
     rng = np.random.default_rng(0)
-    aps = pd.DataFrame({name: np.full(30, 0.3) for name in few_shot_candidates(weights)})
-    aps["view 0 alone"] = 0.8 + rng.normal(scale=0.1, size=30)
-    # 0.005 below the best on average, ± 0.05 query by query: within one standard error (0.009) of it
-    aps["equal weights"] = aps["view 0 alone"] - 0.005 + 0.05 * (-1) ** np.arange(30)
-    name, mean = few_shot_weights(aps, weights)
-    assert name == "mean of equal weights; view 0 alone"  # in candidate order
-    np.testing.assert_allclose(mean, (np.ones(3) / 3 + np.array([1.0, 0, 0])) / 2)
-    name, mean = few_shot_weights(aps, weights, within=0.0)  # the best alone
-    assert name == "view 0 alone" and np.allclose(mean, np.eye(3)[0])
-    aps["equal weights"] -= 0.2  # now clearly behind: the best alone
-    assert few_shot_weights(aps, weights)[0] == "view 0 alone"
-    # dropping a view that has no weight is the factor model itself: not a second candidate
-    assert "factor model without view 1" not in few_shot_candidates(np.array([2.0, 0.0, 1.0]))
+    aps = pd.DataFrame({LABEL_FREE: 0.5 + rng.normal(scale=0.2, size=10)})
+    aps["CombSUM"] = aps[LABEL_FREE] + 0.01  # ahead on every query, by a hair: the lead has no spread
+    aps["embedding alone"] = aps[LABEL_FREE] + 0.08 + rng.normal(scale=0.05, size=10)  # far ahead: 5 SE
+    choice = choose(aps)
+    assert choice.name == "embedding alone" and choice.errors > 3 and "taken" in choice.reason()
+    aps["embedding alone"] = aps[LABEL_FREE] + 0.03 + rng.normal(scale=0.3, size=10)  # ahead on average, in the noise
+    aps["CombSUM"] = aps[LABEL_FREE] - 0.01
+    choice = choose(aps)
+    assert choice.best == "embedding alone" and choice.name == LABEL_FREE and "kept" in choice.reason()
+    assert choose(aps, margin=0.0).name == "embedding alone"  # no margin: the best alone
+    assert choose(aps.iloc[:0]).name == LABEL_FREE and "no judged query" in choose(aps.iloc[:0]).reason()
+
+
+def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
+    scores, groups, gold = distracted_lists(60, seed=3)
+    model = ScoreFusionModel(few_shot_margin=0.0).fit(scores, groups)
+    model._choose(scores, np.ones_like(scores, dtype=bool), groups, np.where(groups < 10, gold, np.nan), ["a", "b", "c"])
+    assert set(model.few_shot_map_) == {LABEL_FREE, "CombSUM", "RRF", "a alone", "b alone", "c alone"}
+    model.combine_, model.weights_ = "rrf", np.ones(3)
+    fused = model.fused(scores, groups)
+    assert np.allclose(ScoreFusionModel.from_params(model.params()).fused(scores, groups), fused)
+    first = groups == 0
+    expected = (1 / (60 + 1 + np.argsort(np.argsort(-scores[first], axis=0), axis=0))).sum(axis=1)
+    assert np.allclose(fused[first] * 3, expected)  # the mean of the LFs' reciprocal ranks (k = 60)
 
 
 def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     scores, groups, _ = distracted_lists(50)
     judged = np.where(groups < 5, 0.0, np.nan)  # judged, all non-relevant: no AP to choose by
     few_shot = ScoreFusionModel().fit(scores, groups, judged)
-    assert few_shot.choice_ == "factor model"
-    label_free = ScoreFusionModel().fit(scores, groups).weights_
-    np.testing.assert_allclose(few_shot.weights_, label_free / label_free.sum())
-
-
-def test_a_choice_names_its_views_by_their_lfs():
-    clusters, lfs = [[0, 1], [2], [3]], ["bm25", "tfidf", "embedding_cosine", "bert_cosine"]
-    assert describe_choice("factor model without view 2", clusters, lfs) == "factor model without bert_cosine"
-    assert describe_choice("view 0 alone", clusters, lfs) == "bm25+tfidf alone"
-    assert describe_choice("equal weights", clusters, lfs) == "equal weights"
+    assert few_shot.choice_ == LABEL_FREE and "no judged query" in few_shot.few_shot_reason_
+    np.testing.assert_allclose(few_shot.weights_, ScoreFusionModel().fit(scores, groups).weights_)
 
 
 def test_mean_average_precision_by_hand():
@@ -122,8 +125,8 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     _print_few_shot_choice(RunPaths(tmp_path).labels)  # what `weakrank aggregate` prints in few-shot mode
     printed = capsys.readouterr().out
     maps = read_metadata(RunPaths(tmp_path).labels)["params"]["few_shot_map"]
-    assert printed.startswith("few-shot: the 2 judged queries chose '")
-    assert f"the label-free factor model {maps['factor model']:.3f}" in printed
+    assert printed.startswith("few-shot: on 2 judged queries ")
+    assert f"label-free {maps[LABEL_FREE]:.3f}" in printed
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]

@@ -16,9 +16,9 @@ LAYERS = [
      "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
-     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
+     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
     # from votes to labels, and where the LFs run
-    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines"],
+    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.selection"],
     # the pipeline config and its checks
     ["weakrank.config", "weakrank.validation"],
     # rankers trained on the labels (the AC-IR policy drives a trainer through its callback hooks)

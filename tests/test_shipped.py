@@ -8,56 +8,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from weakrank import pipeline
 from weakrank.cli import main
-from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
 from weakrank.io import read_parquet, read_run
 from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standardize_within
 from weakrank.labeling import score_matrix
 from weakrank.paths import RunPaths
-from weakrank.training import train
 from weakrank.training.cross_encoder import BertPR
 from weakrank.training.rankers import load_ranker
 from weakrank.training.run import score_split
 from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
-USER_LF = '''
-from weakrank.lf import ranking_lf
-
-@ranking_lf()
-def query_words(query: str, passage: str) -> float:
-    """How many of the query's words the passage holds."""
-    return float(len(set(query.lower().split()) & set(passage.lower().split())))
-'''
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    """The README's own collection labelled by two lexical LFs, the embedding LF and a user's LF file, and a
-    cross-encoder trained 4 steps on it (``fuse_lfs``: its directories carry the teacher)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    root = tmp_path_factory.mktemp("shipped")
-    (root / "user_lfs.py").write_text(USER_LF)
-    cfg = load_config(OWN / "pipeline.toml")
-    lfs = ["bm25", "tfidf", "embedding_cosine", f"{root / 'user_lfs.py'}:query_words"]
-    cfg = replace(cfg, run_dir=root / "run", label=replace(cfg.label, lfs=lfs))
-    for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate):
-        stage(cfg, **({"progress": False} if stage is pipeline.label else {}))
-    train(cfg, progress=False, fuse_lfs=True)
-    yield cfg, root
-    torch.set_num_threads(threads)
 
 
 def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained):
     cfg, _ = trained
     best = RunPaths(cfg.run_dir).models() / "best"
-    ranker = load_ranker(best, device="cpu")
+    ranker = load_ranker(best, device="cpu", trust_code=True)  # a user's LF file: trusted
     assert isinstance(ranker, FusedRanker) and isinstance(ranker.student, BertPR)
     assert isinstance(load_ranker(best, student_only=True), BertPR)
     # the batch fusion over labelled votes: the student's run averaged with the teacher fitted on every pair
@@ -65,7 +36,7 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
     teacher = ScoreFusionModel(**cfg.aggregate.options).fit(score_matrix(votes), votes["query_id"].to_numpy())
     student = score_split(cfg, best, "test")
     batch = fuse_ranker(votes, student, "test", teacher=teacher)
-    shipped = score_split(cfg, best, "test", student_only=False)
+    shipped = score_split(cfg, best, "test", student_only=False, trust_code=True)
     both = batch.merge(shipped, on=["query_id", "passage_id"], suffixes=("_batch", "_shipped"))
     assert len(both) == len(batch) == len(shipped)
     z = standardize_within(both[["score_batch", "score_shipped"]].to_numpy(), both["query_id"].to_numpy())
@@ -75,7 +46,7 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
 
 def test_a_query_never_labelled_is_scored_and_ranked(trained):
     cfg, _ = trained
-    ranker = load_ranker(RunPaths(cfg.run_dir).models() / "final", device="cpu")
+    ranker = load_ranker(RunPaths(cfg.run_dir).models() / "final", device="cpu", trust_code=True)
     passages = ["Lisbon is the capital and largest city of Portugal.", "The Nile is a river in Africa.",
                 "Portugal borders Spain."]
     scores = ranker.predict([("what is the capital of portugal", p) for p in passages])
@@ -99,7 +70,8 @@ def test_a_moved_directory_loads_and_scores_the_same(trained, tmp_path):
     try:
         pairs = [("what is the capital of france", "Paris is the capital of France."),
                  ("what is the capital of france", "Berlin is in Germany.")]
-        assert np.allclose(load_ranker(moved).predict(pairs), load_ranker(best).predict(pairs), atol=1e-6)
+        assert np.allclose(load_ranker(moved, trust_code=True).predict(pairs),
+                           load_ranker(best, trust_code=True).predict(pairs), atol=1e-6)
     finally:
         (root / "user_lfs.py.away").rename(root / "user_lfs.py")
     assert [entry["spec"] for entry in json.loads(saved)["lfs"]][-1] == "lfs/user_lfs.py:query_words"
@@ -143,13 +115,13 @@ def test_rerank_a_trec_run_of_new_queries_without_labelling(trained, tmp_path, c
     out = tmp_path / "reranked.trec"
     assert main(["rerank", "--model-dir", str(best), "--run", str(tmp_path / "new.run"), "--queries",
                  str(tmp_path / "queries.tsv"), "--collection", str(tmp_path / "collection.tsv"),
-                 "--output", str(out), "--quiet"]) == 0
+                 "--output", str(out), "--trust-code", "--quiet"]) == 0
     run = read_run(out)
     assert sorted(zip(run["query_id"], run["passage_id"])) == [("n1", "a"), ("n1", "b"), ("n1", "c"),
                                                               ("n2", "a"), ("n2", "b")]
     texts = {"a": "Madrid is the capital of Spain.", "b": "The Pacific is the largest ocean.", "c": "Spain is in Europe."}
     n1 = run[run["query_id"] == "n1"]
-    expected = load_ranker(best).predict([("what is the capital of spain", texts[p]) for p in n1["passage_id"]])
+    expected = load_ranker(best, trust_code=True).predict([("what is the capital of spain", texts[p]) for p in n1["passage_id"]])
     assert np.allclose(n1["score"], expected, atol=1e-5)
     assert main(["rerank", "--run", str(tmp_path / "new.run"), "--quiet"]) == 2
     assert "--model-dir, --queries, --collection" in capsys.readouterr().err
@@ -188,7 +160,7 @@ def test_an_int8_student_scores_as_the_fp32_one_up_to_quantisation(trained):
     fp32, int8 = load_ranker(best, student_only=True), load_ranker(best, student_only=True, int8=True)
     assert any("quantized" in type(m).__module__ for m in int8.modules())
     assert np.corrcoef(fp32.predict(texts), int8.predict(texts))[0, 1] > 0.95  # a 4-step model: scores close together
-    assert isinstance(load_ranker(best, int8=True), FusedRanker)  # the shipped ranker with an int8 student
+    assert isinstance(load_ranker(best, int8=True, trust_code=True), FusedRanker)  # the shipped ranker with an int8 student
 
 
 def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
@@ -205,8 +177,8 @@ def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
     int8 = load_ranker(best, student_only=True, backend="onnx", int8=True)
     assert (best / "onnx" / "model_int8.onnx").exists() and (best / "onnx" / "model.onnx").stat().st_mtime_ns == exported
     assert np.corrcoef(int8.predict(texts), torch_scores)[0, 1] > 0.95
-    shipped = load_ranker(best, backend="onnx")  # the shipped ranker with an ONNX student
+    shipped = load_ranker(best, backend="onnx", trust_code=True)  # the shipped ranker with an ONNX student
     assert isinstance(shipped, FusedRanker)
-    assert np.allclose(shipped.score_frame(pairs), load_ranker(best, "cpu").score_frame(pairs), atol=1e-3)
+    assert np.allclose(shipped.score_frame(pairs), load_ranker(best, "cpu", trust_code=True).score_frame(pairs), atol=1e-3)
     with pytest.raises(WeakrankError, match="backend 'gpu'"):
         load_ranker(best, backend="gpu")

@@ -20,14 +20,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('weakrank')}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def add(name: str, func: Callable[[argparse.Namespace], None], help_: str) -> argparse.ArgumentParser:
+    def add(name: str, func: Callable[[argparse.Namespace], None], help_: str, config: bool = True) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("config", help="pipeline config (pipelines/*.toml)")
-        p.add_argument("--run-dir", help="override the config's run_dir")
-        p.add_argument("--max-queries", type=int, metavar="N",
-                       help="keep the first N queries of each split at ingest (overrides [dataset] max_queries)")
-        p.add_argument("--quiet", action="store_true",
-                       help="no progress bars (transformers' and huggingface_hub's included)")
+        if config:
+            p.add_argument("config", help="pipeline config (pipelines/*.toml)")
+            p.add_argument("--run-dir", help="override the config's run_dir")
+            p.add_argument("--max-queries", type=int, metavar="N",
+                           help="keep the first N queries of each split at ingest (overrides [dataset] max_queries)")
+            p.add_argument("--quiet", action="store_true",
+                           help="no progress bars (transformers' and huggingface_hub's included)")
         p.set_defaults(func=func)
         return p
 
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``weakrank`` console script."""
     args = build_parser().parse_args(argv)
-    configure(quiet=args.quiet)
+    configure(quiet=getattr(args, "quiet", False))
     try:
         args.func(args)
     except WeakrankError as err:

@@ -128,13 +128,15 @@ class LabelConfig:
 
 @dataclass
 class AggregateConfig:
-    """The label model and its options (checked against its constructor); few-shot mode, off by default:
-    ``gold_queries`` judged queries of ``gold_split`` choose the fusion model's LF weighting and the checkpoint."""
+    """The label model and its options (checked against its constructor); few-shot mode, off by default: the
+    judged queries of ``judgments`` (a judging file of ``weakrank judge``, or TREC qrels), or the first
+    ``gold_queries`` judged queries of ``gold_split``, choose how the fusion model combines the LFs."""
 
     model: str = "generative"
     options: dict[str, Any] = field(default_factory=dict)
     gold_queries: int = 0
     gold_split: str = "dev"
+    judgments: str | None = None
 
     def __post_init__(self) -> None:
         check_label_model(self.model, "model:")
@@ -144,6 +146,11 @@ class AggregateConfig:
         if self.gold_queries and self.model != "fusion":
             raise ConfigError(f"[aggregate] gold_queries needs model = 'fusion' (it weights the LFs' scores), "
                               f"not {self.model!r}")
+        if self.judgments is not None and self.model != "fusion":
+            raise ConfigError(f"[aggregate] judgments needs model = 'fusion' (it weights the LFs' scores), "
+                              f"not {self.model!r}")
+        if self.judgments is not None and self.gold_queries:
+            raise ConfigError("[aggregate] judgments and gold_queries: give one of them")
 
     def options_for(self, name: str) -> dict[str, Any]:
         """The options of label model ``name``: this section's when it is the configured model, else none."""
@@ -382,7 +389,8 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
             engine=lab.get("engine", "local"),
             engine_options={k: lab[k] for k in ("local", "dask", "spark") if k in lab},
         ),
-        aggregate=typed(AggregateConfig, _section(raw, "aggregate", path, required=False), "aggregate", path),
+        aggregate=typed(AggregateConfig, relative_to(here, _section(raw, "aggregate", path, required=False),
+                                                     ("judgments",)), "aggregate", path),
         analyze=typed(AnalyzeConfig, _section(raw, "analyze", path, required=False), "analyze", path),
         train=relative_to(here, _section(raw, "train", path), TRAIN_PATHS) if "train" in raw else None,
         evaluate=evaluate,

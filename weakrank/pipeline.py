@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from weakrank.analysis import (
@@ -31,7 +32,8 @@ from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
-from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_queries, usable
+from weakrank.judging import read_judged_qrels
+from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
 from weakrank.labeling import SCORE, apply_lfs, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked
@@ -91,24 +93,70 @@ def label(
 
 
 @locked("aggregate")
-def aggregate(cfg: PipelineConfig, model: str | None = None) -> pd.DataFrame:
-    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode
-    (``[aggregate] gold_queries``) that of the first judged queries of ``gold_split``, whose ids the file's
-    metadata keeps (training then picks its checkpoint by their gold MAP)."""
+def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None) -> pd.DataFrame:
+    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
+    the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
+    or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
+    (:mod:`~weakrank.label_models.few_shot`), their judged pairs' labels become their judgments (``judged``), and
+    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
     label_model = cfg.aggregate.label_model(name)
-    gold = judged_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
-    if cfg.aggregate.gold_queries and len(gold) < cfg.aggregate.gold_queries:
-        raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
-                        f"{cfg.aggregate.gold_split!r} has {len(gold)} queries judged with a relevant and a "
-                        "non-relevant candidate", file=paths.votes, field="gold")
-    labels = fit_labels(votes, label_model, gold)
+    judgments = judgments or cfg.aggregate.judgments
+    if judgments and name == "fusion":
+        gold = judged_gold(votes, read_judged_qrels(judgments), judgments)
+        evaluated = sorted(set(votes.loc[np.isfinite(gold) & (votes["split"] == cfg.evaluate.split), "query_id"]))
+        if evaluated:
+            raise DataError(f"judges {len(evaluated)} queries of the evaluated split {cfg.evaluate.split!r} (e.g. "
+                            f"{evaluated[0]!r}): they would choose what they then score", file=judgments)
+        labels = with_judgments(label_model.fit_table(votes, gold).labels_table(votes), gold)
+        queries = list(dict.fromkeys(votes.loc[gold > 0, "query_id"]))
+    else:
+        queries = judged_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
+        if cfg.aggregate.gold_queries and len(queries) < cfg.aggregate.gold_queries:
+            raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
+                            f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
+                            "non-relevant candidate", file=paths.votes, field="gold")
+        labels = fit_labels(votes, label_model, queries)
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params(),
-                                                  "gold_queries": gold})
+                                                  "gold_queries": queries,
+                                                  "judgments": Path(judgments).name if judgments else None})
     return labels
+
+
+@locked("select")
+def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
+           output: str | Path | None = None) -> tuple[Path, pd.DataFrame]:
+    """Choose ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of their
+    candidates for a person to judge (:mod:`weakrank.selection`; no gold is read) and write them as a judging file
+    (default ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). Returns the file
+    and the chosen pairs."""
+    from weakrank.judging import judged, read_judging_file, write_judging_file
+    from weakrank.selection import select_pairs
+
+    paths = RunPaths(cfg.run_dir)
+    out = Path(output) if output else paths.root / "judging.tsv"
+    if split == cfg.evaluate.split:
+        raise ConfigError(f"split {split!r} is the one [evaluate] scores: judging its queries would choose what is "
+                          "then measured; select from another split (default train)")
+    if queries < 1 or per_query < 2:
+        raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
+    if out.exists() and judged(read_judging_file(out)).any():
+        raise DataError("holds judgments already: judge it to the end, or name another --output", file=out)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    if split not in set(votes["split"]):
+        raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
+                        f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
+    dataset = Dataset.load(paths.dataset)
+    texts = dataset.queries.set_index("query_id")["text"].to_dict()
+    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    passages = dataset.passages.set_index("passage_id")["text"]
+    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages))
+    write_judging_file(rows[["query_id", "passage_id", "query", "passage"]], out)
+    return out, pairs
 
 
 @locked("analyze")
@@ -185,14 +233,15 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
-           int8: bool = False, backend: str = "torch", **overrides: Any) -> Path:
+           int8: bool = False, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
     plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``, ``backend``: how its student runs (PyTorch or
-    ONNX Runtime, int8 or not)."""
+    ONNX Runtime, int8 or not); ``trust_code``: run the LF files another ``model`` carries
+    (:func:`~weakrank.training.rankers.load_ranker`)."""
     from weakrank.training.run import rerank as rerank_split
 
     return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, backend=backend,
-                        **overrides)
+                        trust_code=trust_code, **overrides)
 
 
 @locked("evaluate")

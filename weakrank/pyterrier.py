@@ -37,8 +37,8 @@ def _reranker_class() -> type:
         """
 
         def __init__(self, model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
-                     device: str | None = None):
-            self.ranker = load_ranker(model, device) if isinstance(model, str | Path) else model
+                     device: str | None = None, trust_code: bool = False):
+            self.ranker = load_ranker(model, device, trust_code=trust_code) if isinstance(model, str | Path) else model
             self.model = str(model) if isinstance(model, str | Path) else type(model).__name__
             self.text_field = text_field
             self.batch_size = batch_size
@@ -67,10 +67,12 @@ def _reranker_class() -> type:
 
 
 def reranker(model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
-             device: str | None = None) -> Any:
+             device: str | None = None, trust_code: bool = False) -> Any:
     """A ``pt.Transformer`` reranking with ``model`` (a weakrank model directory, e.g. ``<run_dir>/model/best``,
-    or a loaded ranker); ``text_field`` names the passage column (``pt.text.get_text`` adds one to a bare run)."""
-    return _reranker_class()(model, text_field=text_field, batch_size=batch_size, device=device)
+    or a loaded ranker); ``text_field`` names the passage column (``pt.text.get_text`` adds one to a bare run);
+    ``trust_code``: as :func:`~weakrank.training.rankers.load_ranker`'s."""
+    return _reranker_class()(model, text_field=text_field, batch_size=batch_size, device=device,
+                             trust_code=trust_code)
 
 
 def __getattr__(name: str) -> Any:

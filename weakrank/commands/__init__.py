@@ -1,20 +1,27 @@
 """Sub-commands of the ``weakrank`` CLI: each module here has ``register(add)``.
 
-``add(name, func, help)`` creates a sub-command that takes a pipeline config, ``--run-dir`` and
-``--quiet``; the module adds its own options to the returned parser. New modules are found
-automatically, so a feature's CLI lives beside nothing else's. Building the parser imports no module that
-loads pandas or torch (``weakrank --help`` answers at once): a command imports what it runs when it runs.
+``add(name, func, help)`` creates a sub-command that takes a pipeline config, ``--run-dir``, ``--max-queries``
+and ``--quiet`` (``add(..., config=False)``: none of them); the module adds its own options to the returned
+parser. New modules are found automatically, so a feature's CLI lives beside nothing else's. Building the
+parser imports no module that loads pandas or torch (``weakrank --help`` answers at once): a command imports
+what it runs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from weakrank.config import PipelineConfig, check_max_queries, load_config
 
-AddCommand = Callable[[str, Callable[[argparse.Namespace], None], str], argparse.ArgumentParser]
+
+class AddCommand(Protocol):
+    """``add(name, func, help)``; ``config=False``: a sub-command that reads no pipeline config (it has neither
+    the config argument nor ``--run-dir``, ``--max-queries``, ``--quiet``; it declares its own arguments)."""
+
+    def __call__(self, name: str, func: Callable[[argparse.Namespace], None], help_: str,
+                 config: bool = True) -> argparse.ArgumentParser: ...
 
 
 def pipeline_config(args: argparse.Namespace) -> PipelineConfig:

@@ -61,7 +61,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
     cfg = checked_config(args, ("aggregate",), label_model=args.model)
-    labels = pipeline.aggregate(cfg, model=args.model)
+    labels = pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None))
     share = labels["label"].mean()
     path = RunPaths(cfg.run_dir).labels
     print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
@@ -69,19 +69,15 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def _print_few_shot_choice(labels: Path) -> None:
-    """In few-shot mode, the weighting the judged queries chose, beside the label-free one, on their MAP."""
+    """In few-shot mode, what the judged queries chose and why, with each candidate's MAP on them."""
     from weakrank.io import read_metadata
-    from weakrank.label_models.fusion import describe_choice
 
-    meta = read_metadata(labels)
-    params = meta.get("params") or {}
+    params = read_metadata(labels).get("params") or {}
     maps = params.get("few_shot_map")
     if maps:
-        chosen = describe_choice(params["choice"], params["clusters"], meta["lfs"])
-        print(f"few-shot: the {len(meta['gold_queries'])} judged queries chose {chosen!r}: MAP {maps[params['choice']]:.3f} "
-              f"on them, the label-free factor model {maps['factor model']:.3f}. Few queries can choose by chance "
-              "(docs/experiments.md, few-shot mode: how often a draw of judged queries chose worse than none); compare on "
-              "more before trusting it")
+        print(f"few-shot: {params['few_shot_reason']}; the LFs are combined as {params['choice']!r}")
+        print("  MAP on the judged queries: " + ", ".join(f"{name} {value:.3f}" for name, value in
+                                                       sorted(maps.items(), key=lambda item: -item[1])))
 
 
 def stage_analyze(args: argparse.Namespace) -> str | None:
@@ -185,6 +181,13 @@ def peak_rss_mib() -> float:
     return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
+def add_judgments_flag(parser: argparse.ArgumentParser) -> None:
+    """``--judgments FILE`` (overrides ``[aggregate] judgments``)."""
+    parser.add_argument("--judgments", metavar="FILE", help="judged queries (a judging file of `weakrank judge`, or "
+                        "TREC qrels) that choose how the LFs are combined and teach the student (overrides "
+                        "[aggregate] judgments)")
+
+
 def register(add: AddCommand) -> None:
     """Add the stage sub-commands."""
     add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
@@ -194,6 +197,7 @@ def register(add: AddCommand) -> None:
     p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
     p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
                    help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
+    add_judgments_flag(p)
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
     p.add_argument("--split", action="append", help="restrict to a split (repeatable; default: [analyze] splits)")
     p = add("run", cmd_run, "run the stages in order (ingest, label, aggregate, analyze; then train, rerank, "
@@ -203,6 +207,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
                    help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
+    add_judgments_flag(p)
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
     p.add_argument("--eval-split", help="split that rerank scores and evaluate reports (default: [evaluate] split, "
                    "else test)")

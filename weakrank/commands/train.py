@@ -29,12 +29,13 @@ def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = F
 
 
 def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | None = None,
-                 model: str | None = None, name: str | None = None, int8: bool = False, backend: str = "torch"
-                 ) -> Path:
+                 model: str | None = None, name: str | None = None, int8: bool = False, backend: str = "torch",
+                 trust_code: bool = False) -> Path:
     """:func:`weakrank.pipeline.rerank`, and the run file it wrote."""
     from weakrank import pipeline
 
-    path = pipeline.rerank(cfg, model=model, split=split, name=name, int8=int8, backend=backend, **overrides)
+    path = pipeline.rerank(cfg, model=model, split=split, name=name, int8=int8, backend=backend,
+                           trust_code=trust_code, **overrides)
     print(f"wrote {path}")
     return path
 
@@ -53,13 +54,13 @@ def cmd_rerank(args: argparse.Namespace) -> None:
             raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
         out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
         path = rerank_trec(args.model, args.run, args.queries, args.collection, out, int8=args.int8,
-                           backend=args.backend)
+                           backend=args.backend, trust_code=args.trust_code)
         print(f"wrote {path}")
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
     else:
         rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name, int8=args.int8,
-                     backend=args.backend)
+                     backend=args.backend, trust_code=args.trust_code)
 
 
 def int_or_auto(text: str) -> int | str:
@@ -138,6 +139,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("--output", help="with --run: the reranked TREC run (default: <run>.reranked.trec)")
     p.add_argument("--int8", action="store_true", help="CPU inference with the student's linear layers quantised "
                    "to int8 (faster; MAP in benchmarks/rerank.csv)")
+    p.add_argument("--trust-code", action="store_true",
+                   help="run the Python LF files a model directory carries in its lfs/ (without it, a teacher that "
+                        "needs them is left out: the student ranks alone)")
     p.add_argument("--backend", choices=("torch", "onnx"), default="torch",
                    help="where the student runs: torch (default) or onnx (ONNX Runtime on the CPU, a cross-encoder; "
                         "pip install 'weakrank[onnx]'; exported once into the model's onnx/ folder)")

@@ -22,13 +22,14 @@ query is the fused score's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from weakrank.errors import WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
+from weakrank.label_models.few_shot import LABEL_FREE, MARGIN, Combination, candidate_aps, candidates, choose, combined
 from weakrank.labeling import informative_rows, lf_names, score_matrix
 
 
@@ -82,9 +83,6 @@ def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int
     return loadings * (np.sign(loadings.sum()) or 1.0)
 
 
-FEW_SHOT_WITHIN = 1.0  # few-shot mode averages the weightings within this many standard errors of the best
-
-
 class ScoreFusionModel:
     """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``, and the
     :class:`~weakrank.label_models.base.LabelModel` protocol on a votes table's ``score_*`` columns.
@@ -95,24 +93,30 @@ class ScoreFusionModel:
     min_lfs = 1
 
     def __init__(
-        self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0
+        self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0,
+        few_shot_margin: float = MARGIN,
     ) -> None:
         self.duplicate_threshold, self.min_noise, self.temperature = duplicate_threshold, min_noise, temperature
+        self.few_shot_margin = few_shot_margin
         self.clusters_: list[list[int]] | None = None
         self.scales_: np.ndarray | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
-        self.choice_ = "factor model"
+        self.combine_ = "linear"
+        self.choice_ = LABEL_FREE
         self.few_shot_map_: dict[str, float] = {}
+        self.few_shot_reason_ = ""
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
         return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
-    def fit(self, scores: np.ndarray, groups: np.ndarray, gold: np.ndarray | None = None) -> ScoreFusionModel:
-        """Fit without gold; with ``gold`` (1/0 on the rows of a few judged queries, NaN elsewhere), the
-        weighting of the views is then chosen on those queries (:func:`few_shot_weights`)."""
+    def fit(self, scores: np.ndarray, groups: np.ndarray, gold: np.ndarray | None = None,
+            names: Sequence[str] | None = None) -> ScoreFusionModel:
+        """Fit without gold; with ``gold`` (1/0 on the judged rows of a few queries, NaN elsewhere), the judged
+        queries then choose how the LFs (``names``, for the choice's name) are combined
+        (:mod:`~weakrank.label_models.few_shot`)."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -138,14 +142,35 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
-        self.choice_, self.few_shot_map_ = "factor model", {}
+        self.combine_, self.choice_, self.few_shot_map_, self.few_shot_reason_ = "linear", LABEL_FREE, {}, ""
         if gold is not None and np.isfinite(gold).any():
-            scaled = views / self.scales_
-            aps = few_shot_aps(scaled, groups, gold, self.weights_)
-            self.choice_, self.weights_ = few_shot_weights(aps, self.weights_)
-            self.few_shot_map_ = {**aps.mean().to_dict(),
-                                  self.choice_: mean_average_precision(scaled @ self.weights_, groups, gold)}
+            self._choose(z, informative, groups, np.asarray(gold, dtype=np.float64),
+                         list(names) if names is not None else [f"LF {i}" for i in range(scores.shape[1])])
         return self
+
+    def lf_weights(self, n_lfs: int) -> np.ndarray:
+        """The weighting as one weight per LF (of ``n_lfs``) on its standardised score (a cluster's weight shared by
+        its LFs; 0 for an LF that ranks no list)."""
+        weights = np.zeros(n_lfs)
+        for cluster, w, scale in zip(self.clusters_, self.weights_, self.scales_):
+            weights[cluster] = w / scale / len(cluster)
+        return weights
+
+    def _choose(self, z: np.ndarray, informative: np.ndarray, groups: np.ndarray, gold: np.ndarray,
+                names: list[str]) -> None:
+        """Few-shot mode: the judged rows in ``gold`` choose among :func:`~weakrank.label_models.few_shot.candidates`;
+        a choice other than the label-free weighting becomes this model's state, one LF a cluster."""
+        found = candidates(self.lf_weights(z.shape[1]), informative.any(axis=0), names)
+        aps = candidate_aps(z, groups, informative, gold, found)
+        choice = choose(aps, self.few_shot_margin)
+        self.choice_, self.few_shot_map_, self.few_shot_reason_ = choice.name, aps.mean().to_dict(), choice.reason()
+        if choice.name != LABEL_FREE:
+            loadings = np.zeros(z.shape[1])
+            for cluster, loading in zip(self.clusters_, self.loadings_):
+                loadings[cluster] = loading
+            self.clusters_ = [[i] for i in range(z.shape[1])]
+            self.combine_, self.weights_ = found[choice.name].kind, found[choice.name].weights
+            self.scales_, self.loadings_ = np.ones(z.shape[1]), loadings
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
@@ -157,7 +182,12 @@ class ScoreFusionModel:
         return views / self.scales_
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The fused score of each row (the latent factor's posterior mean, up to scale)."""
+        """The fused score of each row (the latent factor's posterior mean, up to scale; in few-shot mode, the
+        combination the judged queries chose)."""
+        if self.combine_ == "rrf":
+            scores = np.asarray(scores, dtype=np.float64)
+            z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+            return combined(z, groups, informative, Combination("rrf", self.weights_ / self.weights_.sum()))
         return self.scaled_views(scores, groups) @ self.weights_ / self.weights_.sum()
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -169,7 +199,7 @@ class ScoreFusionModel:
 
     def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> ScoreFusionModel:
         """:meth:`fit` on the LF scores of ``votes``, each row's query its group."""
-        return self.fit(score_matrix(votes), votes["query_id"].to_numpy(), gold)
+        return self.fit(score_matrix(votes), votes["query_id"].to_numpy(), gold, lf_names(votes))
 
     def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
         """:meth:`predict_proba` of the rows of ``votes``."""
@@ -191,10 +221,12 @@ class ScoreFusionModel:
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
             "weights": None if self.weights_ is None else self.weights_.tolist(),
             "scales": None if self.scales_ is None else self.scales_.tolist(),
+            "combine": self.combine_,
             "choice": self.choice_,
             "few_shot_map": self.few_shot_map_,
+            "few_shot_reason": self.few_shot_reason_,
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
-                        "temperature": self.temperature},
+                        "temperature": self.temperature, "few_shot_margin": self.few_shot_margin},
         }
 
     @classmethod
@@ -204,75 +236,11 @@ class ScoreFusionModel:
         model.clusters_ = [list(map(int, c)) for c in params["clusters"]]
         model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
-        model.choice_ = params.get("choice", "factor model")
+        model.combine_ = params.get("combine", "linear")
+        model.choice_ = params.get("choice", LABEL_FREE)
         model.few_shot_map_ = dict(params.get("few_shot_map", {}))
+        model.few_shot_reason_ = params.get("few_shot_reason", "")
         return model
-
-
-def average_precisions(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> pd.Series:
-    """AP of ``scores`` in each group whose rows are judged (``gold`` 1/0, NaN unjudged) and hold a relevant one,
-    by group; ties count against (the relevant row last among equal scores)."""
-    frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
-    aps = {}
-    for group, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
-        y = rows.sort_values(["s", "y"], ascending=[False, True], kind="stable")["y"].to_numpy()
-        if y.sum() > 0:
-            hits = np.cumsum(y)
-            aps[group] = float((hits / np.arange(1, len(y) + 1))[y == 1].mean())
-    return pd.Series(aps, dtype=np.float64)
-
-
-def mean_average_precision(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> float:
-    """Mean of :func:`average_precisions` (NaN where no group is judged)."""
-    aps = average_precisions(scores, groups, gold)
-    return float(aps.mean()) if len(aps) else float("nan")
-
-
-def few_shot_candidates(weights: np.ndarray) -> dict[str, np.ndarray]:
-    """The weightings of the views few-shot mode chooses among: the factor model's ``weights``, equal weights
-    (CombSUM), the factor model without one view (an LF that misleads here; left out where that view has no
-    weight already), or one view alone."""
-    m = len(weights)
-    candidates = {"factor model": weights, "equal weights": np.ones(m)}
-    for k in range(m):
-        if m > 1 and weights[k] > 0 and weights[np.arange(m) != k].sum() > 0:
-            candidates[f"factor model without view {k}"] = np.where(np.arange(m) == k, 0.0, weights)
-        candidates[f"view {k} alone"] = np.eye(m)[k]
-    return candidates
-
-
-def few_shot_aps(views: np.ndarray, groups: np.ndarray, gold: np.ndarray, weights: np.ndarray) -> pd.DataFrame:
-    """AP on each judged query (rows) of each of :func:`few_shot_candidates` (columns) over the (scaled) ``views``."""
-    return pd.DataFrame({name: average_precisions(views @ w, groups, gold)
-                         for name, w in few_shot_candidates(weights).items()})
-
-
-def few_shot_weights(aps: pd.DataFrame, weights: np.ndarray, within: float = FEW_SHOT_WITHIN) -> tuple[str, np.ndarray]:
-    """The mean of the normalised weights of the weightings whose mean AP on the judged queries (``aps``:
-    :func:`few_shot_aps`) is within ``within`` standard errors of the best one's (the error of their paired
-    difference over the judged queries; 0: the best alone, ties averaged). Returns its name ("mean of A; B", or
-    the one weighting's name) and weights. A few judged queries rank close weightings by chance: the mean of
-    those they cannot tell apart keeps the best one's gain and halves its spread over draws of the queries
-    (docs/experiments.md, few-shot mode)."""
-    candidates = few_shot_candidates(weights)
-    means = aps.mean()
-    best = max(candidates, key=lambda name: (means[name], -list(candidates).index(name)))
-    gap = aps[best].to_numpy()[:, None] - aps[list(candidates)].to_numpy()
-    keep = np.array([name == best for name in candidates])  # no judged query with a relevant one: the best alone
-    if len(gap):
-        error = gap.std(axis=0, ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else np.zeros(len(candidates))
-        keep |= gap.mean(axis=0) <= within * error + 1e-12
-    chosen = [name for name, kept in zip(candidates, keep) if kept]
-    mean = np.mean([candidates[name] / candidates[name].sum() for name in chosen], axis=0)
-    return (best if len(chosen) == 1 else "mean of " + "; ".join(chosen)), mean
-
-
-def describe_choice(choice: str, clusters: list[list[int]], lfs: list[str]) -> str:
-    """A few-shot choice with its views named by their LFs ("factor model without view 2" → "factor model
-    without bert_cosine")."""
-    for k in range(len(clusters) - 1, -1, -1):  # view 12 before view 1
-        choice = choice.replace(f"view {k}", "+".join(lfs[i] for i in clusters[k]))
-    return choice
 
 
 def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -127,7 +127,7 @@ class BertPR(nn.Module, RanksPassages):
             raise FileNotFoundError(f"{directory} holds no BERT-PR model ({CONFIG_FILE} missing)")
         config = json.loads((directory / CONFIG_FILE).read_text())
         model = cls(
-            AutoModel.from_pretrained(directory), AutoTokenizer.from_pretrained(directory),
+            AutoModel.from_pretrained(directory, use_safetensors=True), AutoTokenizer.from_pretrained(directory),
             hidden=tuple(config["hidden"]), max_length=config["max_length"],
             pooling=config.get("pooling", "cls"),  # saved before pooling was an option: [CLS]
         )
@@ -145,7 +145,10 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
     directory = Path(directory)
     lines = ["---", "library_name: sentence-transformers", "pipeline_tag: text-ranking",
              "tags: [weakrank, weak-supervision, reranker]", "---", "",
-             "# A weakrank ranker", "", "Scores are logits: higher means more relevant.", "", "## Use", "", "```python",
+             "# A weakrank ranker", "",
+             "Higher scores mean more relevant; they compare the candidates of one query. The student alone gives "
+             "one logit per pair; see \"Which scores\" below where the model also carries its teacher.", "",
+             "## Use", "", "```python",
              "from weakrank.training.rankers import load_ranker", "",
              'scores = load_ranker("path/to/model").predict([("query", "passage")])']
     if (directory / CONFIG_FILE).exists():

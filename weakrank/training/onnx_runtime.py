@@ -3,12 +3,16 @@
 
 The student is exported once (``torch.onnx.export``, dynamic batch and sequence length) into the model
 directory's ``onnx/`` folder, and with ``int8`` quantised once by ONNX Runtime's dynamic quantisation (weights
-int8, activations per batch); later loads reuse the files. A directory that cannot be written exports into a
-temporary folder instead. Scores are the student's (``CrossEncoder.predict``'s) to float tolerance in fp32.
+int8, activations per batch). ``onnx/source.json`` records the digest of the student's weights each file was
+exported from and of the file itself: a later load reuses a file only when both match (a stale, foreign or
+truncated file is exported again). A directory that cannot be written exports into a temporary folder instead.
+Scores are the student's (``CrossEncoder.predict``'s) to float tolerance in fp32.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import tempfile
 import warnings
 from collections.abc import Sequence
@@ -18,11 +22,11 @@ import numpy as np
 import torch
 
 from weakrank.errors import WeakrankError
-from weakrank.io import atomic_path
-from weakrank.training.cross_encoder import BertPR
+from weakrank.io import atomic_path, write_text
+from weakrank.training.cross_encoder import CONFIG_FILE, HEAD_FILE, BertPR
 from weakrank.training.ranking import RanksPassages
 
-ONNX_DIR = "onnx"
+ONNX_DIR, SOURCE_FILE = "onnx", "source.json"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
@@ -37,18 +41,62 @@ def onnx_file(model: BertPR, directory: str | Path, int8: bool) -> Path:
         folder.mkdir(exist_ok=True)
     except OSError:  # a read-only model directory
         folder = Path(tempfile.mkdtemp(prefix="weakrank-onnx-"))
+    weights = weights_digest(Path(directory))
+    record = _record(folder, weights)
     fp32 = folder / "model.onnx"
-    if not fp32.exists():
+    if not _recorded(record, fp32):
         _export(model, fp32)
+        record = _write_record(folder, weights, {fp32.name: _digest(fp32)})
     if not int8:
         return fp32
     quantised = folder / "model_int8.onnx"
-    if not quantised.exists():
+    if not _recorded(record, quantised):
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
         with atomic_path(quantised) as tmp:
             quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+        _write_record(folder, weights, {**record, quantised.name: _digest(quantised)})
     return quantised
+
+
+def weights_digest(directory: Path) -> str:
+    """SHA-256 of the student's weight and config files in ``directory`` (what an export is made from)."""
+    digest = hashlib.sha256()
+    for name in ("model.safetensors", HEAD_FILE, CONFIG_FILE, "config.json"):
+        path = directory / name
+        digest.update(name.encode() + b"\0" + (_digest(path) or "-").encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _recorded(record: dict[str, str], path: Path) -> bool:
+    """Whether ``path`` exists and is the very file ``record`` lists (not truncated, replaced or foreign)."""
+    return path.name in record and record[path.name] == _digest(path)
+
+
+def _digest(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _record(folder: Path, weights: str) -> dict[str, str]:
+    """The files of ``folder`` recorded as exported from the weights of digest ``weights`` (file → its digest)."""
+    try:
+        saved = json.loads((folder / SOURCE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(saved, dict) or saved.get("weights") != weights or not isinstance(saved.get("files"), dict):
+        return {}
+    return {k: v for k, v in saved["files"].items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _write_record(folder: Path, weights: str, files: dict[str, str]) -> dict[str, str]:
+    write_text(json.dumps({"weights": weights, "files": files}, indent=1), folder / SOURCE_FILE)
+    return files
 
 
 def _export(model: BertPR, path: Path) -> None:

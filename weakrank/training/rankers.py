@@ -13,6 +13,7 @@ from weakrank.training.cross_encoder import CONFIG_FILE as BERT_PR_FILE
 from weakrank.training.cross_encoder import BertPR
 from weakrank.training.onnx_runtime import OnnxCrossEncoder
 from weakrank.training.shipped import FUSION_FILE, FusedRanker
+from weakrank.training.teacher_state import check_model_files
 
 Ranker = BertPR | BiEncoder
 BACKENDS = ("torch", "onnx")  # where a loaded student runs: PyTorch, or ONNX Runtime (CPU, cross-encoders)
@@ -34,15 +35,21 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
 
 
 def load_ranker(directory: str | Path, device: str | None = None, student_only: bool = False,
-                int8: bool = False, backend: str = "torch") -> Ranker | FusedRanker | OnnxCrossEncoder:
+                int8: bool = False, backend: str = "torch", trust_code: bool = False
+                ) -> Ranker | FusedRanker | OnnxCrossEncoder:
     """A ranker saved by weakrank: the shipped :class:`FusedRanker` (the student with its teacher) when the
     directory holds the teacher's state, else (or with ``student_only``) the student, a cross-encoder or
     bi-encoder told apart by its config file. ``int8``: the student's linear layers dynamically quantised
     (CPU inference); ``backend = "onnx"``: a cross-encoder student run by ONNX Runtime on the CPU
-    (:mod:`~weakrank.training.onnx_runtime`). ``benchmarks/bench_rerank.py`` measures each one's speed and MAP."""
+    (:mod:`~weakrank.training.onnx_runtime`). ``benchmarks/bench_rerank.py`` measures each one's speed and MAP.
+
+    Loading runs no code from the directory: weights are read from safetensors only, built-in LFs are rebuilt
+    from their saved options and arrays. A teacher with a user's LF file (in the directory's ``lfs/``) runs that
+    file only with ``trust_code``; without it the student is returned alone, with a warning."""
     if backend not in BACKENDS:
         raise WeakrankError(f"backend {backend!r}: choose one of {BACKENDS}")
     directory = Path(directory)
+    check_model_files(directory)
     if (directory / BI_ENCODER_FILE).exists():
         student = BiEncoder.load(directory, device)
     elif (directory / BERT_PR_FILE).exists():
@@ -57,7 +64,7 @@ def load_ranker(directory: str | Path, device: str | None = None, student_only: 
         student = quantized(student)
     if student_only or not (directory / FUSION_FILE).exists():
         return student
-    return FusedRanker.load(directory, student)
+    return FusedRanker.load(directory, student, trust_code=trust_code)
 
 
 def quantized(model: Ranker) -> Ranker:

@@ -27,7 +27,7 @@ from weakrank.training.policy.callback import PolicyCallback
 from weakrank.training.rankers import Ranker, load_ranker, new_ranker
 from weakrank.training.ranking import RanksPassages
 from weakrank.training.samplers import NegativeSampler, make_sampler
-from weakrank.training.shipped import FusedRanker, ship
+from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
 from weakrank.training.trainer import Progress, Trainer, prepare_run
 
 
@@ -77,15 +77,19 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
     gold = few_shot_queries(paths, tc)
-    if gold:  # few-shot mode: the judged queries the label model read pick the checkpoint by gold MAP
-        judged = labels[labels["query_id"].isin(gold)]
+    judged = labels[labels["query_id"].isin(gold)]
+    if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
+        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()].assign(gold=judged["judged"])
+    if len(judged):  # few-shot mode: the judged queries the label model read pick the checkpoint by their MAP
         dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
     elif tc.dev_split and tc.dev_split in set(labels["split"]):
         dev_data = training_data(labels, dataset, tc, tc.dev_split)
     elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
-            "LFs": lf_names(labels), "train queries": len(data.lists), "collection": str(cfg.run_dir)}
+            "LFs": lf_names(labels), "train queries": len(data.lists), "collection": cfg.name}
+    if gold:
+        card["judged queries (few-shot)"] = gold
     return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
 
 
@@ -149,35 +153,38 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-           batch_size: int = 64, int8: bool = False, backend: str = "torch", **overrides: Any) -> Path:
+           batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
+           **overrides: Any) -> Path:
     """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
     trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
     with its teacher, :mod:`~weakrank.training.shipped`), else the student alone; ``int8``, ``backend``: how its
-    student runs (:func:`~weakrank.training.rankers.load_ranker`)."""
+    student runs (:func:`~weakrank.training.rankers.load_ranker`). The model this run directory trained runs its
+    LF files (copies of those its config names); another ``model`` runs them only with ``trust_code``."""
     tc = train_config(cfg, **overrides)
+    trust_code = trust_code or model is None
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
     scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, int8=int8,
-                         backend=backend)
+                         backend=backend, trust_code=trust_code)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, int8: bool = False, backend: str = "torch"
-                ) -> pd.DataFrame:
+                batch_size: int = 64, student_only: bool = True, int8: bool = False, backend: str = "torch",
+                trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, int8, backend), pairs, batch_size)
+    return score_pairs(loaded_ranker(model, student_only, int8, backend, trust_code), pairs, batch_size)
 
 
-def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False, backend: str = "torch"
-                  ) -> RanksPassages:
+def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False, backend: str = "torch",
+                  trust_code: bool = False) -> RanksPassages:
     """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
-    ranker = load_ranker(model, student_only=student_only, int8=int8, backend=backend)
-    if not student_only and not isinstance(ranker, FusedRanker):
+    ranker = load_ranker(model, student_only=student_only, int8=int8, backend=backend, trust_code=trust_code)
+    if not student_only and not isinstance(ranker, FusedRanker) and not (Path(model) / FUSION_FILE).exists():
         warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
                       "scoring with the student alone", stacklevel=2)
     return ranker
@@ -189,11 +196,11 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, int8: bool = False, backend: str = "torch") -> Path:
+                batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False) -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first."""
     dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
     tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
-    ranker = loaded_ranker(model, int8=int8, backend=backend)
+    ranker = loaded_ranker(model, int8=int8, backend=backend, trust_code=trust_code)
     return write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag)

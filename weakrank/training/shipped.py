@@ -3,8 +3,9 @@
 A trained model directory holds the student (a cross-encoder or bi-encoder that loads alone, also as
 ``CrossEncoder(dir)``) and, written by :func:`ship`, what its teacher needs to score lists it never saw:
 ``weakrank_fusion.json`` (each LF's spec and options, the fusion model's fitted state) and ``lfs/`` (the
-collection statistics of the LFs fitted on it, BM25's and TF-IDF's; the file of an LF given as
-``path.py:function``). No path in it is absolute: the directory can be moved or copied to another machine.
+collection statistics of the LFs fitted on it, BM25's and TF-IDF's; the file of a user's LF; the folder of a
+local encoder an LF reads). No path in it is absolute: the directory can be moved or copied to another machine.
+Loading it runs no code of its own unless the caller trusts it (:meth:`FusedRanker.load`).
 
 :func:`weakrank.training.rankers.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores
 are those of ``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF
@@ -13,6 +14,7 @@ scores, each standardised over the query's list, averaged. They compare candidat
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import warnings
@@ -24,7 +26,7 @@ import pandas as pd
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import DataError
+from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.label_models.fusion import ScoreFusionModel, average_views
 from weakrank.labeling import lf_names, score_lf
@@ -32,8 +34,16 @@ from weakrank.lf import RankingLF
 from weakrank.paths import RunPaths
 from weakrank.registry import resolve_lf
 from weakrank.training.ranking import RanksPassages
+from weakrank.training.teacher_state import (
+    FUSION_FILE,
+    LF_DIR,
+    LFEntry,
+    check_model_files,
+    inside,
+    read_teacher_state,
+)
 
-FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
+PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
 
 
 class FusedRanker(RanksPassages):
@@ -64,25 +74,47 @@ class FusedRanker(RanksPassages):
         return self.score_frame(frame, batch_size)
 
     @classmethod
-    def load(cls, directory: str | Path, student: RanksPassages) -> FusedRanker:
-        """The teacher saved by :func:`ship` in ``directory``, around its ``student``."""
+    def load(cls, directory: str | Path, student: RanksPassages, trust_code: bool = False) -> RanksPassages:
+        """The teacher saved by :func:`ship` in ``directory``, around its ``student``. Its state is checked as
+        untrusted input (:func:`~weakrank.training.teacher_state.read_teacher_state`); built-in LFs are rebuilt
+        from their options and saved arrays alone. A user's LF runs the file it names in the directory's
+        ``lfs/`` only with ``trust_code``; without it the student is returned alone, with a warning."""
+        from labeling_functions import BUILTIN
+
         directory = Path(directory)
-        try:
-            saved = json.loads((directory / FUSION_FILE).read_text())
-            lfs = [_load_lf(directory, entry) for entry in saved["lfs"]]
-            teacher = ScoreFusionModel.from_params(saved["teacher"])
-        except (ValueError, KeyError, TypeError) as err:
-            raise DataError(f"not a readable teacher state ({type(err).__name__}: {err}); re-run `weakrank train`",
-                            file=directory / FUSION_FILE) from None
-        return cls(student, lfs, teacher)
+        state = read_teacher_state(directory, set(BUILTIN))
+        code = [lf.code for lf in state.lfs if lf.code is not None]
+        if code and not trust_code:
+            warnings.warn(f"{directory}: its teacher runs Python code ({', '.join(str(c) for c in code)}); loaded as "
+                          "the student alone. Pass trust_code=True (`--trust-code`) if you trust that code.",
+                          UntrustedCodeWarning, stacklevel=2)
+            return student
+        lfs = [_load_lf(directory, entry, i) for i, entry in enumerate(state.lfs)]
+        return cls(student, lfs, ScoreFusionModel.from_params(state.teacher))
 
 
-def _load_lf(directory: Path, entry: dict) -> RankingLF:
-    spec = entry["spec"]
-    if spec.startswith(LF_DIR + "/"):  # a user's LF file, carried inside the model directory
-        spec = str(directory / spec)
-    lf = resolve_lf(spec, entry["options"])
-    return lf.load_state(directory / entry["state"] if entry["state"] else None)
+class UntrustedCodeWarning(UserWarning):
+    """A model directory's teacher needs code that the caller did not trust: the student is used alone."""
+
+
+def _load_lf(directory: Path, entry: LFEntry, index: int) -> RankingLF:
+    """The LF of ``entry`` ready to score: built from its spec and options, its state restored."""
+    options = dict(entry.options)
+    for key in PATH_OPTIONS:
+        value = options.get(key)
+        if isinstance(value, str) and value.startswith(LF_DIR + "/"):  # a model folder carried in the directory
+            folder = inside(directory, value, f"lfs[{index}].options.{key}", directory / FUSION_FILE)
+            check_model_files(folder)
+            options[key] = str(folder)
+    spec = entry.spec if entry.code is None else f"{entry.code}:{entry.spec.rpartition(':')[2]}"
+    try:
+        lf = resolve_lf(spec, options)
+        if lf.name != entry.name:
+            raise ConfigError(f"builds an LF named {lf.name!r}")
+        return lf.load_state(entry.state)
+    except (ConfigError, LFError, OSError, ValueError, KeyError, ImportError, SyntaxError) as err:
+        raise DataError(f"cannot rebuild LF {entry.name!r}: {err}", file=directory / FUSION_FILE,
+                        field=f"lfs[{index}]") from None
 
 
 def ship(cfg: PipelineConfig, *directories: str | Path, labels: str | Path | None = None) -> list[Path] | None:
@@ -113,8 +145,10 @@ def ship(cfg: PipelineConfig, *directories: str | Path, labels: str | Path | Non
             if state:
                 lf.save_state(directory / state)
             entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
-                            "options": cfg.label.lf_options.get(spec, {}), "state": state})
-        _card(directory, lfs, teacher)
+                            "options": _portable_options(lf.name, cfg.label.lf_options.get(spec, {}), directory),
+                            "state": state})
+        _card(directory, lfs, teacher, sorted({e["spec"].rpartition(":")[0] for e in entries
+                                               if e["spec"].startswith(LF_DIR + "/")}))
         saved = {"lfs": entries, "teacher": teacher.params()}
         written.append(write_text(json.dumps(saved, indent=1), directory / FUSION_FILE))  # the commit point
     return written
@@ -132,16 +166,41 @@ def _teacher(cfg: PipelineConfig, labels: Path, votes: pd.DataFrame) -> ScoreFus
 
 
 def _portable_spec(spec: str, directory: Path) -> str:
-    """``spec`` as the model directory keeps it: a ``path.py:function`` LF's file is copied into ``lfs/``."""
-    target, _, attr = spec.rpartition(":")
-    if not target.endswith(".py"):
+    """``spec`` as the model directory keeps it: a user's LF (``path.py:function`` or ``module:function``) as a
+    copy of its file in ``lfs/``; a built-in by its name."""
+    from labeling_functions import BUILTIN
+
+    if spec in BUILTIN:
         return spec
+    target, _, attr = spec.rpartition(":")
+    if target.endswith(".py"):
+        source = Path(target)
+    else:
+        found = importlib.util.find_spec(target)
+        if found is None or not found.origin or not found.origin.endswith(".py"):
+            raise DataError(f"LF {spec!r}: its module is not a Python file that a model directory can carry",
+                            field="[label] lfs")
+        source = Path(found.origin)
     (directory / LF_DIR).mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(target, directory / LF_DIR / Path(target).name)
-    return f"{LF_DIR}/{Path(target).name}:{attr}"
+    shutil.copyfile(source, directory / LF_DIR / source.name)
+    return f"{LF_DIR}/{source.name}:{attr}"
 
 
-def _card(directory: Path, lfs: list[RankingLF], teacher: ScoreFusionModel) -> None:
+def _portable_options(name: str, options: dict, directory: Path) -> dict:
+    """An LF's options as the model directory keeps them: a local model folder (``model = "/path"``) copied into
+    ``lfs/<lf>.<option>/`` and named relative to the directory, so that no absolute path is kept."""
+    kept = dict(options)
+    for key in PATH_OPTIONS:
+        value = kept.get(key)
+        if isinstance(value, str) and Path(value).expanduser().is_dir():
+            target = directory / LF_DIR / f"{name}.{key}"
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(Path(value).expanduser(), target, ignore=shutil.ignore_patterns("onnx", ".git"))
+            kept[key] = f"{LF_DIR}/{target.name}"
+    return kept
+
+
+def _card(directory: Path, lfs: list[RankingLF], teacher: ScoreFusionModel, code: list[str]) -> None:
     """The model card's section that says which scores are which."""
     card = directory / "README.md"
     if not card.exists():
@@ -153,5 +212,9 @@ def _card(directory: Path, lfs: list[RankingLF], teacher: ScoreFusionModel) -> N
              "- `weakrank.training.rankers.load_ranker(dir)`, `weakrank rerank` and `weakrank.pyterrier.reranker(dir)`: "
              "the shipped ranker, the student averaged with its teacher per query (both standardised over the "
              f"query's list). The teacher is the fusion label model over the LFs, weights {weights}.\n"
-             "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone.\n")
+             "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
+    if code:
+        text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
+                 f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank rerank "
+                 "--trust-code`; without it the student ranks alone.\n")
     write_text(text, card)

@@ -1,0 +1,164 @@
+"""``weakrank judge FILE``: a person judges the unjudged rows of a judging file in the terminal, one key per
+answer, each saved at once; ``--qrels OUT`` converts the judged rows to TREC qrels instead."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from weakrank.commands import AddCommand
+from weakrank.errors import DataError, WeakrankError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+ANSWERS = {"y": "1", "1": "1", "n": "0", "0": "0", "s": "skip"}
+KEYS = "[y/1] relevant  [n/0] not relevant  [s] skip  [b] back  [q] quit"
+# words too common to be worth highlighting in a passage
+STOP_WORDS = frozenset("a an and are as at be by did do does for from has have how in is it of on or that the this "
+                       "to was were what when where which who whom why with".split())
+_WORD = re.compile(r"\w+")
+
+
+def cmd_judge(args: argparse.Namespace) -> None:
+    if args.qrels:
+        convert(Path(args.file), Path(args.qrels))
+        return
+    if not sys.stdin.isatty():
+        raise WeakrankError(f"judge reads single keys from a terminal, and standard input is none; to convert the "
+                            f"judged rows to TREC qrels without one: weakrank judge {shlex.quote(args.file)} --qrels OUT")
+    styled = sys.stdout.isatty()
+    colour = styled and not os.environ.get("NO_COLOR")
+    with single_keys(sys.stdin.fileno()) as read_key:
+        judge(Path(args.file), read_key, sys.stdout, styled, colour)
+
+
+def convert(path: Path, out: Path) -> None:
+    """Write the judged rows of judging file ``path`` (or a TREC qrels file) to TREC qrels ``out``."""
+    from weakrank.io import write_qrels
+    from weakrank.judging import read_judged_qrels
+
+    qrels = read_judged_qrels(path)
+    if qrels.empty:
+        raise DataError(f"no judged row yet; judge some first: weakrank judge {shlex.quote(str(path))}", file=path)
+    write_qrels(qrels, out)
+    print(f"wrote {len(qrels)} judgements of {qrels['query_id'].nunique()} queries → {out}")
+
+
+@contextmanager
+def single_keys(fd: int) -> Iterator[Callable[[], str]]:
+    """A function that waits for one key on terminal ``fd`` (``"q"`` at end of input); the terminal's settings are
+    put back on leaving, by an exception or Ctrl-C too."""
+    import termios
+    import tty
+
+    saved = termios.tcgetattr(fd)
+    tty.setcbreak(fd)
+    try:
+        yield lambda: os.read(fd, 32).decode(errors="replace").lower() or "q"
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, colour: bool) -> None:
+    """Show each unjudged row of ``path`` and store the key's answer at once (the file rewritten atomically);
+    ``b`` blanks the answer of the row before and shows it again, ``q`` stops. ``styled``: clear the screen and
+    highlight the query's words (``colour``: in colour, else in bold)."""
+    from weakrank.io import settle
+    from weakrank.judging import read_judging_file
+
+    settle(path)  # a temp file left by a killed write
+    table = read_judging_file(path)
+    saved = _stamp(path)
+    note = ""
+    while (position := _first_unjudged(table)) is not None:
+        out.write(screen(table, position, styled, colour, note))
+        out.flush()
+        key, note = read_key(), ""
+        if key in ANSWERS:
+            table.loc[position, "relevance"] = ANSWERS[key]
+        elif key == "b" and position > 0:
+            table.loc[position - 1, "relevance"] = ""
+        elif key in ("q", "\x04"):  # \x04: Ctrl-D
+            out.write(f"\nstopped; every answer is saved in {path}: {_counts(table)}.\nContinue with: weakrank judge "
+                      f"{shlex.quote(str(path))}\n")
+            return
+        else:
+            note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
+            continue
+        saved = _save(table, path, saved)
+    out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, TREC qrels of the judged rows:\n"
+              f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config:\n"
+              f"    [aggregate] judgments = {json.dumps(str(path))}\n")
+
+
+def _first_unjudged(table: pd.DataFrame) -> int | None:
+    blank = (table["relevance"] == "").to_numpy()
+    return int(blank.argmax()) if blank.any() else None
+
+
+def _counts(table: pd.DataFrame) -> str:
+    values = table["relevance"]
+    judged = ~values.isin(["", "skip"])
+    relevant = judged & (values != "0")
+    return (f"{judged.sum()} judged ({relevant.sum()} relevant, {(judged & ~relevant).sum()} not), "
+            f"{(values == 'skip').sum()} skipped, {(values == '').sum()} left")
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    stat = path.stat()
+    return stat.st_ino, stat.st_mtime_ns, stat.st_size
+
+
+def _save(table: pd.DataFrame, path: Path, saved: tuple[int, int, int]) -> tuple[int, int, int]:
+    """Write ``table`` to ``path`` unless another program changed the file since ``saved`` (its stamp then)."""
+    from weakrank.judging import write_judging_file
+
+    if _stamp(path) != saved:
+        raise WeakrankError(f"{path} was changed by another program while judging; the last answer is not saved. "
+                            f"Run weakrank judge {shlex.quote(str(path))} again to go on from the file as it is now")
+    write_judging_file(table, path)
+    return _stamp(path)
+
+
+def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note: str = "") -> str:
+    """What the terminal shows for row ``position``: a progress line, the query, the passage wrapped to the
+    terminal's width with the query's words highlighted, and the keys."""
+    from weakrank.text import tokenize
+
+    row = table.iloc[position]
+    queries = list(dict.fromkeys(table["query_id"]))
+    same = table["query_id"] == row["query_id"]
+    left = (same & (table["relevance"] == "")).sum()
+    skipped = (table["relevance"] == "skip").sum()
+    judged = (table["relevance"] != "").sum() - skipped
+    progress = (f"query {queries.index(row['query_id']) + 1}/{len(queries)} · passage {position + 1}/{len(table)} · "
+                f"{judged} judged, {skipped} skipped · {left} left of this query")
+    width = min(shutil.get_terminal_size().columns, 100) - 4
+    words = {word for word in tokenize(row["query"]) if word not in STOP_WORDS}
+    start, end = ("\x1b[1;33m" if colour else "\x1b[1m", "\x1b[0m") if styled else ("", "")
+    passage = [_WORD.sub(lambda m: f"{start}{m[0]}{end}" if m[0].lower() in words else m[0], line)
+               for line in textwrap.wrap(row["passage"], width) or [""]]
+    parts = ["\x1b[H\x1b[2J" if styled else "\n", progress, "", f"query {row['query_id']}: {row['query']}", "",
+             f"passage {row['passage_id']}:", *("    " + line for line in passage), "", KEYS]
+    return "\n".join([*parts, note, "relevant? "] if note else [*parts, "relevant? "])
+
+
+def register(add: AddCommand) -> None:
+    """Add ``judge``."""
+    p = add("judge", cmd_judge, "judge the unjudged rows of a judging file (written by weakrank select) in the "
+            "terminal, one key each, every answer saved at once; or convert the judged rows to TREC qrels",
+            config=False)
+    p.add_argument("file", help="judging file: a TSV of query_id, passage_id, query, passage, relevance")
+    p.add_argument("--qrels", metavar="OUT", help="write the judged rows as TREC qrels to OUT instead (no terminal "
+                   "needed; FILE may also be a TREC qrels file)")

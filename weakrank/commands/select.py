@@ -1,0 +1,31 @@
+"""``weakrank select``: choose the queries and passages a person should judge, into a judging file."""
+
+from __future__ import annotations
+
+import argparse
+
+from weakrank.commands import AddCommand, checked_config
+
+
+def cmd_select(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
+    cfg = checked_config(args, ())
+    path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
+                                  seed=args.seed, output=args.output)
+    queries = pairs["query_id"].nunique()
+    print(f"chose {queries} queries of split {args.split!r} whose judgments tell the LF combinations apart: "
+          f"{len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
+    print(f"next: weakrank judge {path}   (or fill in its relevance column: 1 relevant, 0 not)\n"
+          f"then: weakrank run {args.config} --judgments {path}")
+
+
+def register(add: AddCommand) -> None:
+    p = add("select", cmd_select, "choose the queries (and their passages) whose judgments count most, into a "
+            "judging file for `weakrank judge`; reads no gold")
+    p.add_argument("--queries", type=int, default=10, help="how many queries to judge (default 10)")
+    p.add_argument("--split", default="train", help="the pool of unjudged queries (default train; never the "
+                   "[evaluate] split)")
+    p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
+    p.add_argument("--seed", type=int, default=0, help="breaks ties between equally informative queries")
+    p.add_argument("--output", help="the judging file (default <run_dir>/judging.tsv)")

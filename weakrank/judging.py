@@ -1,0 +1,110 @@
+"""The judging file: query-passage pairs for a person to judge, as a TSV any editor or spreadsheet can fill in.
+
+One header line, then one row per pair: ``query_id, passage_id, query, passage, relevance`` (further columns, a
+person's notes, are kept). Relevance values: blank = not judged yet; ``1`` relevant, ``0`` not relevant, a larger
+integer a grade; ``y``/``yes`` and ``n``/``no`` (any case) are read as 1 and 0; ``skip`` or ``?`` = skipped (looked
+at, left out of the qrels). Texts hold no tab or newline (written as spaces); a field with a double quote is
+quoted as spreadsheets do (``"..."`` with ``""`` inside).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.errors import DataError
+from weakrank.io import read_qrels, read_utf8, write_text
+
+JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
+SKIP = "skip"
+_READ_AS = {"y": "1", "yes": "1", "n": "0", "no": "0", "skip": SKIP, "?": SKIP, "": ""}
+_SPACE = re.compile(r"[\t\r\n\v\f]+")
+
+
+def write_judging_file(rows: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``rows`` (query_id, passage_id, query, passage; relevance optional; further columns kept after them)
+    to the judging file ``path`` atomically, in the given order; a tab or newline in a text becomes a space."""
+    missing = [c for c in JUDGING_COLUMNS[:4] if c not in rows.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing} of the rows to judge", file=path, field=missing[0])
+    table = rows.assign(relevance=rows["relevance"] if "relevance" in rows.columns else "")
+    columns = [*JUDGING_COLUMNS, *(c for c in table.columns if c not in JUDGING_COLUMNS)]
+    table = table[columns].fillna("").astype(str)
+    for field in ("query_id", "passage_id"):
+        bad = table[field].str.contains(r"\s|^$", regex=True)
+        if bad.any():
+            row = int(bad.to_numpy().argmax())
+            raise DataError(f"{table[field].iloc[row]!r} is empty or holds whitespace (TREC qrels cannot carry it)",
+                            file=path, row=row, field=field)
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter="\t", lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(table.map(lambda text: _SPACE.sub(" ", text)).itertuples(index=False))
+    return write_text(out.getvalue(), path)
+
+
+def read_judging_file(path: str | Path) -> pd.DataFrame:
+    """The rows of judging file ``path``, every column a string, relevance as ``""`` (not judged), ``"skip"`` or an
+    integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``). A missing column, a row with the wrong number
+    of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
+    the file, the line and the field."""
+    reader = csv.reader(io.StringIO(read_utf8(path)), delimiter="\t")
+    header = next(reader, None)
+    if header is None:
+        raise DataError(f"empty file; expected a header line {chr(9).join(JUDGING_COLUMNS)!r}", file=path, line=1)
+    missing = [c for c in JUDGING_COLUMNS if c not in header]
+    if missing:
+        raise DataError(f"the header line lacks column(s) {missing} (tab-separated)", file=path, line=1, field=missing[0])
+    rows, first_line, number = [], {}, reader.line_num
+    for fields in reader:
+        number, start = reader.line_num, number + 1
+        if number != start:  # a row holds no newline: a quote that is not closed on its line swallowed the next
+            raise DataError('a double quote (") opens a quoted field that does not end on this line; remove it, or '
+                            'double it inside a field quoted as a whole', file=path, line=start)
+        if not any(f.strip() for f in fields):
+            continue
+        if len(fields) != len(header):
+            raise DataError(f"{len(fields)} tab-separated fields, expected {len(header)} ({', '.join(header)})",
+                            file=path, line=number)
+        row = dict(zip(header, fields))
+        for field in ("query_id", "passage_id"):
+            if not row[field] or any(c.isspace() for c in row[field]):
+                raise DataError(f"{row[field]!r} is empty or holds whitespace", file=path, line=number, field=field)
+        pair = (row["query_id"], row["passage_id"])
+        if pair in first_line:
+            raise DataError(f"pair {pair[0]} / {pair[1]} is listed twice (first at line {first_line[pair]})",
+                            file=path, line=number, field="passage_id")
+        first_line[pair] = number
+        row["relevance"] = _relevance(row["relevance"], path, number)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=header, dtype=str)
+
+
+def _relevance(raw: str, path: str | Path, line: int) -> str:
+    """A relevance cell as :func:`read_judging_file` returns it."""
+    value = raw.strip().lower()
+    if value in _READ_AS:
+        return _READ_AS[value]
+    if value.isdigit():
+        return str(int(value))
+    raise DataError(f"{raw!r} is not a relevance: expected 1 (or y), 0 (or n), a grade ≥ 0, skip (or ?), or blank",
+                    file=path, line=line, field="relevance")
+
+
+def judged(table: pd.DataFrame) -> pd.Series:
+    """Which rows of a judging table carry a relevance (neither blank nor skipped)."""
+    return ~table["relevance"].isin(["", SKIP])
+
+
+def read_judged_qrels(path: str | Path) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` (an int) of the judged rows of judging file ``path``; a plain TREC qrels
+    file (``qid 0 pid relevance``, told apart by its first line) is read as it is."""
+    first = read_utf8(path).lstrip().partition("\n")[0]
+    if "\t" not in first or "query_id" not in first.split("\t"):
+        return read_qrels(path)
+    table = read_judging_file(path)
+    return table.loc[judged(table), ["query_id", "passage_id", "relevance"]].astype({"relevance": int}).reset_index(drop=True)

@@ -1,0 +1,122 @@
+"""Few-shot mode: a handful of judged queries choose how the LFs' scores are combined.
+
+The candidates, each a way to score a query's list from the LFs' scores standardised within it:
+
+- ``label-free``: the fusion model's factor weighting, fitted without gold;
+- ``CombSUM``: every LF's standardised score summed;
+- ``RRF``: reciprocal-rank fusion (k = 60) of the LFs' rankings;
+- ``<lf> alone``: one LF's ranking.
+
+Each candidate's AP is taken on every judged query over its judged candidates only (unjudged ones are left out of
+the list: a condensed list, so a judging file that asks about a few passages per query is enough). The rule
+(:func:`choose`) keeps the label-free weighting unless one candidate beats it clearly — its mean AP lead over the
+label-free one larger than ``margin`` standard errors of their paired difference — and then takes that candidate
+alone: averaging a clear winner with the weightings it beat gives back most of its lead, and a lead within the
+noise of a few queries is not worth the risk of choosing worse than no judgment at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+LABEL_FREE = "label-free"
+RRF_K = 60
+MARGIN = 1.0  # standard errors of the paired AP difference a candidate must lead the label-free weighting by
+
+
+@dataclass(frozen=True)
+class Combination:
+    """A way to combine the LFs: ``linear`` (``weights`` · standardised scores) or ``rrf`` (``weights`` ·
+    reciprocal ranks)."""
+
+    kind: str
+    weights: np.ndarray
+
+
+def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
+    """The combinations few-shot mode chooses among: ``label_free`` (per-LF weights of the factor model), CombSUM,
+    RRF, and each LF alone (of the LFs that rank some list: ``informative``, one flag per LF)."""
+    speaking = np.asarray(informative, dtype=float)
+    found = {LABEL_FREE: Combination("linear", np.asarray(label_free, dtype=float))}
+    if speaking.sum() > 1:
+        found["CombSUM"] = Combination("linear", speaking)
+        found["RRF"] = Combination("rrf", speaking)
+    for i, name in enumerate(names):
+        if speaking[i]:
+            found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
+    return found
+
+
+def reciprocal_ranks(z: np.ndarray, groups: np.ndarray, informative: np.ndarray) -> np.ndarray:
+    """1 / (k + rank) of each row by each column within its group (rank 1 = highest; ties share their mean rank);
+    0 where the column does not rank the group (``informative`` False)."""
+    frame = pd.DataFrame(z)
+    ranks = frame.groupby(pd.Series(groups).to_numpy(), sort=False).rank(ascending=False, method="average").to_numpy()
+    return np.where(informative, 1.0 / (RRF_K + ranks), 0.0)
+
+
+def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combination: Combination) -> np.ndarray:
+    """Each row's score under ``combination`` (``z``: the LFs' scores standardised within each group)."""
+    if combination.kind == "rrf":
+        return reciprocal_ranks(z, groups, informative) @ combination.weights
+    return z @ combination.weights
+
+
+def average_precisions(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> pd.Series:
+    """AP of ``scores`` in each group whose rows are judged (``gold`` 1/0, NaN unjudged: left out) and hold a
+    relevant one, by group; ties count against (the relevant row last among equal scores)."""
+    frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
+    aps = {}
+    for group, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
+        y = rows.sort_values(["s", "y"], ascending=[False, True], kind="stable")["y"].to_numpy()
+        if y.sum() > 0:
+            hits = np.cumsum(y)
+            aps[group] = float((hits / np.arange(1, len(y) + 1))[y == 1].mean())
+    return pd.Series(aps, dtype=np.float64)
+
+
+def candidate_aps(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, gold: np.ndarray,
+                  found: dict[str, Combination]) -> pd.DataFrame:
+    """AP on each judged query (rows) of each combination in ``found`` (columns)."""
+    return pd.DataFrame({name: average_precisions(combined(z, groups, informative, c), groups, gold)
+                         for name, c in found.items()})
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the judged queries chose, and why: the best candidate's lead over the label-free weighting in MAP and
+    in standard errors of the paired difference, over ``queries`` judged queries with a relevant passage."""
+
+    name: str
+    best: str
+    lead: float
+    errors: float
+    queries: int
+    margin: float
+
+    def reason(self) -> str:
+        """One sentence for a person."""
+        if self.queries == 0:
+            return "no judged query has a relevant passage: the label-free weighting is kept"
+        if self.best == LABEL_FREE:
+            return f"on {self.queries} judged queries nothing beats the label-free weighting: it is kept"
+        verdict = "taken" if self.name == self.best else f"within the noise (< {self.margin:g} SE): the label-free weighting is kept"
+        return (f"on {self.queries} judged queries the best is {self.best}, {self.lead:+.3f} MAP over the label-free "
+                f"weighting ({self.errors:.1f} SE): {verdict}")
+
+
+def choose(aps: pd.DataFrame, margin: float = MARGIN) -> Choice:
+    """The rule of the module doc over ``aps`` (:func:`candidate_aps`; its first column is the label-free one)."""
+    if aps.empty:
+        return Choice(LABEL_FREE, LABEL_FREE, 0.0, 0.0, 0, margin)
+    means = aps.mean()
+    best = max(aps.columns, key=lambda name: (means[name], -list(aps.columns).index(name)))
+    gap = (aps[best] - aps[LABEL_FREE]).to_numpy()
+    error = gap.std(ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else np.inf
+    errors = float(gap.mean() / error) if error > 0 else (np.inf if gap.mean() > 0 else 0.0)
+    taken = best != LABEL_FREE and gap.mean() > 0 and errors > margin
+    return Choice(best if taken else LABEL_FREE, best, float(gap.mean()), errors, len(gap), margin)

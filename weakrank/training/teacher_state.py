@@ -1,0 +1,178 @@
+"""A model directory read as untrusted input: the teacher's state (``weakrank_fusion.json``) and the model files.
+
+A model directory is data that people download and share. Its teacher file names each LF (a built-in name, or a
+``lfs/<file>.py:<function>`` carried inside the directory), the LF's options and state file, and the fusion label
+model's fitted state. :func:`read_teacher_state` checks all of it before anything is built: the file's size and
+nesting, every field's type, finite numbers, cluster indices in range, and that every path it names lies inside
+the directory. :func:`check_model_files` refuses weights that would be unpickled and module lists naming classes
+outside sentence-transformers. Each problem is a :class:`~weakrank.errors.DataError` naming the file and field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from weakrank.errors import DataError
+
+FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
+MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one
+MAX_DEPTH = 8  # {"teacher": {"clusters": [[0]]}} is 4 deep
+
+
+@dataclass(frozen=True)
+class LFEntry:
+    """One LF of the teacher: its name, how to build it (``spec``, ``options``) and its state file (or None)."""
+
+    name: str
+    spec: str
+    options: dict[str, Any]
+    state: Path | None
+    code: Path | None  # the ``lfs/*.py`` file a user's LF runs (None: a built-in)
+
+
+@dataclass(frozen=True)
+class TeacherState:
+    """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, and the model's state."""
+
+    lfs: list[LFEntry]
+    teacher: dict[str, Any]
+
+
+def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
+    """The checked teacher state of model directory ``directory``; ``builtins``: the LF names that need no code of
+    the directory's (their specs are names, not files)."""
+    directory = Path(directory)
+    path = directory / FUSION_FILE
+    if path.stat().st_size > MAX_BYTES:
+        raise DataError(f"{path.stat().st_size} bytes: too large for a teacher's state (at most {MAX_BYTES})", file=path)
+    try:
+        saved = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as err:
+        raise DataError(f"not JSON ({type(err).__name__}); re-run `weakrank train`", file=path) from None
+    _check_depth(saved, path)
+    if not isinstance(saved, dict):
+        raise DataError("expected an object with 'lfs' and 'teacher'", file=path)
+    entries = _field(saved, "lfs", list, path)
+    if not entries:
+        raise DataError("no LF: a teacher fuses at least one", file=path, field="lfs")
+    lfs = [_lf_entry(directory, entry, f"lfs[{i}]", builtins) for i, entry in enumerate(entries)]
+    names = [lf.name for lf in lfs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise DataError(f"LF {twice[0]!r} is named twice", file=path, field="lfs")
+    teacher = _field(saved, "teacher", dict, path)
+    check_fusion_state(teacher, len(lfs), path)
+    return TeacherState(lfs, teacher)
+
+
+def inside(directory: Path, relative: object, field: str, path: Path) -> Path:
+    """``directory / relative`` when ``relative`` is a relative path that stays inside ``directory`` (no ``..``,
+    no absolute path, no link out of it)."""
+    if not isinstance(relative, str) or not relative:
+        raise DataError(f"expected a relative path, got {relative!r}", file=path, field=field)
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts or "\\" in relative or ":" in pure.parts[0]:
+        raise DataError(f"{relative!r} is not a path inside the model directory", file=path, field=field)
+    target = directory / pure
+    try:
+        target.resolve().relative_to(directory.resolve())
+    except ValueError:
+        raise DataError(f"{relative!r} leads out of the model directory (a link)", file=path, field=field) from None
+    if not target.exists():
+        raise DataError(f"{relative!r} is missing from the model directory", file=path, field=field)
+    return target
+
+
+def check_fusion_state(state: dict[str, Any], n_lfs: int, path: Path) -> None:
+    """The fusion label model's state (:meth:`ScoreFusionModel.params`) over ``n_lfs`` LFs: clusters of distinct
+    LF indices in range, one finite loading, non-negative weight (some positive) and positive scale a cluster."""
+    clusters = _field(state, "clusters", list, path, "teacher")
+    if not clusters:
+        raise DataError("no cluster of LFs", file=path, field="teacher.clusters")
+    seen: list[int] = []
+    for k, cluster in enumerate(clusters):
+        if not isinstance(cluster, list) or not cluster:
+            raise DataError("expected a non-empty list of LF indices", file=path, field=f"teacher.clusters[{k}]")
+        for i in cluster:
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_lfs or i in seen:
+                raise DataError(f"LF index {i!r} is not one of 0..{n_lfs - 1} (once each)", file=path,
+                                field=f"teacher.clusters[{k}]")
+            seen.append(i)
+    for key in ("loadings", "weights", "scales"):
+        values = _field(state, key, list, path, "teacher")
+        if len(values) != len(clusters):
+            raise DataError(f"{len(values)} values for {len(clusters)} clusters", file=path, field=f"teacher.{key}")
+        for k, value in enumerate(values):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise DataError(f"{value!r} is not a finite number", file=path, field=f"teacher.{key}[{k}]")
+    if any(w < 0 for w in state["weights"]) or not any(w > 0 for w in state["weights"]):
+        raise DataError("weights must be >= 0, one at least > 0", file=path, field="teacher.weights")
+    if any(s <= 0 for s in state["scales"]):
+        raise DataError("scales must be > 0", file=path, field="teacher.scales")
+    if state.get("combine", "linear") not in ("linear", "rrf"):
+        raise DataError(f"{state['combine']!r} is not 'linear' or 'rrf'", file=path, field="teacher.combine")
+    options = _field(state, "options", dict, path, "teacher")
+    for key, value in options.items():
+        if key not in ("duplicate_threshold", "min_noise", "temperature", "few_shot_margin"):
+            raise DataError(f"unknown option {key!r}", file=path, field="teacher.options")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0 or (
+                value == 0 and key != "few_shot_margin"):
+            raise DataError(f"{value!r} is not a positive finite number", file=path, field=f"teacher.options.{key}")
+
+
+def check_model_files(directory: Path) -> None:
+    """Refuse, with an error naming the file, what would make loading a model folder (the student, an LF's encoder) run code or unpickle: weights
+    that are not safetensors (``pytorch_model.bin`` is a pickle) and a ``modules.json`` naming classes outside
+    sentence-transformers."""
+    for found in sorted(directory.glob("*.bin")) + sorted(directory.glob("*.pt")) + sorted(directory.glob("*.pkl")):
+        if not (directory / "model.safetensors").exists():
+            raise DataError(f"weights stored as a pickle ({found.name}); weakrank loads safetensors only "
+                            "(model.safetensors): save the model again with save_pretrained", file=found)
+    modules = directory / "modules.json"
+    if modules.exists():
+        try:
+            types = [entry["type"] for entry in json.loads(modules.read_text())]
+        except (ValueError, TypeError, KeyError) as err:
+            raise DataError(f"not a sentence-transformers module list ({type(err).__name__})", file=modules) from None
+        foreign = [t for t in types if not (isinstance(t, str) and t.startswith("sentence_transformers."))]
+        if foreign:
+            raise DataError(f"names a module class outside sentence-transformers: {foreign[0]!r}", file=modules)
+
+
+def _lf_entry(directory: Path, entry: object, field: str, builtins: set[str]) -> LFEntry:
+    path = directory / FUSION_FILE
+    if not isinstance(entry, dict):
+        raise DataError("expected an object with name, spec, options, state", file=path, field=field)
+    name, spec = _field(entry, "name", str, path, field), _field(entry, "spec", str, path, field)
+    options = _field(entry, "options", dict, path, field)
+    state = entry.get("state")
+    state_path = None if state is None else inside(directory, state, f"{field}.state", path)
+    if spec in builtins:
+        return LFEntry(name, spec, options, state_path, None)
+    target, _, attr = spec.rpartition(":")
+    if not target.endswith(".py") or not PurePosixPath(target).parts[:1] == (LF_DIR,) or not attr.isidentifier():
+        raise DataError(f"{spec!r} is neither a built-in LF nor a function of a file in {LF_DIR}/: a model "
+                        "directory runs no code from elsewhere", file=path, field=f"{field}.spec")
+    return LFEntry(name, spec, options, state_path, inside(directory, target, f"{field}.spec", path))
+
+
+def _field(obj: dict, key: str, kind: type, path: Path, parent: str = "") -> Any:
+    where = f"{parent}.{key}" if parent else key
+    if key not in obj:
+        raise DataError("missing", file=path, field=where)
+    value = obj[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise DataError(f"expected {kind.__name__}, got {type(value).__name__}", file=path, field=where)
+    return value
+
+
+def _check_depth(value: object, path: Path, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise DataError(f"nested deeper than {MAX_DEPTH} levels: not a teacher's state", file=path)
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for child in children:
+        _check_depth(child, path, depth + 1)
