@@ -306,8 +306,9 @@ def test_the_closing_line_says_what_happened_and_when_to_judge():
     from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 
     judge = judge_commands("pipelines/wikiqa.toml", "data/quickstart", "--run-dir data/quickstart")
-    assert judge.startswith("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, "
-                            "`weakrank judge data/quickstart/judging.tsv`")
+    assert judge == ("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, `weakrank judge "
+                     "data/quickstart/judging.tsv`, then `weakrank run pipelines/wikiqa.toml --run-dir data/quickstart "
+                     "--judgments data/quickstart/judging.tsv`")
     line = closing_line(evaluation_table(0.69, 2e-6), judge=judge)
     assert line.startswith("the shipped ranker (model): MAP 0.690 vs bm25 0.580 (+19%, p < 0.001; 237 queries); "
                            "embedding_cosine alone: 0.720, ahead of it — judge 10 queries to pass it: `weakrank select")

@@ -65,6 +65,6 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
 def judge_commands(config: str, run_dir: str, flags: str = "") -> str:
     """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments
     (``flags``: those the run was given, e.g. ``--run-dir``)."""
-    again = f"{config} {flags}".strip()
-    return (f"`weakrank select {again} --queries {JUDGE_QUERIES}`, `weakrank judge {run_dir}/judging.tsv`, then "
-            f"`[aggregate] judgments = \"FILE\"` in {config} (or `--judgments FILE`) and `weakrank run {again}`")
+    again, judging = f"{config} {flags}".strip(), f"{run_dir}/judging.tsv"
+    return (f"`weakrank select {again} --queries {JUDGE_QUERIES}`, `weakrank judge {judging}`, then "
+            f"`weakrank run {again} --judgments {judging}`")
