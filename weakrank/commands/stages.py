@@ -171,8 +171,10 @@ def cmd_run(args: argparse.Namespace) -> None:
     print(f"\ntime per stage (→ {path}):")
     for stage, t in timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
-    for line in filter(None, said):
-        print(f"\n{line}")
+    commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
+    for line in filter(None, said):  # the judging commands once
+        print(f"\n{line.replace(commands, 'the commands above') if shown else line}")
+        shown = shown or commands in line
 
 
 def peak_rss_mib() -> float:
