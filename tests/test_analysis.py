@@ -61,3 +61,58 @@ def test_lf_summary_uses_snorkel_analysis(tiny):
     # in the votes' values (+1 / −1), not Snorkel's 0/1 labels
     assert "np.int64" not in summary.to_csv() and '"[-1, 1]"' in summary.to_csv()
     assert all(sorted(p) == sorted(set(votes[f"vote_{n}"]) - {0}) for n, p in summary["Polarity"].items())
+
+
+def test_first_agreement_by_hand():
+    from weakrank.analysis import first_agreement
+
+    groups = np.array(["a", "a", "a", "b", "b", "c", "c"])
+    scores = np.array([[3, 1], [1, 2], [0, 0], [5, 5], [4, 5], [1, 0], [1, 1]], dtype=float)
+    ranks = np.ones_like(scores, dtype=bool)
+    ranks[5:, 1] = False  # column 1 does not rank list c (it is left out of that list's agreement)
+    agreement = first_agreement(scores, ranks, groups)
+    # a: firsts differ; b: column 1 ties its first two, one of them column 0's first → the same; c: not shared
+    assert agreement[0, 1] == agreement[1, 0] == 0.5
+    assert agreement[0, 0] == agreement[1, 1] == 1.0
+
+
+def score_votes(relevance: float, n_queries: int = 300, size: int = 8, seed: int = 0) -> pd.DataFrame:
+    """A votes table of lists with one relevant candidate: a weak lexical LF and two semantic LFs that share a
+    topic signal (so the fusion model loads both high and alike) and ``relevance`` · relevant."""
+    rng = np.random.default_rng(seed)
+    y = np.zeros(n_queries * size)
+    y[np.arange(n_queries) * size + rng.integers(size, size=n_queries)] = 1
+    topic = rng.normal(size=len(y))
+    lfs = {"bm25": 0.5 * (relevance * y + topic) + rng.normal(size=len(y)),
+           "embedding_cosine": relevance * y + topic + 0.6 * rng.normal(size=len(y)),
+           "bert_cosine": relevance * y + topic + 0.6 * rng.normal(size=len(y))}
+    votes = pd.DataFrame({"query_id": np.repeat(np.arange(n_queries), size).astype(str),
+                          "passage_id": np.arange(len(y)).astype(str)})
+    for name, score in lfs.items():
+        votes[f"score_{name}"] = score
+        votes[f"vote_{name}"] = np.where(score > np.quantile(score, 0.8), 1, -1).astype(np.int8)
+    return votes
+
+
+def test_views_that_agree_need_no_judging_and_views_alike_that_disagree_do():
+    """Issue 44: without gold, analyze reports the fusion model's views (loadings, weights, top-1 agreement) and
+    says when it cannot tell two apart: loaded alike, yet often a different candidate first."""
+    from weakrank.analysis import fusion_views, judging_advice
+    from weakrank.label_models.fusion import ScoreFusionModel
+
+    agree = score_votes(relevance=3.0)  # the relevant candidate stands out: the semantic views agree on it
+    views = fusion_views(agree, ScoreFusionModel().fit_table(agree))
+    assert list(views.index) == ["bm25", "embedding_cosine", "bert_cosine"]
+    assert views["kind"].tolist() == ["lexical", "semantic", "semantic"]
+    assert views["weight"].sum() == pytest.approx(1.0) and views.attrs["lists"] == 300
+    assert views.loc["embedding_cosine", "bert_cosine"] > 0.75 and views.loc["bm25", "bm25"] == 1.0
+    assert views.loc["bm25", "loading"] < views[["loading"]].iloc[1:].min().item() - 0.2  # bm25: not alike
+    assert judging_advice(views) is None
+
+    disagree = score_votes(relevance=0.5)  # mostly the shared topic: loaded alike, firsts often differ
+    views = fusion_views(disagree, ScoreFusionModel().fit_table(disagree))
+    assert views.loc["embedding_cosine", "bert_cosine"] < 0.6
+    assert abs(views.loc["embedding_cosine", "loading"] - views.loc["bert_cosine", "loading"]) < 0.1
+    advice = judging_advice(views)
+    assert advice.startswith("the label model cannot tell embedding_cosine and bert_cosine apart")
+    assert f"{1 - views.loc['embedding_cosine', 'bert_cosine']:.0%} of the lists" in advice

@@ -10,7 +10,7 @@ from weakrank.cli import main
 from weakrank.errors import DataError
 from weakrank.evaluation.metrics import MEASURES
 from weakrank.evaluation.tables import runs_table
-from weakrank.io import read_qrels, read_run, write_qrels, write_run
+from weakrank.io import read_qrels, read_run, write_parquet, write_qrels, write_run
 from weakrank.paths import RunPaths
 from weakrank.training.config import MODES
 
@@ -195,7 +195,17 @@ def test_run_evaluates_beir_qrels_as_evaluate_require_says(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "require = 'both'" in err and "[evaluate] require, or --require" in err
     assert main(["run", str(cfg), "--stages", "evaluate", "--require", "relevant"]) == 0
-    assert "n = 3 queries (with a relevant candidate)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "n = 3 queries (with a relevant candidate)" in out
+    # issue 43: the table explains itself (p-values, marks, rows) and a closing line says what happened
+    assert "p MAP" in out and "† significantly better than the baseline (bm25), ‡ significantly worse" in out
+    assert "fusion-rrf, fusion-combsum: the LFs' rankings fused without labels" in out
+    assert "model: the shipped ranker: the trained cross-encoder (the student) averaged per query" in out
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("the shipped ranker (model): MAP ") and " vs bm25 " in last and "3 queries" in last
+    written = (paths.runs / "evaluation.md").read_text()
+    assert "p MAP" in written and "† significantly better" in written and last.split(";")[0] in written
+    assert (paths.runs / "evaluation.png").stat().st_size > 1000
     cfg.write_text(base + '[evaluate]\nrequire = "relevant"\n')
     assert main(["run", str(cfg), "--stages", "evaluate"]) == 0
     assert "n = 3 queries (with a relevant candidate)" in capsys.readouterr().out
@@ -387,3 +397,29 @@ def test_loading_a_model_draws_no_loading_weights_bar():
         assert not logging.is_progress_bar_enabled()
     finally:
         logging.disable_progress_bar()
+
+
+def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys, monkeypatch):
+    """Issue 44: without gold, analyze reports how the fusion model's views agree and, where it cannot tell two
+    apart, says so in one line with the commands that judge a few queries; `run` prints it at its end."""
+    from tests.test_analysis import score_votes
+
+    monkeypatch.setattr("weakrank.pipeline.fusion_runs", lambda votes: {})  # no RRF: ranx compiles for 20 CPU s
+
+    cfg = tmp_path / "views.toml"
+    cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\n[label]\nlfs = ["bm25", "embedding_cosine", '
+                   '"bert_cosine"]\n')
+    paths = RunPaths(tmp_path / "data" / "views")
+    votes = score_votes(relevance=0.5)  # two views alike that disagree; no gold
+    write_parquet(votes.assign(split="train", rank=votes.groupby("query_id").cumcount(), gold=pd.NA), paths.votes)
+    assert main(["run", str(cfg), "--stages", "analyze", "--run-dir", str(paths.root), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "== views ==" in out and "put the same candidate first" in out  # the table and its legend
+    last = out.rstrip().splitlines()[-1]
+    assert last.startswith("the label model cannot tell embedding_cosine and bert_cosine apart: it loads them alike")
+    assert f"`weakrank select {cfg} --run-dir {paths.root} --queries 10`" in last
+    assert last.endswith(f"`weakrank judge {paths.root}/judging.tsv`, then `weakrank run {cfg} --run-dir {paths.root} "
+                         f"--judgments {paths.root}/judging.tsv`")
+    views = pd.read_csv(paths.analysis / "views.csv", index_col=0)
+    assert list(views.index) == ["bm25", "embedding_cosine", "bert_cosine"]
+    assert "cannot tell embedding_cosine and bert_cosine apart" in (paths.analysis / "views.md").read_text()

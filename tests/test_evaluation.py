@@ -272,3 +272,50 @@ def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
         assert not np.allclose(with_tied[system]["score"][q2], without[system]["score"][q2])
     alone = fusion_runs(votes.assign(score_b=0.0, score_tied=0.0))  # only LF a ranks: its own order
     assert (alone["fusion:rrf"]["score"].rank() == votes["score_a"].rank()).all()
+
+
+def test_the_table_prints_p_values_and_its_legend_even_when_nothing_is_significant():
+    """Issue 43: `evaluate` promised t-tests "vs the first" and printed no p-value where nothing was significant."""
+    from weakrank.evaluation.tables import table_legend
+
+    base = pd.DataFrame({"MAP": [0.1, 0.2, 0.3, 0.4, 0.5]}, index=list("abcde"))
+    noisy = base + np.array([[0.05], [-0.04], [0.06], [-0.03], [0.02]])
+    table = results_table({"bm25": [base], "noisy": [noisy]})
+    p = ttest_rel(noisy["MAP"], base["MAP"]).pvalue  # one comparison: no correction
+    assert table.loc["noisy", "MAP p"] == pytest.approx(p) and p > 0.05 and np.isnan(table.loc["bm25", "MAP p"])
+    shown = format_table(table, p_for="MAP")
+    assert shown["p MAP"].tolist() == ["", f"{p:.3f}"] and shown.loc["noisy", "MAP"] == "0.312"  # no mark
+    legend = table_legend(table, p_for="MAP")
+    assert legend.startswith("† significantly better than the baseline (bm25), ‡ significantly worse")
+    assert "p < 0.05 after Bonferroni (1 comparisons)" in legend and "p MAP" in legend
+
+
+def evaluation_table(model_map: float, p: float) -> pd.DataFrame:
+    """A hand-made evaluation table of a pipeline run, its rows' roles in ``attrs``."""
+    rows = {"bm25": 0.58, "embedding_cosine": 0.72, "fusion-rrf": 0.66, "labels-fusion": 0.68, "model": model_map}
+    table = pd.DataFrame({"queries": 237, "MAP": rows.values(), "MAP p": [np.nan, 1e-5, 1e-3, 1e-4, p]}, index=rows)
+    table.attrs.update(baseline="bm25", alpha=0.05, architecture="cross-encoder", shipped=True,
+                       roles={"bm25": "lf", "embedding_cosine": "lf", "fusion-rrf": "fusion",
+                              "labels-fusion": "labels", "model": "trained"})
+    return table
+
+
+def test_the_closing_line_says_what_happened_and_when_to_judge():
+    """Issue 43: a line in words — the shipped ranker against BM25 (with its p-value) and the best LF, and the
+    commands that judge a few queries when an LF is ahead."""
+    from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
+
+    judge = judge_commands("pipelines/wikiqa.toml", "data/quickstart", "--run-dir data/quickstart")
+    assert judge == ("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, `weakrank judge "
+                     "data/quickstart/judging.tsv`, then `weakrank run pipelines/wikiqa.toml --run-dir data/quickstart "
+                     "--judgments data/quickstart/judging.tsv`")
+    line = closing_line(evaluation_table(0.69, 2e-6), judge=judge)
+    assert line.startswith("the shipped ranker (model): MAP 0.690 vs bm25 0.580 (+19%, p < 0.001; 237 queries); "
+                           "embedding_cosine alone: 0.720, ahead of it — judge 10 queries to pass it: `weakrank select")
+    line = closing_line(evaluation_table(0.73, 0.2), judge=judge)
+    assert line == ("the shipped ranker (model): MAP 0.730 vs bm25 0.580 (+26%, p = 0.200, not significant; 237 "
+                    "queries); above every LF and fusion (the best, embedding_cosine: 0.720)")
+    legend = rows_legend(evaluation_table(0.69, 0.01)).splitlines()
+    assert legend[0] == "bm25, embedding_cosine: each LF's own ranking"
+    assert legend[-1].startswith("model: the shipped ranker: the trained cross-encoder (the student) averaged per "
+                                 "query with its teacher, the fusion label model over the LFs")

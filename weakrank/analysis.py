@@ -10,13 +10,14 @@ share of relevant pairs among them, so an LF or label model gains nothing from t
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from weakrank.labeling import SCORE, lf_names, vote_matrix
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix, vote_matrix
 from weakrank.voting import from_snorkel, to_snorkel
 
 
@@ -76,6 +77,93 @@ def quality_table(per_query: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+QUALITY_LEGEND = (
+    "P@1, R@1: precision and recall of a scorer's first candidate (tied firsts share it), AUC: of its whole "
+    "ranking, per query, averaged. Rows: each LF; each label model fitted on all the votes without gold; "
+    "fusion:rrf and fusion:combsum, the LFs' rankings fused without labels; labels.parquet, what aggregate wrote")
+
+
 def lf_scorers(votes: pd.DataFrame) -> dict[str, str]:
     """``name → raw score column`` of every LF of a votes table."""
     return {name: SCORE + name for name in lf_names(votes)}
+
+
+
+LEXICAL = ("bm25", "tfidf", "word_overlap")  # LFs of shared words
+SEMANTIC = ("embedding_cosine", "bert_cosine")  # LFs of sentence vectors
+FUSED = "fused"  # the column of the fused score's agreement in :func:`fusion_views`
+
+
+def view_kind(lfs: Sequence[str]) -> str:
+    """``lexical`` or ``semantic`` where every LF of a view is (:data:`LEXICAL`, :data:`SEMANTIC`), else ``other``."""
+    return next((kind for kind, names in (("lexical", LEXICAL), ("semantic", SEMANTIC)) if set(lfs) <= set(names)),
+                "other")
+
+
+def first_agreement(scores: np.ndarray, ranks: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """k × k: for each pair of columns of ``scores``, the share of the groups (queries) both rank (``ranks``: n × k,
+    whether a column ranks the row's group) on which they put the same row first (tied firsts count as the same);
+    NaN where they rank no group together."""
+    frame = pd.DataFrame(scores)
+    first = (scores >= frame.groupby(groups, sort=False).transform("max").to_numpy() - 1e-12).astype(np.int8)
+    lists = pd.DataFrame(ranks).groupby(groups, sort=False).any().to_numpy()
+    k = scores.shape[1]
+    agreement = np.full((k, k), np.nan)
+    for a in range(k):
+        for b in range(a, k):
+            both = lists[:, a] & lists[:, b]
+            same = pd.Series(first[:, a] & first[:, b]).groupby(groups, sort=False).any().to_numpy()
+            agreement[a, b] = agreement[b, a] = same[both].mean() if both.any() else np.nan
+    return agreement
+
+
+def fusion_views(votes: pd.DataFrame, model: ScoreFusionModel) -> pd.DataFrame:
+    """The views of ``model`` (a fusion label model fitted on ``votes``' LFs), a row each named by its LFs joined by
+    ``+``: ``kind`` (:func:`view_kind`), ``loading`` on the latent relevance factor, share of the fused score's
+    ``weight``, then the top-1 agreement (:func:`first_agreement`) of the view with each view and with the fused
+    score (column :data:`FUSED`) over ``votes``' lists; ``attrs["lists"]``: how many lists."""
+    names, groups = lf_names(votes), votes["query_id"].to_numpy()
+    scores = score_matrix(votes)
+    views = model.scaled_views(scores, groups)
+    ranks = np.column_stack([informative_rows(scores, groups)[:, c].any(axis=1) for c in model.clusters_])
+    agreement = first_agreement(np.column_stack([views, views @ model.weights_]),
+                                np.column_stack([ranks, ranks.any(axis=1)]), groups)
+    labels = ["+".join(names[i] for i in cluster) for cluster in model.clusters_]
+    table = pd.DataFrame({"kind": [view_kind(label.split("+")) for label in labels], "loading": model.loadings_,
+                          "weight": model.weights_ / model.weights_.sum()}, index=pd.Index(labels, name="view"))
+    table[[*labels, FUSED]] = agreement[: len(labels)]
+    table.attrs["lists"] = len(set(groups))
+    return table
+
+
+VIEWS_LEGEND = (
+    "Rows: the views of the fusion label model, fitted on all the votes without gold (an LF, or LFs it merged as "
+    "near copies): kind, loading on its latent relevance factor, weight: share of the fused score. The other "
+    "columns: of the lists both rank, the share on which the row and the column (a view, or the fused score) "
+    "put the same candidate first")
+
+
+TRUSTED = 0.5  # the factor model reads a view loaded at least this much as a good witness of relevance …
+ALIKE = 0.1  # … and two whose loadings are this close as equally good …
+DISAGREE = 0.3  # … while they put different candidates first on at least this share of the lists
+
+
+def judging_advice(views: pd.DataFrame) -> str | None:
+    """One line when the fusion label model cannot tell views apart (:func:`fusion_views`' table), else None.
+
+    The rule: two views that the factor model loads at least :data:`TRUSTED` and within :data:`ALIKE` of each
+    other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
+    :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
+    nothing without labels tells apart; a few judged queries do (few-shot mode chooses the weighting on them).
+    Of several such pairs, the one with the most weight is named.
+    """
+    trusted = views[views["loading"] >= TRUSTED]
+    pairs = [(a, b) for i, a in enumerate(trusted.index) for b in trusted.index[i + 1:]
+             if abs(trusted.loc[a, "loading"] - trusted.loc[b, "loading"]) <= ALIKE
+             and 1 - views.loc[a, b] >= DISAGREE]
+    if not pairs:
+        return None
+    a, b = max(pairs, key=lambda pair: views.loc[list(pair), "weight"].sum())
+    return (f"the label model cannot tell {a} and {b} apart: it loads them alike ({views.loc[a, 'loading']:.2f}, "
+            f"{views.loc[b, 'loading']:.2f}), yet they put different candidates first on {1 - views.loc[a, b]:.0%} "
+            f"of the lists both rank ({views.attrs['lists']} lists), and nothing without labels says which is right there")

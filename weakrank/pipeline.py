@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from weakrank.analysis import lf_scorers, lf_summary, quality_table, query_quality
+from weakrank.analysis import (
+    QUALITY_LEGEND,
+    VIEWS_LEGEND,
+    fusion_views,
+    judging_advice,
+    lf_scorers,
+    lf_summary,
+    quality_table,
+    query_quality,
+)
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
@@ -22,7 +31,8 @@ from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
-from weakrank.evaluation.tables import results_table, runs_table
+from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
+from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
 from weakrank.judging import read_judged_qrels
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
@@ -153,8 +163,11 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
 
 @locked("analyze")
 def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
-    """LF summary and quality table (each LF, every label model, the configured aggregate), the latter also
-    per query (``quality_per_query``: for paired tests between scorers)."""
+    """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
+    ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
+    from judged queries) and, with gold, the quality table (each LF, every label model, the configured
+    aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
+    ``attrs["legend"]``."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -178,12 +191,19 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
                             f"splits are {sorted(set(votes['split']))}", file=paths.votes, field="split")
         scored = scored[scored["split"].isin(splits)]
     summary = lf_summary(scored)
-    tables = {"lf_summary": summary}
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
+    views = fusion_views(scored, cfg.aggregate.label_model("fusion").fit_table(votes))
+    judged = paths.labels.exists() and read_metadata(paths.labels).get("gold_queries")
+    views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views))
+    write_text(views.to_csv(), out / "views.csv")
+    write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"
+               f"{VIEWS_LEGEND}\n" + (f"\n{views.attrs['advice']}.\n" if views.attrs["advice"] else ""), out / "views.md")
+    tables = {"lf_summary": summary, "views": views}
     if scored["gold"].notna().any():
         per_query = query_quality(scored, scorers)
         quality = quality_table(per_query)
+        quality.attrs["legend"] = QUALITY_LEGEND
         tables.update(quality=quality, quality_per_query=per_query)
         where = ", ".join(splits) if splits else "all splits"
         write_text(quality.to_csv(), out / "quality.csv")
@@ -191,7 +211,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         write_text(
             f"# LF quality — {cfg.name} ({where}, {quality.attrs['queries']} queries)\n\n"
             + to_markdown(quality)
-            + "\n",
+            + f"\n\n{QUALITY_LEGEND}\n",
             out / "quality.md",
         )
         quality_bars(quality, out / "quality.png", f"LF and label-model quality — {cfg.name} ({where})")
@@ -230,22 +250,44 @@ def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | No
 
 
 @locked("evaluate")
-def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None) -> pd.DataFrame:
+def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
+                  **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
-    BM25 scores), written to ``runs/evaluation.csv``; ``require`` (default ``[evaluate] require``) says which
-    queries count."""
+    BM25 scores), written to ``runs/evaluation.csv``, with ``evaluation.md`` (the table and its legend) and
+    ``evaluation.png`` (MAP, MRR and nDCG@10 of each run) beside it; ``require`` (default ``[evaluate] require``)
+    says which queries count. ``attrs`` (the ``roles`` of the rows and what the trained one is: see
+    :mod:`weakrank.evaluation.summary`) go into the table's ``attrs``, its legend and its closing line."""
     paths = RunPaths(cfg.run_dir)
+    require = require or cfg.evaluate.require
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
-    table = runs_table(list(runs), read_parquet(paths.qrels), require or cfg.evaluate.require, negatives)
+    table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives)
+    table.attrs.update(attrs)
     write_text(table.to_csv(), paths.runs / "evaluation.csv")
+    roles = table.attrs.get("roles", {})
+    groups = {row: FIGURE_GROUPS.get(roles.get(row, ""), "run") for row in table.index}
+    groups[table.attrs["baseline"]] = "baseline"
+    note = queries_note(table, require)
+    figure = quality_bars(table[list(FIGURE_METRICS)], paths.runs / "evaluation.png",
+                          f"{cfg.name}: the runs side by side\n{note}", groups=groups)
+    text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
+            f"{table_legend(table, p_for='MAP')}.", ""]
+    if roles:
+        judge = judge_commands(str(cfg.source or "CONFIG"), str(cfg.run_dir), f"--run-dir {cfg.run_dir}")
+        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, judge=judge), ""]
+    write_text("\n".join([*text, f"![the runs side by side]({figure.name})", ""]), paths.runs / "evaluation.md")
     return table
+
+
+FIGURE_GROUPS = {"lf": "LF", "fusion": "fusion", "labels": "labels", "trained": "trained"}  # role → colour group
+FIGURE_METRICS = ("MAP", "MRR", "nDCG@10")
 
 
 @locked("evaluate")
 def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None, **overrides: Any) -> pd.DataFrame:
     """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
     of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
-    (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`)."""
+    (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
+    ``attrs`` say what each row is)."""
     from weakrank.training.run import train_config
 
     paths = RunPaths(cfg.run_dir)
@@ -255,13 +297,20 @@ def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None 
         raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
     names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
     systems = {name: column_run(votes, SCORE + name, split) for name in names}
-    systems.update({name.replace(":", "-"): column_run(run, "score", split) for name, run in fusion_runs(votes).items()})
+    roles = dict.fromkeys(names, "lf")
+    for name, run in fusion_runs(votes).items():
+        systems[name.replace(":", "-")] = column_run(run, "score", split)
+        roles[name.replace(":", "-")] = "fusion"
     if paths.labels.exists():
         model = read_metadata(paths.labels).get("model", "labels")
         systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
+        roles[f"labels-{model}"] = "labels"
     files = [write_run(run, paths.runs / f"{name}.trec", name) for name, run in systems.items()]
-    trained = paths.runs / f"{Path(train_config(cfg, **overrides).output).name}.trec"
-    return evaluate_runs(cfg, [*files, trained], require)
+    tc = train_config(cfg, **overrides)
+    trained = paths.runs / f"{Path(tc.output).name}.trec"
+    roles[trained.stem] = "trained"
+    return evaluate_runs(cfg, [*files, trained], require, roles=roles, architecture=tc.architecture,
+                         shipped=tc.fuse_lfs and not tc.supervised)
 
 
 @locked("index")

@@ -3,10 +3,12 @@ no pyplot, so the caller's backend is never touched."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from weakrank.io import atomic_path
 
@@ -44,19 +46,22 @@ def line_plot(table: pd.DataFrame, path: str | Path, title: str, xlabel: str, yl
 CHANCE_AUC = 0.5
 
 
-def quality_figure(table: pd.DataFrame, title: str, queries: int | None = None) -> Figure:
+def quality_figure(table: pd.DataFrame, title: str, queries: int | None = None,
+                   groups: Mapping[str, str] | None = None) -> Figure:
     """LF and label-model quality: one panel per metric (P@1, R@1, AUC; a ``queries`` column is read as the
     number of queries, not drawn), one bar per scorer labelled with its value; AUC panels carry a dashed
-    chance line at 0.5."""
+    chance line at 0.5. ``groups`` (row → group, e.g. "LF", "fusion") colours the bars by group, with a legend."""
     if queries is None and "queries" in table.columns and table["queries"].notna().any():
         queries = int(table["queries"].max())
     metrics = [c for c in table.columns if c != "queries"]
     names = [str(name) for name in table.index]
     fig = Figure(figsize=(max(6.0, 0.55 * len(names) + 2), 2.4 * len(metrics) + 1.6))
     axes = fig.subplots(len(metrics), 1, sharex=True, squeeze=False)[:, 0]
+    colours = {group: f"C{i}" for i, group in enumerate(dict.fromkeys(groups.values()))} if groups else {}
     for ax, metric in zip(axes, metrics):
         values = table[metric].to_numpy(dtype=float)
-        bars = ax.bar(range(len(names)), values, width=0.7, color="C0" if metric != "AUC" else "C1")
+        colour = [colours[groups[name]] for name in names] if groups else "C0" if metric != "AUC" else "C1"
+        bars = ax.bar(range(len(names)), values, width=0.7, color=colour)
         ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=1)
         if metric == "AUC":
             ax.axhline(CHANCE_AUC, ls="--", color="grey", lw=1, label="chance")
@@ -64,12 +69,16 @@ def quality_figure(table: pd.DataFrame, title: str, queries: int | None = None) 
                     fontsize=8, color="grey")
         ax.set(ylabel=metric, ylim=(0, 1.12))
         ax.grid(axis="y", alpha=0.3)
+    if groups:
+        axes[0].legend(handles=[Patch(color=c, label=g) for g, c in colours.items()], fontsize=7, loc="upper left",
+                       bbox_to_anchor=(1.0, 1.0))
     axes[-1].set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=8)
     counted = f"\n{queries} queries with a relevant and a non-relevant candidate (per-query means)" if queries else ""
     fig.suptitle(title + counted, fontsize=10)
     return fig
 
 
-def quality_bars(table: pd.DataFrame, path: str | Path, title: str, queries: int | None = None) -> Path:
+def quality_bars(table: pd.DataFrame, path: str | Path, title: str, queries: int | None = None,
+                 groups: Mapping[str, str] | None = None) -> Path:
     """:func:`quality_figure` saved as PNG."""
-    return save_figure(quality_figure(table, title, queries), path)
+    return save_figure(quality_figure(table, title, queries, groups), path)

@@ -15,11 +15,16 @@ if TYPE_CHECKING:
 
 
 def print_table(table: pd.DataFrame, require: str) -> None:
-    """An evaluation table as the terminal shows it, with the queries it counts."""
-    from weakrank.evaluation.tables import format_table, queries_note
+    """An evaluation table as the terminal shows it, with MAP's p-values, the queries it counts and its legend
+    (what each row is, where the table's ``attrs`` say)."""
+    from weakrank.evaluation.summary import rows_legend
+    from weakrank.evaluation.tables import format_table, queries_note, table_legend
 
-    print(format_table(table).to_string())
+    print(format_table(table, p_for="MAP").to_string())
     print(queries_note(table, require))
+    print(table_legend(table, p_for="MAP"))
+    if table.attrs.get("roles"):
+        print(rows_legend(table))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
@@ -50,7 +55,7 @@ def add_require_flag(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:
-    from weakrank.evaluation.tables import format_table, queries_note, results_table
+    from weakrank.evaluation.tables import format_table, queries_note, results_table, table_legend
     from weakrank.experiment.grid import plan_experiment, run_experiment
     from weakrank.experiment.report import build_report
 
@@ -66,6 +71,7 @@ def cmd_experiment(args: argparse.Namespace) -> None:
     table = results_table(results)
     print(format_table(table).to_string())
     print(f"{queries_note(table, cfg.experiment.require)}, {cfg.experiment.split} split")
+    print(table_legend(table))
     print(f"\nreport: {build_report(cfg, results)}")
 
 

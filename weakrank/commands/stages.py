@@ -34,6 +34,8 @@ def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
     for name, table in tables.items():
         print(f"\n== {name} ==")
         print(table.to_string(float_format=lambda v: f"{v:.3f}"))
+        if table.attrs.get("legend"):
+            print(table.attrs["legend"])
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
@@ -78,13 +80,28 @@ def _print_few_shot_choice(labels: Path) -> None:
                                                        sorted(maps.items(), key=lambda item: -item[1])))
 
 
-def cmd_analyze(args: argparse.Namespace) -> None:
+def stage_analyze(args: argparse.Namespace) -> str | None:
+    """``weakrank analyze`` less its last line: when the label model cannot tell the views apart, the line that
+    says so and how to judge a few queries (``run`` prints it at its end)."""
     from weakrank import pipeline
 
     cfg = checked_config(args, ("analyze",), analyze_splits=args.split)
     tables = pipeline.analyze(cfg, splits=args.split)
-    _print_tables({name: table for name, table in tables.items() if name != "quality_per_query"})  # a row per query
+    per_query = ("quality_per_query", "view_agreement")  # a row per query
+    _print_tables({name: table for name, table in tables.items() if name not in per_query})
     print(f"\nwritten to {RunPaths(cfg.run_dir).analysis}")
+    advice = tables["views"].attrs.get("advice")
+    if not advice:
+        return None
+    from weakrank.evaluation.summary import JUDGE_QUERIES
+
+    return f"{advice} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg.run_dir)}"
+
+
+def cmd_analyze(args: argparse.Namespace) -> None:
+    advice = stage_analyze(args)
+    if advice:
+        print(f"\n{advice}")
 
 
 def stage_train(args: argparse.Namespace) -> None:
@@ -97,16 +114,30 @@ def stage_rerank(args: argparse.Namespace) -> None:
     rerank_stage(pipeline_config(args), train_overrides(args), split=args.eval_split)
 
 
-def stage_evaluate(args: argparse.Namespace) -> None:
-    """The trained ranker against BM25, every other LF, the RRF and CombSUM fusions and its labels."""
+def stage_evaluate(args: argparse.Namespace) -> str:
+    """The trained ranker against BM25, every other LF, the RRF and CombSUM fusions and its labels; returns the
+    line that says how it did (``run`` prints it at its end)."""
     from weakrank import pipeline
+    from weakrank.evaluation.summary import closing_line
 
     cfg = pipeline_config(args)
     table = pipeline.evaluate(cfg, split=args.eval_split, require=args.require, **train_overrides(args))
     evaluate.print_table(table, args.require or cfg.evaluate.require)
+    print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
+    return closing_line(table, judge=judge_commands(args, cfg.run_dir))
 
 
-STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": cmd_analyze}
+def judge_commands(args: argparse.Namespace, run_dir: Path) -> str:
+    """The commands that judge a few queries of this run and run it again (with its ``--run-dir`` and
+    ``--max-queries``)."""
+    from weakrank.evaluation.summary import judge_commands as commands
+
+    flags = [f"--{flag.replace('_', '-')} {getattr(args, flag)}" for flag in ("run_dir", "max_queries")
+             if getattr(args, flag, None)]
+    return commands(args.config, str(run_dir), " ".join(flags))
+
+
+STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": stage_analyze}
 TRAIN_STAGES = {"train": stage_train, "rerank": stage_rerank, "evaluate": stage_evaluate}
 
 
@@ -131,16 +162,21 @@ def cmd_run(args: argparse.Namespace) -> None:
     from weakrank.lock import run_dir_lock
 
     timings: dict[str, dict[str, float]] = {}
+    said = []  # what analyze and evaluate say in a line: printed last
     with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
         for stage in stages:
             print(f"--- {stage}", flush=True)
             started = time.perf_counter()
-            available[stage](args)
+            said.append(available[stage](args))
             timings[stage] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
         path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
     print(f"\ntime per stage (→ {path}):")
     for stage, t in timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
+    commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
+    for line in filter(None, said):  # the judging commands once
+        print(f"\n{line.replace(commands, 'the commands above') if shown else line}")
+        shown = shown or commands in line
 
 
 def peak_rss_mib() -> float:

@@ -14,7 +14,9 @@ from weakrank.evaluation.significance import average_over_seeds, mean_std, paire
 
 
 def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25", alpha: float = 0.05) -> pd.DataFrame:
-    """Numeric table: ``<metric>`` means, ``<metric> std`` over seeds, ``<metric> sig`` (+/−/blank vs baseline)."""
+    """Numeric table: ``<metric>`` means, ``<metric> std`` over seeds, ``<metric> sig`` (+/−/blank vs baseline) and
+    ``<metric> p`` (the paired t-test's p-value against the baseline after Bonferroni; NaN on the baseline's row).
+    ``attrs``: ``baseline``, ``alpha``."""
     per_query = {row: average_over_seeds(tables) for row, tables in results.items()}
     tests = paired_tests(per_query, baseline, alpha) if baseline in per_query else pd.DataFrame()
     metrics = list(next(iter(results.values()))[0].columns)
@@ -26,14 +28,32 @@ def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25"
             entry[m], entry[f"{m} std"] = mean[m], std[m]
             sig = tests[(tests["system"] == row) & (tests["metric"] == m)] if len(tests) else tests
             entry[f"{m} sig"] = "" if sig.empty or not sig["significant"].iloc[0] else ("+" if sig["delta"].iloc[0] > 0 else "−")
+            entry[f"{m} p"] = float("nan") if sig.empty else float(sig["p_bonferroni"].iloc[0])
         rows.append(entry)
-    return pd.DataFrame(rows).set_index("system")
+    table = pd.DataFrame(rows).set_index("system")
+    table.attrs.update(baseline=baseline, alpha=alpha)
+    return table
 
 
 def significance_legend(baseline: str = "BM25", alpha: float = 0.05) -> str:
     """What :func:`format_table`'s marks mean (one threshold, ``alpha``, for both)."""
     return (f"† significantly better than the baseline ({baseline}), ‡ significantly worse: paired t-test over "
             f"queries, p < {alpha:g} after Bonferroni")
+
+
+def p_text(p: float) -> str:
+    """A p-value as printed: "0.031", "< 0.001"; blank for none (the baseline's own row)."""
+    return "" if pd.isna(p) else "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def table_legend(table: pd.DataFrame, p_for: str | None = None) -> str:
+    """The legend of :func:`format_table`'s view of a :func:`results_table`: its marks, and the column of
+    ``p_for``'s p-values where shown."""
+    baseline, alpha = table.attrs.get("baseline", "bm25"), table.attrs.get("alpha", 0.05)
+    legend = significance_legend(baseline, alpha) + f" ({max(len(table) - 1, 1)} comparisons)"
+    if p_for:
+        legend += f"; p {p_for}: that test's p-value for {p_for} (after Bonferroni; ≥ {alpha:g}: no mark)"
+    return legend
 
 
 REQUIRED = {"both": "with a relevant and a non-relevant candidate", "relevant": "with a relevant candidate",
@@ -48,10 +68,11 @@ def queries_note(table: pd.DataFrame, require: str = "both") -> str:
     return f"n = {n} queries ({REQUIRED.get(require, require)})"
 
 
-def format_table(table: pd.DataFrame) -> pd.DataFrame:
+def format_table(table: pd.DataFrame, p_for: str | None = None) -> pd.DataFrame:
     """Printable cells: the number of ``queries`` evaluated (where ``table`` has it), then "0.712 ± 0.010"
     (± only with several seeds); † significantly better than the baseline, ‡ significantly worse, paired
-    t-test p < alpha after Bonferroni (see :func:`significance_legend`)."""
+    t-test p < alpha after Bonferroni (see :func:`table_legend`); with ``p_for`` (a metric), a last column
+    ``p <metric>`` of its p-values."""
     metrics = [c for c in table.columns if f"{c} std" in table.columns]
     out = pd.DataFrame(index=table.index)
     if "queries" in table.columns:
@@ -62,6 +83,8 @@ def format_table(table: pd.DataFrame) -> pd.DataFrame:
             text = f"{r[m]:.3f}" + (f" ± {r[f'{m} std']:.3f}" if r["seeds"] > 1 else "")
             cells.append(text + {"+": "†", "−": "‡"}.get(r[f"{m} sig"], ""))
         out[m] = cells
+    if p_for:
+        out[f"p {p_for}"] = table[f"{p_for} p"].map(p_text)
     return out
 
 
