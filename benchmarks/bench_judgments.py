@@ -118,8 +118,8 @@ def measure(name: str, cfg, args) -> list[dict]:
             memo[model.choice_] = test_map(model.fused(test_scores, test_groups))
         return model, memo[model.choice_]
 
-    ranked = rankings(votes[votes["split"] == POOL], options)
-    order = informative_order(ranked, texts)
+    ranked, answerable = rankings(votes[votes["split"] == POOL], options)
+    order = informative_order(ranked, answerable, texts)
     common = {"dataset": name, "best_lf": best_lf, "best_lf_map": reference[best_lf],
               "combsum_map": reference.get("fusion:combsum"), "rrf_map": reference.get("fusion:rrf")}
     _, label_free = teacher(None)
@@ -180,6 +180,7 @@ def plot(table: pd.DataFrame, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    table = table.astype({"labels_map": float, "shipped_map": float})
     names = list(dict.fromkeys(table["dataset"]))
     fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False)
     for ax, name in zip(axes[0], names):

@@ -412,6 +412,7 @@ def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys, monkey
     paths = RunPaths(tmp_path / "data" / "views")
     votes = score_votes(relevance=0.5)  # two views alike that disagree; no gold
     write_parquet(votes.assign(split="train", rank=votes.groupby("query_id").cumcount(), gold=pd.NA), paths.votes)
+    paths.dataset.mkdir()  # ingested already: analyze reads only the votes
     assert main(["run", str(cfg), "--stages", "analyze", "--run-dir", str(paths.root), "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "== views ==" in out and "put the same candidate first" in out  # the table and its legend

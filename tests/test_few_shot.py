@@ -68,6 +68,8 @@ def test_the_rule_takes_a_clear_winner_alone_and_keeps_the_label_free_weighting_
     choice = choose(aps)
     assert choice.best == "embedding alone" and choice.name == LABEL_FREE and "kept" in choice.reason()
     assert choose(aps, margin=0.0).name == "embedding alone"  # no margin: the best alone
+    aps["embedding alone"] = aps[LABEL_FREE] + 0.015  # ahead on every query, but by too little to matter
+    assert choose(aps).name == LABEL_FREE
     assert choose(aps.iloc[:0]).name == LABEL_FREE and "no judged query" in choose(aps.iloc[:0]).reason()
 
 

@@ -53,17 +53,16 @@ def test_a_planted_lf_file_never_runs_without_the_opt_in(model, tmp_path):
     assert isinstance(load_ranker(model, trust_code=True), FusedRanker) and marker.exists()
 
 
-def test_the_rerank_command_and_pyterrier_run_nothing_without_the_opt_in(model, tmp_path):
+def test_the_rerank_command_and_pyterrier_run_nothing_without_the_opt_in(model, tmp_path, capsys):
     marker = tmp_path / "marker"
     (model / "lfs" / "user_lfs.py").write_text(planted(marker))
     (tmp_path / "q.tsv").write_text("n1\tcapital of spain\n")
     (tmp_path / "c.tsv").write_text("a\tMadrid is the capital of Spain.\nb\tSpain is in Europe.\n")
     (tmp_path / "r.run").write_text("n1 Q0 a 1 2 bm25\nn1 Q0 b 2 1 bm25\n")
     args = ["rerank", "--model-dir", str(model), "--run", str(tmp_path / "r.run"), "--queries", str(tmp_path / "q.tsv"),
-            "--collection", str(tmp_path / "c.tsv"), "--output", str(tmp_path / "out.trec"), "--quiet"]
-    with pytest.warns(UntrustedCodeWarning):
-        assert main(args) == 0
-    assert not marker.exists()
+            "--collection", str(tmp_path / "c.tsv"), "--output", str(tmp_path / "out.trec")]
+    assert main(args) == 0
+    assert not marker.exists() and "Pass trust_code=True (`--trust-code`)" in capsys.readouterr().err
     pyterrier = pytest.importorskip("weakrank.pyterrier")
     try:
         with pytest.warns(UntrustedCodeWarning):

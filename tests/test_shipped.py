@@ -125,7 +125,7 @@ def test_rerank_a_trec_run_of_new_queries_without_labelling(trained, tmp_path, c
     assert np.allclose(n1["score"], expected, atol=1e-5)
     assert main(["rerank", "--model-dir", str(best), "--run", str(tmp_path / "new.run"), "--queries",
                  str(tmp_path / "queries.tsv"), "--collection", str(tmp_path / "collection.tsv"),
-                 "--output", str(out), "--quiet"]) == 0  # weakrank wrote it: replaced without --force
+                 "--output", str(out), "--trust-code", "--quiet"]) == 0  # weakrank wrote it: replaced without --force
     assert read_run(out).equals(run)
     assert main(["rerank", "--run", str(tmp_path / "new.run"), "--quiet"]) == 2
     assert "--model-dir, --queries, --collection" in capsys.readouterr().err
