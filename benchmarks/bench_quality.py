@@ -241,18 +241,15 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
     return "\n".join(out)
 
 
-def few_shot_rows(csv: Path = ROOT / "benchmarks" / "few_shot_students.csv") -> pd.DataFrame:
-    """``bench_few_shot_students.py``'s students and shipped rankers with N > 0 judged queries as rows of the
-    quality table (``weak, N judged``, ``shipped, N judged``; mean over its seeds)."""
+def few_shot_rows(csv: Path = ROOT / "benchmarks" / "judgments.csv") -> pd.DataFrame:
+    """``bench_judgments.py``'s shipped rankers trained on N queries judged as ``weakrank select`` chose them, as
+    rows of the quality table (``shipped, N judged``; one seed, no test)."""
     if not csv.exists():
         return pd.DataFrame()
     table = pd.read_csv(csv)
-    table = table[~table["system"].str.endswith("N=0")].reindex(columns=["dataset", "seed", "system", "map", "p1"])
-    kind = table["system"].str.split(" N=").str[0].map({"student": "weak", "shipped": "shipped"})
-    table = table.assign(system=kind + ", " + table["system"].str.split(" N=").str[1] + " judged")
-    grouped = table.groupby(["dataset", "system"], sort=False)
-    rows = grouped.agg(map=("map", "mean"), p1=("p1", "mean"), seeds=("seed", "nunique")).reset_index()
-    return rows.assign(map_std=grouped["map"].std(ddof=0).to_numpy())
+    table = table[(table["method"] == "select") & table["shipped_map"].notna()]
+    return pd.DataFrame({"dataset": table["dataset"], "system": "shipped, " + table["n"].astype(str) + " judged",
+                         "map": table["shipped_map"], "p1": np.nan, "seeds": 1, "map_std": np.nan})
 
 
 def markdown(table: pd.DataFrame) -> str:
