@@ -70,7 +70,8 @@ def test_the_rule_takes_a_clear_winner_alone_and_keeps_the_label_free_weighting_
     assert choose(aps, margin=0.0).name == "embedding alone"  # no margin: the best alone
     aps["embedding alone"] = aps[LABEL_FREE] + 0.015  # ahead on every query, but by too little to matter
     assert choose(aps).name == LABEL_FREE
-    assert choose(aps.iloc[:0]).name == LABEL_FREE and "no judged query" in choose(aps.iloc[:0]).reason()
+    few = choose(aps.iloc[:5].assign(**{"embedding alone": aps[LABEL_FREE].iloc[:5] + 0.5}))
+    assert few.name == LABEL_FREE and "fewer than the 6" in few.reason()  # far ahead, but on 5 queries
 
 
 def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
@@ -90,7 +91,7 @@ def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     scores, groups, _ = distracted_lists(50)
     judged = np.where(groups < 5, 0.0, np.nan)  # judged, all non-relevant: no AP to choose by
     few_shot = ScoreFusionModel().fit(scores, groups, judged)
-    assert few_shot.choice_ == LABEL_FREE and "no judged query" in few_shot.few_shot_reason_
+    assert few_shot.choice_ == LABEL_FREE and "0 judged queries have a relevant passage" in few_shot.few_shot_reason_
     np.testing.assert_allclose(few_shot.weights_, ScoreFusionModel().fit(scores, groups).weights_)
 
 
@@ -127,7 +128,7 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     _print_few_shot_choice(RunPaths(tmp_path).labels)  # what `weakrank aggregate` prints in few-shot mode
     printed = capsys.readouterr().out
     maps = read_metadata(RunPaths(tmp_path).labels)["params"]["few_shot_map"]
-    assert printed.startswith("few-shot: on 2 judged queries ")
+    assert printed.startswith("few-shot: 2 judged queries have a relevant passage, fewer than")
     assert f"label-free {maps[LABEL_FREE]:.3f}" in printed
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised

@@ -9,12 +9,15 @@ The candidates, each a way to score a query's list from the LFs' scores standard
 
 Each candidate's AP is taken on every judged query over its judged candidates only (unjudged ones are left out of
 the list: a condensed list, so a judging file that asks about a few passages per query is enough). The rule
-(:func:`choose`) keeps the label-free weighting unless one candidate beats it clearly — its mean AP lead over the
-label-free one at least :data:`MIN_LEAD` and larger than ``margin`` standard errors of their paired difference — and
-then takes that candidate alone: averaging a clear winner with the weightings it beat gives back most of its lead,
+(:func:`choose`) keeps the label-free weighting unless one candidate beats it clearly — on at least
+:data:`MIN_QUERIES` judged queries with a relevant passage, its mean AP lead over the label-free one at least
+:data:`MIN_LEAD` and beyond ``margin`` standard errors of their paired difference (as a t statistic: the same
+one-sided level as ``margin`` under a normal, on n − 1 degrees of freedom) — and then takes that candidate alone: averaging a clear winner with the weightings it beat gives back most of its lead,
 and a lead within the noise of a few queries, or one too small to matter, is not worth the risk of choosing worse
 than no judgment at all (measured: on SemEval, CombSUM led the label-free weighting by 0.012 on 9 judged queries,
-1.5 SE, and was 0.036 below it on the test queries).
+1.5 SE, and was 0.036 below it on the test queries). The constants were chosen on the four shared collections
+(``benchmarks/bench_judgments.py``, docs/experiments.md): the least that kept ``select``'s sets from ever
+choosing below the label-free weighting there.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ LABEL_FREE = "label-free"
 RRF_K = 60
 MARGIN = 1.0  # standard errors of the paired AP difference a candidate must lead the label-free weighting by
 MIN_LEAD = 0.02  # and the least mean AP lead on the judged queries that is worth a change
+MIN_QUERIES = 6  # judged queries with a relevant passage below which nothing changes
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,9 @@ class Choice:
 
     def reason(self) -> str:
         """One sentence for a person."""
-        if self.queries == 0:
-            return "no judged query has a relevant passage: the label-free weighting is kept"
+        if self.queries < MIN_QUERIES:
+            return (f"{self.queries} judged queries have a relevant passage, fewer than the {MIN_QUERIES} a change "
+                    "needs: the label-free weighting is kept")
         if self.best == LABEL_FREE:
             return f"on {self.queries} judged queries nothing beats the label-free weighting: it is kept"
         verdict = ("taken" if self.name == self.best else
@@ -115,12 +120,14 @@ class Choice:
 
 def choose(aps: pd.DataFrame, margin: float = MARGIN) -> Choice:
     """The rule of the module doc over ``aps`` (:func:`candidate_aps`; its first column is the label-free one)."""
-    if aps.empty:
-        return Choice(LABEL_FREE, LABEL_FREE, 0.0, 0.0, 0, margin)
+    if len(aps) < MIN_QUERIES:
+        return Choice(LABEL_FREE, LABEL_FREE, 0.0, 0.0, len(aps), margin)
+    from scipy.stats import norm, t
+
     means = aps.mean()
     best = max(aps.columns, key=lambda name: (means[name], -list(aps.columns).index(name)))
     gap = (aps[best] - aps[LABEL_FREE]).to_numpy()
-    error = gap.std(ddof=1) / np.sqrt(len(gap)) if len(gap) > 1 else np.inf
+    error = gap.std(ddof=1) / np.sqrt(len(gap))
     errors = float(gap.mean() / error) if error > 0 else (np.inf if gap.mean() > 0 else 0.0)
-    taken = best != LABEL_FREE and gap.mean() >= MIN_LEAD and errors > margin
+    taken = best != LABEL_FREE and gap.mean() >= MIN_LEAD and errors > t.ppf(norm.cdf(margin), len(gap) - 1)
     return Choice(best if taken else LABEL_FREE, best, float(gap.mean()), errors, len(gap), margin)
