@@ -45,6 +45,13 @@ def relevance(path: Path) -> list[str]:
     return read_judging_file(path)["relevance"].tolist()
 
 
+def _own_terminal() -> None:
+    """In the child: the pseudo-terminal as its controlling terminal, and Ctrl-C's SIGINT not ignored (a test run
+    started in the background, `pytest &`, hands its children SIGINT ignored)."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """``weakrank judge FILE`` run on a pseudo-terminal of 80 x 24: keys written in, the screen read back."""
 
@@ -56,7 +63,7 @@ class Terminal:
         # a session of its own with the terminal as its controlling one, so that Ctrl-C sends it SIGINT
         self.proc = subprocess.Popen([sys.executable, "-m", "weakrank.cli", "judge", str(path)], stdin=self.slave,
                                      stdout=self.slave, stderr=self.slave, env=env, start_new_session=True,
-                                     preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+                                     preexec_fn=_own_terminal)
         self.raw, self.seen = "", 0
 
     def expect(self, marker: str, timeout: float = 30) -> str:
