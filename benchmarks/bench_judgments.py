@@ -68,22 +68,20 @@ def main() -> None:
     if args.markdown:
         print(markdown(pd.read_csv(csv)))
         return
-    rows: list[dict] = []
     for name in args.datasets:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
         paths = RunPaths(cfg.run_dir)
         if not paths.votes.exists():
             print(f"{name}: no votes.parquet (weakrank run pipelines/{name}.toml --stages ingest,label,aggregate)")
             continue
-        rows += measure(name, cfg, args)
-        table = pd.DataFrame([r for r in rows if r["dataset"] == name])
+        rows = measure(name, cfg, args)
+        table = pd.DataFrame(rows)
         print(table.groupby(["n", "method"])[["labels_map", "shipped_map"]].agg(["mean", "median", "min", "count"])
               .to_string(float_format=lambda v: f"{v:.4f}"), flush=True)
-    table = pd.DataFrame(rows)
-    old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
-    table = pd.concat([old[~old["dataset"].isin(table["dataset"])], table], ignore_index=True)
-    write_text(table.to_csv(index=False, float_format="%.4f"), csv)
-    plot(table, ROOT / "benchmarks" / "judgments.png")
+        old = pd.read_csv(csv) if csv.exists() else pd.DataFrame(columns=table.columns)
+        table = pd.concat([old[old["dataset"] != name], table], ignore_index=True)  # each collection as it ends
+        write_text(table.to_csv(index=False, float_format="%.4f"), csv)
+        plot(table, ROOT / "benchmarks" / "judgments.png")
 
 
 def measure(name: str, cfg, args) -> list[dict]:
@@ -157,19 +155,25 @@ def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: 
     return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """Per collection and N: select's and the random draws' teacher MAP, select's shipped ranker, the lines."""
+def markdown(table: pd.DataFrame, n: int = 10) -> str:
+    """One row per collection: the teacher's test MAP without judgments, with select's N at every size, and with
+    random draws of ``n`` (median and 10–90 %); the shipped ranker without judgments and with select's ``n``; the
+    lines to beat."""
     out = []
-    for (name, n), rows in table.groupby(["dataset", "n"], sort=False):
-        chosen, random = rows[rows["method"] != "random"].iloc[0], rows[rows["method"] == "random"]["labels_map"]
-        out.append({"collection": name, "N": n, "passages read": int(chosen["passages"]),
-                    "teacher (select)": chosen["labels_map"],
-                    "teacher (random, median [10–90 %])": "–" if random.empty else
-                    f"{random.median():.3f} [{random.quantile(0.1):.3f}–{random.quantile(0.9):.3f}]",
-                    "shipped (select)": chosen["shipped_map"], "choice": chosen["choice"],
-                    "best LF": f"{chosen['best_lf'].removeprefix('lf:')} {chosen['best_lf_map']:.3f}",
-                    "CombSUM": chosen["combsum_map"], "RRF": chosen["rrf_map"]})
-    return to_markdown(pd.DataFrame(out), ".3f")
+    for name, rows in table.groupby("dataset", sort=False):
+        chosen = rows[rows["method"] == "select"].set_index("n")
+        free = rows[rows["method"] == "label-free"].iloc[0]
+        random = rows[(rows["method"] == "random") & (rows["n"] == n)]["labels_map"]
+        out.append({
+            "collection": name, f"passages read ({n} queries)": int(chosen.loc[n, "passages"]),
+            "teacher, no judgment": free["labels_map"],
+            "teacher, select " + " / ".join(map(str, chosen.index)): " / ".join(f"{v:.3f}" for v in chosen["labels_map"]),
+            f"teacher, random {n}: median [10–90 %]": f"{random.median():.3f} [{random.quantile(0.1):.3f}–"
+                                                      f"{random.quantile(0.9):.3f}]",
+            "shipped, no judgment": free["shipped_map"], f"shipped, select {n}": chosen.loc[n, "shipped_map"],
+            "best LF": f"{free['best_lf'].removeprefix('lf:')} {free['best_lf_map']:.3f}",
+            "CombSUM": free["combsum_map"], "RRF": free["rrf_map"]})
+    return to_markdown(pd.DataFrame(out).set_index("collection"), ".3f")
 
 
 def plot(table: pd.DataFrame, path) -> None:
