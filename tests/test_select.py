@@ -76,6 +76,8 @@ def test_judgments_of_the_evaluated_split_are_refused(tmp_path):
     (tmp_path / "test.qrels").write_text("sq1 0 d1 1\n")  # a test query: it would choose what is then scored
     with pytest.raises(DataError, match="evaluated split 'test'"):
         pipeline.aggregate(cfg, judgments=tmp_path / "test.qrels")
+    with pytest.raises(ConfigError, match="label model 'majority' reads none"):
+        pipeline.aggregate(cfg, model="majority", judgments=tmp_path / "test.qrels")
     (tmp_path / "other.qrels").write_text("nowhere 0 d1 1\n")
     with pytest.raises(DataError, match="judged query 'nowhere' is not in the votes"):
         pipeline.aggregate(cfg, judgments=tmp_path / "other.qrels")

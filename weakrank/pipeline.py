@@ -106,8 +106,11 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
     label_model = cfg.aggregate.label_model(name)
-    judgments = judgments or cfg.aggregate.judgments
-    if judgments and name == "fusion":
+    judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
+    if judgments and name != "fusion":
+        raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
+                          "reads none")
+    if judgments:
         gold = judged_gold(votes, read_judged_qrels(judgments), judgments)
         evaluated = sorted(set(votes.loc[np.isfinite(gold) & (votes["split"] == cfg.evaluate.split), "query_id"]))
         if evaluated:
