@@ -170,10 +170,14 @@ def markdown(table: pd.DataFrame, n: int = 10) -> str:
             "teacher, select " + " / ".join(map(str, chosen.index)): " / ".join(f"{v:.3f}" for v in chosen["labels_map"]),
             f"teacher, random {n}: median [10–90 %]": f"{random.median():.3f} [{random.quantile(0.1):.3f}–"
                                                       f"{random.quantile(0.9):.3f}]",
-            "shipped, no judgment": free["shipped_map"], f"shipped, select {n}": chosen.loc[n, "shipped_map"],
+            "shipped, no judgment": _cell(free["shipped_map"]), f"shipped, select {n}": _cell(chosen.loc[n, "shipped_map"]),
             "best LF": f"{free['best_lf'].removeprefix('lf:')} {free['best_lf_map']:.3f}",
             "CombSUM": free["combsum_map"], "RRF": free["rrf_map"]})
     return to_markdown(pd.DataFrame(out).set_index("collection"), ".3f")
+
+
+def _cell(value: float) -> str:
+    return "–" if pd.isna(value) else f"{value:.3f}"
 
 
 def plot(table: pd.DataFrame, path) -> None:
