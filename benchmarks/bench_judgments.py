@@ -111,7 +111,7 @@ def measure(name: str, cfg, args) -> list[dict]:
     def teacher(gold: np.ndarray | None) -> tuple[ScoreFusionModel, float]:
         model = copy.deepcopy(base)
         if gold is not None:
-            model._choose(z, informative, groups, gold, names)
+            model.choose_combination(z, informative, groups, gold, names)
         if model.choice_ not in memo:
             memo[model.choice_] = test_map(model.fused(test_scores, test_groups))
         return model, memo[model.choice_]

@@ -77,7 +77,7 @@ def test_the_rule_takes_a_clear_winner_alone_and_keeps_the_label_free_weighting_
 def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     scores, groups, gold = distracted_lists(60, seed=3)
     model = ScoreFusionModel(few_shot_margin=0.0).fit(scores, groups)
-    model._choose(scores, np.ones_like(scores, dtype=bool), groups, np.where(groups < 10, gold, np.nan), ["a", "b", "c"])
+    model.choose_combination(scores, np.ones_like(scores, dtype=bool), groups, np.where(groups < 10, gold, np.nan), ["a", "b", "c"])
     assert set(model.few_shot_map_) == {LABEL_FREE, "CombSUM", "RRF", "a alone", "b alone", "c alone"}
     model.combine_, model.weights_ = "rrf", np.ones(3)
     fused = model.fused(scores, groups)

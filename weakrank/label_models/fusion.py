@@ -144,7 +144,7 @@ class ScoreFusionModel:
             self.weights_ = np.ones_like(self.weights_)
         self.combine_, self.choice_, self.few_shot_map_, self.few_shot_reason_ = "linear", LABEL_FREE, {}, ""
         if gold is not None and np.isfinite(gold).any():
-            self._choose(z, informative, groups, np.asarray(gold, dtype=np.float64),
+            self.choose_combination(z, informative, groups, np.asarray(gold, dtype=np.float64),
                          list(names) if names is not None else [f"LF {i}" for i in range(scores.shape[1])])
         return self
 
@@ -156,7 +156,7 @@ class ScoreFusionModel:
             weights[cluster] = w / scale / len(cluster)
         return weights
 
-    def _choose(self, z: np.ndarray, informative: np.ndarray, groups: np.ndarray, gold: np.ndarray,
+    def choose_combination(self, z: np.ndarray, informative: np.ndarray, groups: np.ndarray, gold: np.ndarray,
                 names: list[str]) -> None:
         """Few-shot mode: the judged rows in ``gold`` choose among :func:`~weakrank.label_models.few_shot.candidates`;
         a choice other than the label-free weighting becomes this model's state, one LF a cluster."""

@@ -125,13 +125,13 @@ def check_fusion_state(state: dict[str, Any], n_lfs: int, path: Path) -> None:
 
 
 def check_model_files(directory: Path) -> None:
-    """Refuse, with an error naming the file, what would make loading a model folder (the student, an LF's encoder) run code or unpickle: weights
-    that are not safetensors (``pytorch_model.bin`` is a pickle) and a ``modules.json`` naming classes outside
-    sentence-transformers."""
-    for found in sorted(directory.glob("*.bin")) + sorted(directory.glob("*.pt")) + sorted(directory.glob("*.pkl")):
-        if not (directory / "model.safetensors").exists():
-            raise DataError(f"weights stored as a pickle ({found.name}); weakrank loads safetensors only "
-                            "(model.safetensors): save the model again with save_pretrained", file=found)
+    """Refuse, with an error naming the file, what would make loading a model folder (the student, an LF's
+    encoder) run code or unpickle: weights that are not safetensors (``pytorch_model.bin`` is a pickle) and a
+    ``modules.json`` naming classes outside sentence-transformers."""
+    pickles = sorted(found for pattern in ("*.bin", "*.pt", "*.pkl") for found in directory.glob(pattern))
+    if pickles and not (directory / "model.safetensors").exists():
+        raise DataError(f"weights stored as a pickle ({pickles[0].name}); weakrank loads safetensors only "
+                        "(model.safetensors): save the model again with save_pretrained", file=pickles[0])
     modules = directory / "modules.json"
     if modules.exists():
         try:
