@@ -230,7 +230,8 @@ def _mark(path: Path) -> Path:
     return path.with_name(f".{path.name}.weakrank")
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read a MiB at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while chunk := f.read(1 << 20):
@@ -242,7 +243,7 @@ def mark_written(path: str | Path) -> Path:
     """Keep beside ``path`` (in ``.<name>.weakrank``) the SHA-256 of what weakrank just wrote there: a later write
     may replace it as long as nobody changed it (:func:`check_output`)."""
     path = Path(path)
-    write_text(_sha256(path) + "\n", _mark(path))
+    write_text(file_sha256(path) + "\n", _mark(path))
     return path
 
 
@@ -259,7 +260,7 @@ def check_output(path: str | Path, inputs: Mapping[str, str | Path], force: bool
     if path.is_dir():
         raise DataError("is a folder; expected the file to write", file=path)
     mark = _mark(path)
-    ours = mark.is_file() and mark.read_text().strip() == _sha256(path)
+    ours = mark.is_file() and mark.read_text().strip() == file_sha256(path)
     if not ours and not force:
         raise DataError("exists and weakrank did not write it (or it changed since); give --force to replace it, "
                         "or write elsewhere", file=path)

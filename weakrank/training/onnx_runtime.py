@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from weakrank.errors import WeakrankError
-from weakrank.io import atomic_path, write_text
+from weakrank.io import atomic_path, file_sha256, write_text
 from weakrank.training.cross_encoder import CONFIG_FILE, HEAD_FILE, BertPR
 from weakrank.training.ranking import RanksPassages
 
@@ -74,13 +74,7 @@ def _recorded(record: dict[str, str], path: Path) -> bool:
 
 
 def _digest(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    digest = hashlib.sha256()
-    with path.open("rb") as data:
-        for block in iter(lambda: data.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(path) if path.is_file() else None
 
 
 def _record(folder: Path, weights: str) -> dict[str, str]:
