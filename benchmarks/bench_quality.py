@@ -40,7 +40,8 @@ from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import fuse_ranker
-from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
+from weakrank.labeling import SCORE, lf_names, score_matrix
+from weakrank.lists import informative_rows
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.training import model_dir, train, train_config

@@ -11,8 +11,9 @@ from weakrank import pipeline
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
-from weakrank.label_models.few_shot import LABEL_FREE, average_precisions, choose
+from weakrank.label_models.few_shot import LABEL_FREE, choose
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths
 from weakrank.training.run import build_trainer, train_config
 
@@ -93,13 +94,6 @@ def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     few_shot = ScoreFusionModel().fit(scores, groups, judged)
     assert few_shot.choice_ == LABEL_FREE and "0 judged queries have a relevant passage" in few_shot.few_shot_reason_
     np.testing.assert_allclose(few_shot.weights_, ScoreFusionModel().fit(scores, groups).weights_)
-
-
-def test_mean_average_precision_by_hand():
-    groups = np.array([0, 0, 0, 1, 1, 2, 2])
-    gold = np.array([0, 1, 0, 1, 0, np.nan, np.nan])  # query 2 unjudged
-    assert mean_average_precision(np.array([3, 2, 1, 5, 1, 0, 0.0]), groups, gold) == pytest.approx((0.5 + 1) / 2)
-    assert mean_average_precision(np.array([1, 1, 1, 2, 2, 0, 0.0]), groups, gold) == pytest.approx((1 / 3 + 0.5) / 2)
 
 
 def test_few_shot_needs_the_fusion_model_and_enough_judged_queries(tmp_path):

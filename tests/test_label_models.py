@@ -177,7 +177,8 @@ def test_fuse_ranker_averages_the_ranker_with_its_teacher():
     weight however many LFs agree with the ranker; a strong ranker lifts the fusion, a copy of the teacher
     leaves its ranking as it was, and unknown pairs or a votes table without LFs are refused."""
     from weakrank.errors import WeakrankError
-    from weakrank.label_models.fusion import fuse_ranker, standardize_within
+    from weakrank.label_models.fusion import fuse_ranker
+    from weakrank.lists import standardize_within
 
     scores, groups, y = simulate_scores(300, 6, [1.0, 0.8, 0.6], seed=5)
     votes = pd.DataFrame({"query_id": groups.astype(str), "passage_id": np.arange(len(y)).astype(str),

@@ -11,9 +11,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, files and paths, progress bars, figures, text, encoders, measuring runs
+    # foundations: errors, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
     ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
-     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation"],
+     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
+     "weakrank.evaluation"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],

@@ -14,8 +14,9 @@ from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
 from weakrank.io import read_parquet, read_run
-from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standardize_within
+from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker
 from weakrank.labeling import score_matrix
+from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
 from weakrank.training.cross_encoder import BertPR
 from weakrank.training.rankers import load_ranker
