@@ -28,9 +28,8 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, trained_name
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_metadata, read_parquet, write_text
-from weakrank.label_models.few_shot import average_precisions
-from weakrank.label_models.fusion import standardize_within
 from weakrank.labeling import SCORE
+from weakrank.lists import average_precisions, standardize_within
 from weakrank.paths import RunPaths
 from weakrank.training.rankers import load_ranker
 
