@@ -43,6 +43,7 @@ from weakrank.paths import RunPaths
 from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
+from weakrank.stages.training import model_dir, rerank_split, train_config, train_ranker
 
 if TYPE_CHECKING:
     from weakrank.training.callbacks import TrainerCallback
@@ -227,8 +228,6 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
     ``supervised``) and return its model directory (the best checkpoint, else the final model); with
     ``fuse_lfs`` it carries its teacher. A torchrun process group is left however training ends."""
     from weakrank.training.distributed import teardown
-    from weakrank.training.run import model_dir, train_config
-    from weakrank.training.run import train as train_ranker
 
     main = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 writes, so only it locks
     try:
@@ -246,8 +245,6 @@ def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | No
     plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``, ``backend``: how its student runs (PyTorch or
     ONNX Runtime, int8 or not); ``trust_code``: run the LF files another ``model`` carries
     (:func:`~weakrank.training.rankers.load_ranker`)."""
-    from weakrank.training.run import rerank as rerank_split
-
     return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, backend=backend,
                         trust_code=trust_code, **overrides)
 
@@ -291,8 +288,6 @@ def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None 
     of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
     (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
     ``attrs`` say what each row is)."""
-    from weakrank.training.run import train_config
-
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     votes = read_parquet(paths.votes)

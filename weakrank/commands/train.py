@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.config import PipelineConfig, schema
+from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError
+from weakrank.keys import schema
 from weakrank.training.config import GROUPS, TrainConfig
 
 
