@@ -299,7 +299,9 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
                 **overrides: Any) -> PipelineConfig:
     """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it,
     as do an unknown dataset loader or loader option and an LF that does not resolve (:mod:`weakrank.inputs`: its
-    file or module is imported, nothing is called). The dataset's files are checked before ingest reads them.
+    file or module is imported, nothing is called). What a stage reads (the dataset's files, the label model's LF
+    count, the splits) is checked by that stage before it writes (:mod:`weakrank.validation`): a stage that does
+    not read it, or a run directory already ingested, needs none of it.
 
     From Python, as the command line's flags do: ``run_dir`` (relative to the current folder) replaces the file's,
     ``max_queries`` keeps the first N queries of each split at ingest, and each other keyword is a section whose
