@@ -1,7 +1,8 @@
 """Every stage of the pipeline as a function of the config: ``ingest``, ``label``, ``aggregate``, ``analyze``,
-``train``, ``rerank``, ``evaluate`` (and ``index``, ``corrupt``). Each reads and writes files of the run
-directory (its layout: :mod:`weakrank.paths`) and returns what it wrote; the ``weakrank`` commands parse
-arguments, call one of these and print."""
+``train``, ``rerank``, ``evaluate`` (and ``select``, ``index``, ``corrupt``), and :func:`run`, which runs them in
+order as ``weakrank run`` does. Each checks what it reads of the config (:mod:`weakrank.validation`) before it
+takes the run-dir lock, reads and writes files of the run directory (its layout: :mod:`weakrank.paths`) and
+returns what it wrote; the ``weakrank`` commands parse arguments, call one of these and print."""
 
 from __future__ import annotations
 
@@ -259,7 +260,8 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
           callbacks: list[TrainerCallback] | None = None, **overrides: Any) -> Path:
     """Train the ranker ``[train]`` (plus ``overrides``) describes on ``labels.parquet`` (gold with
     ``supervised``) and return its model directory (the best checkpoint, else the final model); with
-    ``fuse_lfs`` it carries its teacher. A torchrun process group is left however training ends."""
+    ``fuse_lfs`` it carries its teacher. ``[train]`` and its train split are checked first. A torchrun process
+    group is left however training ends."""
     from weakrank.training.distributed import teardown
 
     check_config(cfg, ("train",), train_split=train_config(cfg, **overrides).train_split)
