@@ -44,10 +44,10 @@ from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.lists import informative_rows
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
-from weakrank.training import model_dir, train, train_config
+from weakrank.stages.training import label_table, model_dir, score_split, train_config, train_ranker
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
-from weakrank.training.run import label_table, score_split, training_data
+from weakrank.training.run import training_data
 from weakrank.training.shipped import FUSION_FILE, ship
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
         return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
     output = f"bench/models/{name}"
     started = time.perf_counter()
-    train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
+    train_ranker(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
     minutes = (time.perf_counter() - started) / 60
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})

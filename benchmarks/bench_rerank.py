@@ -30,8 +30,8 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_text
 from weakrank.paths import RunPaths
 from weakrank.similarity import _MODELS
+from weakrank.stages.training import model_dir
 from weakrank.training.rankers import load_ranker
-from weakrank.training.run import model_dir
 from weakrank.training.shipped import FUSION_FILE, ship
 
 

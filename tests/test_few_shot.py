@@ -15,7 +15,7 @@ from weakrank.label_models.few_shot import LABEL_FREE, choose
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths
-from weakrank.training.run import build_trainer, train_config
+from weakrank.stages.training import build_trainer, train_config
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 

@@ -18,9 +18,9 @@ from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker
 from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
+from weakrank.stages.training import score_split
 from weakrank.training.cross_encoder import BertPR
 from weakrank.training.rankers import load_ranker
-from weakrank.training.run import score_split
 from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
