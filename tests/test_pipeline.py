@@ -77,8 +77,9 @@ def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
     run = (paths.root / "runs" / "weak.trec").read_text().splitlines()
     assert len(run) == (votes["split"] == "test").sum()
     evaluation = pd.read_csv(paths.root / "runs" / "evaluation.csv", index_col=0)
-    # side by side: BM25 (the t-tests' baseline), the other LFs, RRF fusion, the labels, the trained ranker
-    assert list(evaluation.index) == ["bm25", "tfidf", "length_ratio", "fusion-rrf", "labels-generative", "weak"]
+    # side by side: BM25 (the t-tests' baseline), the other LFs, RRF and CombSUM, the labels, the trained ranker
+    assert list(evaluation.index) == ["bm25", "tfidf", "length_ratio", "fusion-rrf", "fusion-combsum", "labels-generative",
+                                      "weak"]
     assert evaluation["MAP"].between(0, 1).all()
     out = capsys.readouterr().out
     assert "== quality ==" in out and "P@1" in out
