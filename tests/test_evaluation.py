@@ -221,7 +221,7 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
 
 
 def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
-    """The label-relaxation paper's (seed 004) noise study: PR / PR+LR bi-encoder cells on gold labels."""
+    """Sharma et al.'s (label relaxation) noise study: PR / PR+LR bi-encoder cells on gold labels."""
     from weakrank.config import load_config
     from weakrank.experiment import grid
 
@@ -243,7 +243,7 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
 
 
 def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
-    """Paper 002's BERT-PR on BM25 votes: ``votes:bm25`` labels are the BM25 LF's +1 / −1 votes alone; an abstain
+    """Xu et al.'s BERT-PR on BM25 votes: ``votes:bm25`` labels are the BM25 LF's +1 / −1 votes alone; an abstain
     is neither a positive nor a negative, whatever the other LFs voted; an unknown LF is named."""
     from weakrank.config import load_config
     from weakrank.errors import ConfigError

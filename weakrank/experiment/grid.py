@@ -1,4 +1,4 @@
-"""``weakrank experiment``: the grid of seed-paper tables, one cached cell at a time.
+"""``weakrank experiment``: the grid of the papers' tables, one cached cell at a time.
 
 Cells: BM25 and every single LF, the LFs' RRF and CombSUM fusions, every label model used as a ranker, and
 trained BERT-PR rankers (label model × variant × ε/α × negative sampler × noise ratio × seed) plus the
@@ -47,7 +47,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "twsls": {"mode": "pairwise", "loss": "ce", "target": "twsls"},
     "lr": {"mode": "pairwise", "loss": "ce", "target": "relax"},
     "distill": {"mode": "listwise", "loss": "kl", "target": "plain"},
-    # bi-encoder (architecture = "bi-encoder"), in-batch negatives: the label-relaxation paper's (seed 004) PR, LS, LR
+    # bi-encoder (architecture = "bi-encoder"), in-batch negatives: Sharma et al.'s (label relaxation) PR, LS, LR
     "pr": {"mode": "in_batch", "loss": "ce", "target": "plain"},
     "pr_ls": {"mode": "in_batch", "loss": "ce", "target": "ls"},
     "pr_relax": {"mode": "in_batch", "loss": "ce", "target": "relax"},
@@ -207,7 +207,7 @@ def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
 
 
 def one_lf_labels(votes: pd.DataFrame, lf: str) -> pd.DataFrame:
-    """Labels from one LF's votes alone (paper 002's BERT-PR on BM25 votes): +1 relevant, −1 not, both with
+    """Labels from one LF's votes alone (Xu et al.'s BERT-PR on BM25 votes): +1 relevant, −1 not, both with
     confidence 1; an abstain is neither, as the other LFs' votes are dropped (a negative needs a vote)."""
     column = f"vote_{lf}"
     own = votes.drop(columns=[c for c in votes.columns if c.startswith("vote_") and c != column])
