@@ -244,17 +244,18 @@ def measured_rate(cfg: PipelineConfig, votes: pd.DataFrame) -> tuple[float | Non
     ``[experiment_<name>]``) that have their minutes recorded, over those minutes; ``(None, 0)`` before any."""
     cells = {}
     for grid in [cfg.experiment, *cfg.grids.values()]:
+        grid_cfg = replace(cfg, experiment=grid)  # its evaluation split
         try:
-            cells.update((c.key, c) for c in grid_cells(replace(cfg, experiment=grid), votes) if c.kind != "unsupervised")
+            cells.update((c.key, (grid_cfg, c)) for c in grid_cells(grid_cfg, votes) if c.kind != "unsupervised")
         except (ConfigError, DataError):  # a grid these votes cannot run measures nothing
             continue
     work = seconds = 0.0
     n = 0
-    for key, cell in cells.items():
+    for key, (grid_cfg, cell) in cells.items():
         cached = RunPaths(cfg.run_dir).experiment / "cells" / f"{key}.parquet"
         minutes = read_metadata(cached).get("minutes") if cached.exists() else None
         if minutes:  # recorded and not rounded to 0
-            work, seconds, n = work + cell_pairs(cfg, cell, votes), seconds + 60 * minutes, n + 1
+            work, seconds, n = work + cell_pairs(grid_cfg, cell, votes), seconds + 60 * minutes, n + 1
     return (work / seconds, n) if n else (None, 0)
 
 
