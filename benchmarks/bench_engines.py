@@ -5,7 +5,9 @@ partitioned Parquet dataset; each engine streams it partition by partition with 
 (bm25, tfidf, word_overlap) into a partitioned votes dataset, so memory stays bounded by a partition
 whatever the number of pairs. Peak memory is the RSS of the driver plus all its child processes
 (Dask workers, the Spark JVM and its Python workers), sampled every 0.1 s. Cluster start-up is
-timed apart. Reference: the local engine measured in the same run (ratios vs local).
+timed apart. Reference: ``local``, the same partitions labelled one after another in this process
+(:class:`~weakrank.engines.shipping.LFBundle`, as a Dask worker labels them; the ``local`` engine of
+``weakrank label`` holds all pairs in memory instead), measured in the same run (ratios vs local).
 
 Run: ``python benchmarks/bench_engines.py --pairs 1000000 [--pairs 4000000] [--engines local,dask,spark]``.
 """
@@ -29,7 +31,9 @@ from matplotlib.figure import Figure
 from labeling_functions import make_bm25, make_tfidf, word_overlap
 from weakrank.dataset import Dataset
 from weakrank.engines import EngineConfig, run_engine
-from weakrank.engines.partitions import iter_votes, vote_columns, write_pairs
+from weakrank.engines.partitions import iter_votes, part_ids, read_part, vote_columns, write_pairs, write_votes_part
+from weakrank.engines.shipping import ship
+from weakrank.io import atomic_dir
 from weakrank.loaders import load_dataset
 from weakrank.plots import save_figure
 
@@ -109,6 +113,14 @@ def vote_counts(votes_dir: Path) -> tuple[int, np.ndarray]:
     return rows, counts
 
 
+def label_in_process(pairs_dir: Path, out_dir: Path, lfs: list, dataset: Dataset) -> None:
+    """The reference: every partition labelled in this process, one after another (memory: one partition)."""
+    bundle = ship(lfs, dataset)
+    with atomic_dir(out_dir) as tmp:
+        for part in part_ids(pairs_dir):
+            write_votes_part(bundle.label(read_part(pairs_dir, part)), tmp, part)
+
+
 def measure(name: str, pairs_dir: Path, out_dir: Path, workers: int, part_rows: int, started, done, result) -> None:
     """In a fresh process: start the engine, label ``pairs_dir`` between ``started``/``done``, report the times."""
     probe = load_dataset("beir", SHARED / "scifact", k=1)
@@ -119,8 +131,11 @@ def measure(name: str, pairs_dir: Path, out_dir: Path, workers: int, part_rows: 
     try:
         started.set()
         t0 = time.perf_counter()
-        engine = EngineConfig(name, options, part_rows=part_rows)
-        run_engine(engine, pairs_dir, out_dir, [make_bm25(), make_tfidf(), word_overlap], lite, progress=False)
+        lfs = [make_bm25(), make_tfidf(), word_overlap]
+        if name == "local":
+            label_in_process(pairs_dir, out_dir, lfs, lite)
+        else:
+            run_engine(EngineConfig(name, options, part_rows=part_rows), pairs_dir, out_dir, lfs, lite, progress=False)
         seconds = time.perf_counter() - t0
         done.set()
     finally:

@@ -3,19 +3,19 @@ the shared collections, with a verdict.
 
 Sources (committed CSVs; the document is generated from them alone):
 
-* ``reproduction_lf_quality.csv`` — paper 002's Table 2 on our collections: P@1, R@1 and AUC against gold of
+* ``reproduction_lf_quality.csv`` — Xu et al.'s Table 2 on our collections: P@1, R@1 and AUC against gold of
   each of the paper's LFs and label models on the **train** split, per query (``weakrank analyze --split
   train`` writes them to ``analysis/quality_per_query.csv``).
 * ``reproduction_cells.csv`` — every cached cell of the papers' grids, once per collection (a collection's grids
   share one cell cache; ``weakrank experiment <pipeline> --grid <grid>``; ``GRIDS`` says which collections each
-  grid runs on): its grids, row, seed and key, and two numbers of paper 004 (one per cell, so compared without
+  grid runs on): its grids, row, seed and key, and two numbers of Sharma et al. (one per cell, so compared without
   a test): the ranking ECE (Eq. 4) of its run over the judged pairs, and the memorisation gap where its training
-  tracked training queries (train minus validation recall@1 at the last evaluation). 000 ``wsls`` and
-  ``wsls_random`` and 004 ``noise_ce`` and ``noise_gap`` on WikiQA, 002 ``weak`` and ``weak_votes`` on all
-  four, 001 ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A grid not run yet on a collection
+  tracked training queries (train minus validation recall@1 at the last evaluation). Penha & Hauff's ``wsls`` and
+  ``wsls_random`` and Sharma et al.'s ``noise_ce`` and ``noise_gap`` on WikiQA, Xu et al.'s ``weak`` and
+  ``weak_votes`` on all four, Cohen et al.'s ``samplers``, ``rewards_raw`` and ``rewards_ceil`` on TrecQA. A grid not run yet on a collection
   is reported with its ``--dry-run`` CPU minutes.
 * ``reproduction_queries.csv`` — each of those cells' per-query metrics (joined to its cell by collection and key).
-* ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for paper 004's
+* ``quality.csv`` (the README's table) for today's listwise default, and ``noise_bi.csv`` for Sharma et al.'s
   bi-encoder grid (means only, one seed).
 
 Verdicts: for a comparison "a > b", the paired t-test over queries of the per-query metric (averaged over
@@ -51,9 +51,9 @@ ALL = ("wikiqa", "trecqa", "semeval", "scifact")
 # each grid and the collections it runs on (a collection's grids are `[experiment_<grid>]` in its pipeline)
 GRIDS = {"wsls": ("wikiqa",), "weak": ALL, "weak_votes": ALL, "noise_ce": ("wikiqa",), "samplers": ("trecqa",),
          "wsls_random": ("wikiqa",), "rewards_raw": ("trecqa",), "rewards_ceil": ("trecqa",), "noise_gap": ("wikiqa",)}
-GAP = "memorisation gap"  # train minus validation recall@1 at a cell's last evaluation (paper 004, Figures 1-2)
+GAP = "memorisation gap"  # train minus validation recall@1 at a cell's last evaluation (Sharma et al., Figures 1-2)
 CELL_METRICS = ("ranking ECE", GAP)  # one number per cell (reproduction_cells.csv), not per query
-# paper 002's LFs and label models under weakrank's names
+# Xu et al.'s LFs and label models under weakrank's names
 SCORERS = {"bm25": "bm25", "tfidf": "tfidf", "use_cos": "embedding_cosine", "bert_cos": "bert_cosine",
            "mv": "majority", "gm": "generative"}
 
@@ -83,7 +83,7 @@ def row(variant: str, model: str, sampler: str = "bm25", noise: float = 0.0) -> 
 
 CE, LS, TLS, WSLS, TWSLS = "CE", "LS ε=0.2", "T-LS ε=0.2", "WSLS ε=0.2", "T-WSLS ε=0.2"
 CHECKS = [
-    # 002, Table 2 (train split; label quality, paired over queries)
+    # Xu et al. (BERT-PR), Table 2 (train split; label quality, paired over queries)
     Check("bm25_strongest_single_lf", "lf_quality", "bm25", "use_cos", "P@1"),
     Check("bm25_strongest_single_lf", "lf_quality", "bm25", "tfidf", "P@1"),
     Check("bert_cos_weakest_lf", "lf_quality", "use_cos", "bert_cos", "P@1"),
@@ -92,7 +92,7 @@ CHECKS = [
     Check("aggregation_raises_auc", "lf_quality", "mv", "best_lf", "AUC"),
     Check("gm_vs_mv_labels", "lf_quality", "gm", "mv", "P@1"),
     Check("gm_labels_vs_bm25_lf", "lf_quality", "gm", "bm25", "P@1"),
-    # 002, Table 3 (the paper's hinge BERT-PR in grid `weak`; today's listwise default in quality.csv)
+    # Xu et al. (BERT-PR), Table 3 (the paper's hinge BERT-PR in grid `weak`; today's listwise default in quality.csv)
     Check("bert_pr_gm_beats_bm25", "weak", row("hinge", "generative"), "bm25", "MAP"),
     Check("bert_pr_gm_beats_bm25", "quality", "weak", "bm25", "MAP"),
     Check("bert_pr_bm25_votes_beats_bm25", "weak_votes", row("hinge", "votes:bm25"), "bm25", "MAP"),
@@ -102,7 +102,7 @@ CHECKS = [
     Check("noise_aware_no_gain", "weak", row("noise-aware", "generative"), row("hinge", "generative"), "MAP", "~"),
     Check("full_supervision_gap", "weak", "BERT-PR supervised", row("hinge", "generative"), "MAP"),
     Check("full_supervision_gap", "quality", "supervised", "weak", "MAP"),
-    # 000 (gold labels, BM25 negatives, grid `wsls`)
+    # Penha & Hauff (WSLS; gold labels, BM25 negatives, grid `wsls`)
     Check("tls_beats_plain_bm25_negatives", "wsls", row(TLS, "gold"), row(CE, "gold"), "R_10@1"),
     Check("ls_vs_plain_bm25_negatives", "wsls", row(LS, "gold"), row(CE, "gold"), "R_10@1", "~"),
     Check("tls_beats_ls", "wsls", row(TLS, "gold"), row(LS, "gold"), "R_10@1"),
@@ -110,14 +110,14 @@ CHECKS = [
     Check("twsls_beats_plain_test", "wsls", row(TWSLS, "gold"), row(CE, "gold"), "MAP"),
     Check("twsls_beats_tls_test", "wsls", row(TWSLS, "gold"), row(TLS, "gold"), "R_10@1"),
     Check("tls_vs_plain_test", "wsls", row(TLS, "gold"), row(CE, "gold"), "R_10@1", "~"),
-    # 000 with random negatives (grid `wsls_random`: CE, LS, T-LS)
+    # Penha & Hauff with random negatives (grid `wsls_random`: CE, LS, T-LS)
     Check("smoothing_hurts_random_negatives", "wsls_random", row(LS, "gold", "random"), row(CE, "gold", "random"),
           "R_10@1", "<"),
     Check("smoothing_hurts_random_negatives", "wsls_random", row(TLS, "gold", "random"), row(CE, "gold", "random"),
           "R_10@1", "<"),
     Check("bm25_negatives_beat_random_negatives", "wsls", row(CE, "gold"), row(CE, "gold", "random"), "R_10@1",
           source_b="wsls_random"),
-    # 001 (TrecQA, generative labels, hinge; grid `samplers`)
+    # Cohen et al. (AC-IR; TrecQA, generative labels, hinge; grid `samplers`)
     Check("acir_beats_fixed_samplers_mean", "samplers", row("hinge", "generative", "policy"),
           row("hinge", "generative"), "MAP"),
     Check("acir_beats_fixed_samplers_mean", "samplers", row("hinge", "generative", "policy"),
@@ -126,14 +126,14 @@ CHECKS = [
           row("hinge", "generative", "random_policy"), "MAP"),
     Check("acir_more_consistent_than_bm25_samplers", "samplers", row("hinge", "generative", "policy"),
           row("hinge", "generative"), "MAP", "std<"),
-    # 001's rewards (grids `rewards_raw`, `rewards_ceil`: AC-IR as in `samplers`, another policy_reward)
+    # Cohen et al.'s rewards (grids `rewards_raw`, `rewards_ceil`: AC-IR as in `samplers`, another policy_reward)
     Check("reward_rdiff_best", "samplers", row("hinge", "generative", "policy"), row("hinge", "generative", "policy"),
           "MAP", source_b="rewards_ceil"),
     Check("reward_rdiff_best", "samplers", row("hinge", "generative", "policy"), row("hinge", "generative", "policy"),
           "MAP", source_b="rewards_raw"),
     Check("rraw_prolongs_training", "rewards_raw", row("hinge", "generative", "policy"),
           row("hinge", "generative", "random_policy"), "MAP", "~", source_b="samplers"),
-    # 004 (cross-encoder: grid `noise_ce`; bi-encoder: noise_bi.csv)
+    # Sharma et al. (cross-encoder: grid `noise_ce`; bi-encoder: noise_bi.csv)
     Check("noise_degrades_pr", "noise_ce", row(CE, "gold", noise=0.05), row(CE, "gold"), "MAP", "<"),
     Check("lr_beats_pr_e5_msmarco_mintaka", "noise_ce", row("LR α=0.1", "gold", noise=0.05),
           row(CE, "gold", noise=0.05), "MRR"),
@@ -430,12 +430,12 @@ def power_section(claims: dict, plans: dict) -> str:
                 minutes = np.mean([p["minutes_per_cell"] for (g, _), p in plans.items() if g == grid] or [np.nan])
                 lines.append(f"| {claim['id']} | {paper[-3:]} | {effect:+.4f} | {n} | {grid} | {minutes:.1f} | "
                              f"{2 * n * minutes / 60:.1f} |")
-    lines += ["", "Effects of a few thousandths (000's smoothing) need tens to a hundred and more seeds per arm at this σ: hours to days of "
+    lines += ["", "Effects of a few thousandths (Penha & Hauff's smoothing) need tens to a hundred and more seeds per arm at this σ: hours to days of "
               "2-core CPU per comparison, so these rows run one seed here and their verdicts rest on the paired "
               "test over queries, which ignores the seed-to-seed variance of training. A GPU divides the minutes "
               "by its speed-up over these 2 cores (not measured: no GPU was lent to this project); the seeds stay "
-              "as many. Effects of several hundredths (002's weak BERT-PR over BM25, AC-IR over fixed samplers, "
-              "004's noise) are within reach of two seeds."]
+              "as many. Effects of several hundredths (Xu et al.'s weak BERT-PR over BM25, AC-IR over fixed samplers, "
+              "Sharma et al.'s noise) are within reach of two seeds."]
     return "\n".join(lines)
 
 

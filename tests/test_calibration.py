@@ -42,7 +42,7 @@ def test_report_plots_the_memorisation_gap_of_tracked_runs_only(tmp_path):
     pd.DataFrame({"step": [10], "dev_map": [0.4], "dev_recall@1": [0.4]}).to_csv(tmp_path / "k2.csv", index=False)
     figures = gap_figures(cells, tmp_path, tmp_path / "out")
     assert [caption for caption, _ in figures] == [
-        "Train vs validation recall@1 during training: tracked (seed 004, memorisation gap)"]
+        "Train vs validation recall@1 during training: tracked (Sharma et al., memorisation gap)"]
     assert figures[0][1].stat().st_size > 5000
 
 

@@ -1,4 +1,5 @@
-"""Dask and Spark engines give the same scores and votes as the in-process path, on real data."""
+"""Dask and Spark engines give the same scores and votes as the in-process path, on real data, and share its
+score cache."""
 
 import numpy as np
 import pandas as pd
@@ -6,10 +7,10 @@ import pytest
 
 from labeling_functions import make_bm25, make_embedding_cosine, make_tfidf, word_overlap
 from tests.conftest import shared
-from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, shipping
+from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, run_engine, shipping
 from weakrank.engines.partitions import iter_votes, part_ids, partition_bounds, read_part, vote_columns
 from weakrank.errors import ConfigError
-from weakrank.labeling import apply_lfs
+from weakrank.labeling import apply_lfs, lf_names
 from weakrank.loaders import load_dataset
 
 pytest.importorskip("dask.dataframe")
@@ -62,10 +63,10 @@ def test_partitions_keep_query_lists_whole_and_align_to_lf_chunks():
         assert end == start and qid[end - 1] != qid[end]  # a cut never falls inside a query's list
 
 
-def test_parquet_round_trip_in_partitions(wikiqa, reference, tmp_path):
-    votes_dir = label_to_parquet(
-        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
-    )
+@pytest.mark.slow
+def test_parquet_round_trip_in_partitions(wikiqa, reference, dask_client, tmp_path):
+    engine = EngineConfig("dask", {"client": dask_client}, part_rows=40, chunk_size=20)
+    votes_dir = label_to_parquet(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
     parts = part_ids(tmp_path / "pairs")
     assert len(parts) > 2
     seen = pd.concat([read_part(tmp_path / "pairs", p) for p in parts])
@@ -76,8 +77,18 @@ def test_parquet_round_trip_in_partitions(wikiqa, reference, tmp_path):
     assert len(chunks) > 1 and list(chunks[0].columns) == vote_columns(votes_dir)
     assert sum(map(len, chunks)) == len(reference)
     # a second run replaces the dataset atomically: no temp directories are left behind
-    label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False)
+    label_to_parquet(wikiqa, cheap_lfs(), engine, tmp_path, progress=False)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pairs", "votes"]
+
+
+def test_local_engine_is_the_in_process_path(wikiqa, reference, tmp_path):
+    votes = label_dataset(wikiqa, cheap_lfs(), EngineConfig("local"), tmp_path / "work", progress=False)
+    pd.testing.assert_frame_equal(votes, reference)
+    assert not (tmp_path / "work").exists()  # no partitioned dataset: the pairs are labelled in memory
+    with pytest.raises(ConfigError, match="in process"):
+        label_to_parquet(wikiqa, cheap_lfs(), EngineConfig("local"), tmp_path, progress=False)
+    with pytest.raises(ConfigError, match="in process"):
+        run_engine(EngineConfig("local"), tmp_path / "pairs", tmp_path / "votes", cheap_lfs(), wikiqa)
 
 
 @pytest.mark.slow
@@ -103,7 +114,7 @@ def test_embedding_model_loads_once_per_dask_worker(wikiqa, dask_client, tmp_pat
     votes = label_dataset(small, lfs, engine, tmp_path, progress=False)
     assert len(part_ids(tmp_path / "pairs")) > 2  # more partitions than workers
     pd.testing.assert_frame_equal(votes, reference)
-    loads = dask_client.run(shipping.loaded_resources)
+    loads = dask_client.run(lambda: len(shipping._RESOURCES))
     assert len(loads) == 2 and max(loads.values()) == 1  # at most one load per worker process, however many parts
 
 
@@ -115,19 +126,41 @@ def test_engine_options_are_checked():
 
 
 @pytest.mark.slow
-def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file(tmp_path, dask_client):
+def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file_and_shares_its_cache(
+    tmp_path, dask_client, monkeypatch
+):
+    import shutil
+
     from tests.test_pipeline import write_config
     from weakrank.config import load_config
+    from weakrank.io import read_metadata
     from weakrank.paths import RunPaths
     from weakrank.pipeline import ingest, label
 
     cfg = load_config(write_config(tmp_path, extra="[label.dask]\npart_rows = 30\nchunk_size = 30"))
+    paths = RunPaths(cfg.run_dir)
     ingest(cfg)
-    local = label(cfg, progress=False, engine="local")
     distributed = label(cfg, progress=False, engine="dask", client=dask_client)
-    pd.testing.assert_frame_equal(distributed, local)
-    assert len(part_ids(RunPaths(cfg.run_dir).partitioned / "pairs")) > 2
-    pd.testing.assert_frame_equal(pd.read_parquet(RunPaths(cfg.run_dir).votes), local)
+    assert len(part_ids(paths.partitioned / "pairs")) > 2
+    pd.testing.assert_frame_equal(pd.read_parquet(paths.votes), distributed)
+    meta = read_metadata(paths.votes)
+    names = lf_names(distributed)
+    assert meta["engine"] == "dask" and meta["lfs"] == names and len(meta["rules"]) == len(names) > 2
+    assert sorted(p.name for p in paths.lf_scores.iterdir()) == sorted(f"{name}.parquet" for name in names)
+
+    # switching engines recomputes nothing: every LF's scores come from the cache the other engine wrote
+    def computed(*_args, **_kwargs):
+        raise AssertionError("an LF was scored again")
+
+    monkeypatch.setattr("weakrank.labeling.score_lf", computed)
+    shutil.rmtree(paths.partitioned)
+    local = label(cfg, progress=False, engine="local")
+    pd.testing.assert_frame_equal(local, distributed)
+    assert {k: read_metadata(paths.votes)[k] for k in meta} == {**meta, "engine": "local"}
+    label(cfg, progress=False, engine="dask", client=dask_client)
+    assert not paths.partitioned.exists()  # nothing left to score, so no pairs were written for the workers
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(label(cfg, progress=False, engine="local", force=True), distributed)
 
 
 def test_engine_config_keys_and_cli_flags(tmp_path):
@@ -148,8 +181,7 @@ def test_engine_config_keys_and_cli_flags(tmp_path):
     )
 
 
-def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_path):
-    from weakrank.engines.labels import fit_on_votes, write_labels
+def test_streaming_label_model_fit_equals_in_memory_fit(reference):
     from weakrank.label_models import GenerativeModel
     from weakrank.label_models.streaming import pattern_counts
     from weakrank.labeling import vote_matrix
@@ -160,14 +192,3 @@ def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_p
     streamed = GenerativeModel().fit_counts(*pattern_counts(chunks))
     assert streamed.params() == in_memory.params()
     assert in_memory.params()["iterations"] > 1
-    # from a partitioned votes dataset, reading only its vote_* columns in chunks
-    votes_dir = label_to_parquet(
-        wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
-    )
-    from_disk = fit_on_votes(votes_dir, "generative", batch_rows=50)
-    assert from_disk.params() == in_memory.params()
-    labels = pd.concat(
-        pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir())
-    )
-    labels = labels.sort_values("_row")
-    np.testing.assert_allclose(labels["p_relevant"].to_numpy(), in_memory.predict_proba(matrix), rtol=0, atol=1e-12)

@@ -138,7 +138,7 @@ def write_config(tmp_path):
     return cfg
 
 
-def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
+def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, capsys):
     from weakrank.experiment import grid
 
     cfg_path = write_config(tmp_path)
@@ -164,7 +164,23 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch):
     done = len(list((tmp_path / "run" / "experiment" / "cells").glob("*.parquet")))
     plan = grid.plan_experiment(cfg)  # the dry run: trained cells, the two done before the interruption cached
     assert len(plan) == 8 and plan["cached"].tolist() == [True, True] + [False] * 6
-    assert plan["measured"].tolist() == plan["cached"].tolist() and (plan.loc[~plan["cached"], "minutes"] > 0).all()
+    assert plan["measured"].tolist() == plan["cached"].tolist()
+    # no speed is assumed: the fake cells took no measurable time, so the others' minutes are unknown ...
+    assert plan.attrs["pairs_per_second"] is None and plan.loc[~plan["cached"], "minutes"].isna().all()
+    assert (grid.plan_experiment(cfg, pairs_per_second=28.0).loc[~plan["cached"], "minutes"] > 0).all()  # ... or given
+    from weakrank.io import read_metadata, read_parquet, write_parquet
+
+    first = tmp_path / "run" / "experiment" / "cells" / f"{plan['key'][0]}.parquet"
+    write_parquet(read_parquet(first), first, metadata={**read_metadata(first), "minutes": 2.0})
+    measured = grid.plan_experiment(cfg)  # ... or measured on the cells trained here: all of these do as much work
+    assert measured.attrs["rate_cells"] == 1 and measured.attrs["pairs_per_second"] > 0
+    np.testing.assert_allclose(measured.loc[~measured["cached"], "minutes"], 2.0)
+    from weakrank.commands.evaluate import print_plan
+
+    print_plan(measured)
+    assert "left: 6 cells, about 12 minutes at " in capsys.readouterr().out
+    print_plan(plan)
+    assert "their minutes are unknown" in capsys.readouterr().out
     fake_runner.resumed = True
     results = grid.run_experiment(cfg, progress=False, runner=fake_runner)
     assert grid.plan_experiment(cfg)["cached"].all()
@@ -205,7 +221,7 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
 
 
 def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
-    """The label-relaxation paper's (seed 004) noise study: PR / PR+LR bi-encoder cells on gold labels."""
+    """Sharma et al.'s (label relaxation) noise study: PR / PR+LR bi-encoder cells on gold labels."""
     from weakrank.config import load_config
     from weakrank.experiment import grid
 
@@ -227,7 +243,7 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
 
 
 def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
-    """Paper 002's BERT-PR on BM25 votes: ``votes:bm25`` labels are the BM25 LF's +1 / −1 votes alone; an abstain
+    """Xu et al.'s BERT-PR on BM25 votes: ``votes:bm25`` labels are the BM25 LF's +1 / −1 votes alone; an abstain
     is neither a positive nor a negative, whatever the other LFs voted; an unknown LF is named."""
     from weakrank.config import load_config
     from weakrank.errors import ConfigError

@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from labeling_functions import bm25, tfidf, word_overlap
@@ -102,6 +103,24 @@ def test_score_cache_is_reused_and_invalidated_by_fingerprint(tiny, tmp_path):
     assert (again["score_counted"] == first["score_counted"]).all()
     apply_lfs(tiny, [counted], cache_dir=tmp_path, fingerprints={"counted": "b"}, progress=False)
     assert len(calls) == 2 * n
+
+
+def test_a_scorer_gets_only_the_lfs_the_cache_lacks_and_its_scores_are_cached(tiny, tmp_path):
+    """How the Dask and Spark engines label: the same cache, the same keys, the same votes as in process."""
+    keys = {"bm25": "a", "word_overlap": "a"}
+    local = apply_lfs(tiny, [bm25], cache_dir=tmp_path, fingerprints=keys, progress=False)
+    asked = []
+
+    def scorer(lfs):
+        asked.append([lf.name for lf in lfs])
+        return {lf.name: apply_lfs(tiny, [lf], progress=False)[f"score_{lf.name}"].to_numpy() for lf in lfs}
+
+    both = apply_lfs(tiny, [bm25, word_overlap], cache_dir=tmp_path, fingerprints=keys, progress=False, scorer=scorer)
+    assert asked == [["word_overlap"]]
+    pd.testing.assert_frame_equal(both, apply_lfs(tiny, [bm25, word_overlap], progress=False))
+    pd.testing.assert_series_equal(both["score_bm25"], local["score_bm25"])
+    apply_lfs(tiny, [bm25, word_overlap], cache_dir=tmp_path, fingerprints=keys, progress=False, scorer=scorer)
+    assert asked == [["word_overlap"]]  # everything cached now: the scorer is not called
 
 
 def test_a_shared_encoder_runs_each_text_once_for_every_output_and_lf():

@@ -1,5 +1,5 @@
 """LF analysis: Snorkel's summary (polarity, coverage, overlaps, conflicts) and the quality table of
-the BERT-PR paper's (seed 002) Table 2 — P@1, R@1 and AUC of each LF and of each aggregate against gold
+Xu et al.'s (BERT-PR) Table 2 — P@1, R@1 and AUC of each LF and of each aggregate against gold
 labels.
 
 Quality is measured per query on queries with at least one relevant and one non-relevant candidate,

@@ -27,7 +27,7 @@ def column_run(table: pd.DataFrame, column: str, split: str) -> pd.DataFrame:
 
 
 def bm25_negatives(votes: pd.DataFrame) -> pd.DataFrame | None:
-    """The BM25 scores that pick R_n@k's negatives (the WSLS paper, seed 000), None without the bm25 LF."""
+    """The BM25 scores that pick R_n@k's negatives (Penha & Hauff, WSLS), None without the bm25 LF."""
     if SCORE + "bm25" not in votes.columns:
         return None
     return votes[["query_id", "passage_id"]].assign(score=votes[SCORE + "bm25"])

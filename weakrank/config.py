@@ -146,7 +146,7 @@ class EvaluateConfig:
 
 
 # train_label_models entries that are not label models
-GOLD = "gold"  # the gold labels (corrupted at each noise ratio), the seed 004 noise study
+GOLD = "gold"  # the gold labels (corrupted at each noise ratio), Sharma et al.'s noise study
 ONE_LF_VOTES = "votes:"  # "votes:<lf>": the labels are that LF's own votes (+1 / −1), nothing fused
 
 
@@ -154,7 +154,7 @@ ONE_LF_VOTES = "votes:"  # "votes:<lf>": the labels are that LF's own votes (+1 
 class ExperimentConfig:
     """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``): unsupervised rows
     of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
-    ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as paper 002's BERT-PR on BM25 votes)
+    ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as Xu et al.'s BERT-PR on BM25 votes)
     × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
     scored on ``split``'s queries with ``require`` judgements (default: ``[evaluate] require``), R_n@k for each
     ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in every trained cell."""

@@ -67,11 +67,6 @@ class Dataset:
         """Split names in order of first appearance."""
         return list(dict.fromkeys(self.queries["split"]))
 
-    @property
-    def has_gold(self) -> bool:
-        """True when at least one candidate has a gold label."""
-        return bool(self.candidates["gold"].notna().any())
-
     def subset(self, splits: list[str] | None = None, max_queries: int | None = None) -> Dataset:
         """The same dataset restricted to ``splits`` and to the first ``max_queries`` queries of each."""
         queries = self.queries

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -81,12 +81,16 @@ def apply_lfs(
     progress: bool = True,
     chunk_size: int = CHUNK_SIZE,
     reuse: bool = True,
+    scorer: Callable[[Sequence[RankingLF]], Mapping[str, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """Score every candidate with every LF (``chunk_size`` pairs per call, whole queries) and vote per query.
 
     With ``cache_dir``, each LF's scores are stored there as ``<name>.parquet`` and reused by a later
     call on the same pairs with the same fingerprint (:func:`cache_key`), so an interrupted or extended
     labeling run only computes what is missing; ``reuse=False`` recomputes every LF and rewrites its cache.
+    ``scorer`` computes the scores of the LFs the cache lacks, all at once (name → scores in the order of
+    :meth:`Dataset.pairs`; a Dask or Spark engine, see :func:`weakrank.engines.label_dataset`); without it they
+    are computed here, one LF after another, and each is cached as soon as it is done.
     """
     fingerprints = fingerprints or {}
     names = [lf.name for lf in lfs]
@@ -95,19 +99,24 @@ def apply_lfs(
         raise LFError(twice, "two LFs have this name (each becomes a column of the votes): rename one")
     pairs = dataset.pairs()
     out = pairs[KEY_COLUMNS].copy()
+    known = {}
+    for lf in lfs if reuse else []:
+        scores = _cached_scores(cache_dir, lf.name, fingerprints.get(lf.name, ""), pairs)
+        if scores is not None:
+            known[lf.name] = scores
+    missing = [lf for lf in lfs if lf.name not in known]
+    if scorer is not None and missing:
+        computed = scorer(missing)
+        for lf in missing:
+            known[lf.name] = np.asarray(computed[lf.name], dtype=np.float64)
+            _cache_scores(cache_dir, lf.name, fingerprints.get(lf.name, ""), pairs, known[lf.name])
     bar = tqdm(total=len(pairs) * len(lfs), unit="pair", desc="labeling", disable=not progress)
     for lf in lfs:
         bar.set_postfix_str(lf.name)
-        fingerprint = fingerprints.get(lf.name, "")
-        scores = _cached_scores(cache_dir, lf.name, fingerprint, pairs) if reuse else None
+        scores = known.get(lf.name)
         if scores is None:
             scores = score_lf(lf.fit(dataset), pairs, chunk_size, bar=bar)
-            if cache_dir is not None:
-                write_parquet(
-                    pd.DataFrame({"query_id": pairs["query_id"], "passage_id": pairs["passage_id"], "score": scores}),
-                    Path(cache_dir) / f"{lf.name}.parquet",
-                    metadata={"fingerprint": fingerprint},
-                )
+            _cache_scores(cache_dir, lf.name, fingerprints.get(lf.name, ""), pairs, scores)
         else:
             bar.update(len(pairs))
         votes = rank_votes(scores, pairs["query_id"].to_numpy(), lf.rule)
@@ -117,6 +126,17 @@ def apply_lfs(
         out[VOTE + lf.name] = votes
     bar.close()
     return out
+
+
+def _cache_scores(
+    cache_dir: str | Path | None, name: str, fingerprint: str, pairs: pd.DataFrame, scores: np.ndarray
+) -> None:
+    if cache_dir is not None:
+        write_parquet(
+            pd.DataFrame({"query_id": pairs["query_id"], "passage_id": pairs["passage_id"], "score": scores}),
+            Path(cache_dir) / f"{name}.parquet",
+            metadata={"fingerprint": fingerprint},
+        )
 
 
 def lf_source(lf: RankingLF) -> str:

@@ -41,7 +41,7 @@ def minmax_within(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """One list's ``values`` min-max normalised over the entries where ``mask`` holds (the WSLS paper, seed 000:
+    """One list's ``values`` min-max normalised over the entries where ``mask`` holds (Penha & Hauff, WSLS:
     over a query's negatives, so its hardest negative gets 1); 0.5 where those are constant, NaN outside ``mask``."""
     out = np.full(len(values), np.nan)
     if mask.any():

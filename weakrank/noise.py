@@ -1,4 +1,4 @@
-"""Semantic-aware label-noise injection (the label-relaxation paper, seed 004), logged so that it can be undone.
+"""Semantic-aware label-noise injection (Sharma et al., label relaxation), logged so that it can be undone.
 
 For a share ``ratio`` of the training queries, the relevant passage swaps its label with the candidate
 most similar to it (cosine of passage embeddings) among the query's non-relevant candidates: the noise

@@ -34,7 +34,7 @@ from weakrank.evaluation.tables import format_table, queries_note, results_table
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
 from weakrank.judging import read_judged_qrels
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
-from weakrank.labeling import SCORE, apply_lfs, cache_key, check_votes_table, lf_names
+from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
 from weakrank.paths import RunPaths
@@ -97,23 +97,21 @@ def label(
     name = engine or cfg.label.engine
     options = {**cfg.label.engine_options.get(name, {}), **engine_options}
     runner = engine_config(name, options)
-    if runner.name != "local":
-        votes = label_dataset(dataset, lfs, runner, paths.partitioned, progress=progress)
-        meta = {"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs], "engine": runner.name}
-        write_parquet(votes, paths.votes, metadata=meta)
-        return votes
     data_key = dataset.fingerprint()
     with kept_encodings(paths.encodings, reuse=not force):  # an LF added later encodes no text others encoded
-        votes = apply_lfs(
+        votes = label_dataset(
             dataset,
             lfs,
+            runner,
+            paths.partitioned,
             cache_dir=paths.lf_scores,
             fingerprints={lf.name: cache_key(lf, cfg.label.fingerprint(spec), data_key)
                           for lf, spec in zip(lfs, cfg.label.lfs)},
             progress=progress,
             reuse=not force,
         )
-    write_parquet(votes, paths.votes, metadata={"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs]})
+    meta = {"lfs": [lf.name for lf in lfs], "rules": [repr(lf.rule) for lf in lfs], "engine": runner.name}
+    write_parquet(votes, paths.votes, metadata=meta)
     return votes
 
 

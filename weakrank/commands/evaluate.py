@@ -65,7 +65,7 @@ def cmd_experiment(args: argparse.Namespace) -> None:
             raise ConfigError(f"{args.config} has no [experiment_{args.grid}] section{did_you_mean(args.grid, cfg.grids)}")
         cfg = replace(cfg, name=f"{cfg.name}_{args.grid}", experiment=cfg.grids[args.grid])
     if args.dry_run:
-        print_plan(plan_experiment(cfg))
+        print_plan(plan_experiment(cfg, args.pairs_per_second))
         return
     results = run_experiment(cfg, progress=not args.quiet)
     table = results_table(results)
@@ -77,13 +77,19 @@ def cmd_experiment(args: argparse.Namespace) -> None:
 
 def print_plan(plan: pd.DataFrame) -> None:
     """The trained cells of a grid, cached or not, with their minutes, and what is left to run."""
-    shown = plan.assign(minutes=[f"{m:.1f}" + ("" if measured else " (est.)")
+    shown = plan.assign(minutes=["?" if m != m else f"{m:.1f}" + ("" if measured else " (est.)")
                                  for m, measured in zip(plan["minutes"], plan["measured"])],
                         cached=plan["cached"].map({True: "yes", False: ""}))
     print(shown[["row", "seed", "cached", "minutes", "key"]].to_string(index=False))
     left = plan[~plan["cached"]]
-    print(f"\n{len(plan)} trained cells, {plan['cached'].sum()} cached; left: {len(left)} cells, about "
-          f"{left['minutes'].sum():.0f} CPU minutes on 2 cores")
+    rate, cells = plan.attrs.get("pairs_per_second"), plan.attrs.get("rate_cells", 0)
+    if not len(left) or rate:
+        where = f"measured on {cells} cell{'s' * (cells != 1)} trained here" if cells else "--pairs-per-second"
+        cost = f", about {left['minutes'].sum():.0f} minutes at {rate:.1f} pairs/s ({where})" if len(left) else ""
+    else:
+        cost = ("; their minutes are unknown until a cell of this run directory is trained (or say how fast the "
+                "trainer is here with --pairs-per-second)")
+    print(f"\n{len(plan)} trained cells, {plan['cached'].sum()} cached; left: {len(left)} cells{cost}")
 
 
 def register(add: AddCommand) -> None:
@@ -97,4 +103,7 @@ def register(add: AddCommand) -> None:
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")
     p.add_argument("--dry-run", action="store_true", help="print the trained cells, which are cached and their "
-                   "(estimated) CPU minutes; run nothing")
+                   "(estimated) minutes; run nothing")
+    p.add_argument("--pairs-per-second", type=float, default=None, metavar="N", help="how fast the trainer is on "
+                   "this machine (pairs of 64 tokens a second) for the --dry-run estimates (default: measured on "
+                   "the cells of this run directory already trained)")

@@ -1,15 +1,18 @@
 """Where ``label`` runs: ``local`` (in-process, :func:`weakrank.labeling.apply_lfs`), ``dask`` or ``spark``.
 
-Every engine runs the same :class:`~weakrank.lf.RankingLF` objects on partitions of whole query
-lists and yields the same scores and votes. The distributed engines go through a partitioned
-Parquet pairs dataset and write a partitioned votes dataset (see :mod:`weakrank.engines.partitions`),
-so memory stays bounded by a partition; :func:`label_dataset` returns the votes table in memory,
-:func:`label_to_parquet` leaves it on disk.
+There is one labeling path, :func:`label_dataset`: every engine goes through
+:func:`~weakrank.labeling.apply_lfs`, which reads the per-LF score cache (``<run_dir>/lf_scores``, keyed by
+:func:`~weakrank.labeling.cache_key`), scores only the LFs it lacks, caches their scores and votes on the
+driver. ``local`` scores them in process; ``dask`` and ``spark`` score them on partitions of whole query lists
+(the same :class:`~weakrank.lf.RankingLF` objects, the same LF calls, the same scores), going through a
+partitioned Parquet pairs dataset and a partitioned votes dataset (see :mod:`weakrank.engines.partitions`), so
+a worker's memory stays bounded by a partition; switching engines recomputes nothing that is cached.
+:func:`label_to_parquet` runs a distributed engine and leaves its votes on disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.engines.shipping import ship
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.io import atomic_dir
-from weakrank.labeling import CHUNK_SIZE
+from weakrank.labeling import CHUNK_SIZE, SCORE, apply_lfs
 from weakrank.lf import RankingLF
 
 ENGINES = ("local", "dask", "spark")
@@ -55,6 +58,11 @@ def engine_config(name: str, options: dict[str, Any] | None = None) -> EngineCon
     return EngineConfig(name, options, **sizes)
 
 
+def _distributed(engine: EngineConfig) -> None:
+    if engine.name == "local":
+        raise ConfigError("the local engine labels in process, through label_dataset; this runs dask or spark")
+
+
 def run_engine(
     engine: EngineConfig,
     pairs_dir: Path,
@@ -63,28 +71,28 @@ def run_engine(
     dataset: Dataset,
     progress: bool = True,
 ) -> Path:
-    """Label the pairs dataset ``pairs_dir`` with ``engine`` into the votes dataset ``out_dir`` (atomically)."""
+    """Label the pairs dataset ``pairs_dir`` with the Dask or Spark ``engine`` into the votes dataset ``out_dir``
+    (atomically); ``local`` labels in process, through :func:`label_dataset`."""
+    _distributed(engine)
     bundle = ship(lfs, dataset, engine.chunk_size)
     with atomic_dir(out_dir) as tmp:
         if engine.name == "dask":
             from weakrank.engines import dask_engine
 
             dask_engine.run(pairs_dir, tmp, bundle, progress=progress, **engine.options)
-        elif engine.name == "spark":
+        else:
             from weakrank.engines import spark_engine
 
             spark_engine.run(pairs_dir, tmp, bundle, progress=progress, **engine.options)
-        else:
-            from weakrank.engines import local
-
-            local.run(pairs_dir, tmp, bundle, progress=progress)
     return Path(out_dir)
 
 
 def label_to_parquet(
     dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path, progress: bool = True
 ) -> Path:
-    """Write ``<work_dir>/pairs`` and label it into ``<work_dir>/votes`` (partitioned Parquet); returns the latter."""
+    """Write ``<work_dir>/pairs`` and label it with the Dask or Spark ``engine`` into ``<work_dir>/votes``
+    (partitioned Parquet); returns the latter. No cache is read or written: see :func:`label_dataset`."""
+    _distributed(engine)
     work_dir = Path(work_dir)
     names = [lf.name for lf in lfs]
     if len(set(names)) != len(names):
@@ -94,10 +102,27 @@ def label_to_parquet(
 
 
 def label_dataset(
-    dataset: Dataset, lfs: Sequence[RankingLF], engine: EngineConfig, work_dir: str | Path, progress: bool = True
+    dataset: Dataset,
+    lfs: Sequence[RankingLF],
+    engine: EngineConfig,
+    work_dir: str | Path,
+    progress: bool = True,
+    *,
+    cache_dir: str | Path | None = None,
+    fingerprints: Mapping[str, str] | None = None,
+    reuse: bool = True,
 ) -> pd.DataFrame:
-    """The votes table of ``dataset`` computed by ``engine`` (same columns and order as ``apply_lfs``)."""
-    return read_votes(label_to_parquet(dataset, lfs, engine, work_dir, progress))
+    """The votes table of ``dataset`` (the columns and order of :func:`~weakrank.labeling.apply_lfs`) with the LFs
+    the cache ``cache_dir`` lacks (``fingerprints``: their :func:`~weakrank.labeling.cache_key`; ``reuse=False``
+    recomputes all) scored by ``engine``: in process (``local``), or on ``<work_dir>/pairs`` by Dask or Spark,
+    whose scores are then cached as the local ones are."""
+
+    def on_engine(missing: Sequence[RankingLF]) -> dict[str, Any]:
+        votes = read_votes(label_to_parquet(dataset, missing, engine, work_dir, progress))
+        return {lf.name: votes[SCORE + lf.name].to_numpy() for lf in missing}
+
+    return apply_lfs(dataset, lfs, cache_dir=cache_dir, fingerprints=fingerprints, progress=progress,
+                     chunk_size=engine.chunk_size, reuse=reuse, scorer=None if engine.name == "local" else on_engine)
 
 
 __all__ = [

@@ -3,7 +3,9 @@
 Data-derived resources (BM25 index, TF-IDF vocabulary) are fitted once on the driver and travel
 with the LF, so every worker scores with exactly the same statistics. Resources marked
 ``per_process`` (sentence-embedding / BERT models) are never pickled: each worker process loads
-them once, on first use, and keeps them in a per-process cache for all later partitions.
+them once, on first use, and keeps them in a per-process cache for all later partitions, keyed as the
+local score cache keys an LF (:func:`~weakrank.labeling.cache_key`: the content of its models, not their
+names), so a long-lived worker loads a model changed on disk again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pandas as pd
 
 from weakrank.dataset import Dataset
 from weakrank.engines.partitions import PART, ROW
-from weakrank.labeling import CHUNK_SIZE, KEY_COLUMNS, SCORE, VOTE, score_lf
+from weakrank.labeling import CHUNK_SIZE, KEY_COLUMNS, SCORE, VOTE, cache_key, score_lf
 from weakrank.lf import RankingLF
 from weakrank.voting import rank_votes
 
@@ -38,10 +40,13 @@ class LFBundle:
 
 
 def resource_key(lf: RankingLF) -> str:
-    """A key naming a per-process resource: the hash of the LF's (pickled) fit function and options."""
+    """The key of a per-process resource: :func:`~weakrank.labeling.cache_key` of the LF, with its pickled fit
+    function (which holds its options) for the options and no dataset (the resource reads none). It covers the
+    content of the models it loads (:func:`~weakrank.encoders.content_hash`), so a model replaced on disk
+    between two runs on the same workers is not served from the cache of the first."""
     import cloudpickle
 
-    return hashlib.sha1(cloudpickle.dumps(lf.fit_fn)).hexdigest()
+    return cache_key(lf, hashlib.sha1(cloudpickle.dumps(lf.fit_fn)).hexdigest(), "")
 
 
 def ship(lfs: Sequence[RankingLF], dataset: Dataset, chunk_size: int = CHUNK_SIZE) -> LFBundle:
@@ -66,11 +71,6 @@ def on_worker(lfs: Sequence[RankingLF]) -> list[RankingLF]:
                 _RESOURCES[key] = lf.fit_fn(None)
             lf.resource = _RESOURCES[key]
     return list(lfs)
-
-
-def loaded_resources() -> int:
-    """How many per-process resources this process has loaded (for tests and diagnostics)."""
-    return len(_RESOURCES)
 
 
 def spark_schema(names: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""Calibration against gold (the label-relaxation paper, seed 004): ranking ECE (Eq. 4) of a ranker's
+"""Calibration against gold (Sharma et al., label relaxation): ranking ECE (Eq. 4) of a ranker's
 scores, classic ECE of probabilities, reliability diagrams, and the train-vs-validation gap over training
 as a memorisation signal."""
 
@@ -29,7 +29,7 @@ def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
 
 
 def ranking_ece(scores: np.ndarray, gold: np.ndarray, query_ids: np.ndarray, bins: int = 10) -> float:
-    """The label-relaxation paper's (seed 004) ranking ECE (Eq. 4): the classic ECE of the softmax of
+    """Sharma et al.'s (label relaxation) ranking ECE (Eq. 4): the classic ECE of the softmax of
     ``scores`` within each query's list against 0/1 ``gold``; needs no trained absolute score level
     (pairwise rankers)."""
     return ece(softmax_within(scores, query_ids), gold, bins)

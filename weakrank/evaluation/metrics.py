@@ -4,7 +4,7 @@ ir-measures is the metric library (it runs trec_eval's own C code through pytrec
 installed, and its own implementations otherwise), so figures match the ones papers report. Unlike
 trec_eval, which orders tied scores by document id (an order that can correlate with relevance: in
 WikiQA the first sentence of an article is relevant far more often than the others), ties are broken at
-random with a seed, averaged over several draws. R_n@k (the WSLS paper, seed 000) is not a trec_eval measure and
+random with a seed, averaged over several draws. R_n@k (Penha & Hauff, WSLS) is not a trec_eval measure and
 is computed here; its test checks it against ir-measures' Success@1.
 """
 
@@ -52,7 +52,7 @@ def has_ties(run: pd.DataFrame) -> bool:
 
 
 def r_n_at_k(run: pd.DataFrame, qrels: pd.DataFrame, negatives: pd.DataFrame, n: int = 10, k: int = 1) -> pd.Series:
-    """R_n@k per query (the WSLS paper, seed 000): each relevant passage is ranked by the run among the ``n − 1``
+    """R_n@k per query (Penha & Hauff, WSLS): each relevant passage is ranked by the run among the ``n − 1``
     non-relevant candidates of its query with the highest ``negatives`` score (BM25: the hardest ones;
     all of them when fewer); 1 if it lands in the top ``k``. Averaged over the query's relevant passages.
     Ties in the run's scores count against the relevant passage (break them first: :func:`break_ties`)."""
@@ -106,7 +106,7 @@ def evaluate_run(
     ``run``: query_id, passage_id, score. ``qrels``: query_id, passage_id, relevance. Tied scores are
     ordered at random, and a run with ties is scored as the mean over ``tie_draws`` seeded orders (an
     estimate of the expected value over ties). R_n@k needs ``negatives`` (query_id, passage_id, score:
-    BM25 for the WSLS paper's definition); without it those columns are left out.
+    BM25 for Penha & Hauff's definition); without it those columns are left out.
     """
     for col in ("query_id", "passage_id", "score"):
         if col not in run.columns:

@@ -1,4 +1,4 @@
-"""The comparison table of the seed papers: rows = systems, columns = metrics, mean ± std over seeds,
+"""The comparison table of the papers weakrank implements: rows = systems, columns = metrics, mean ± std over seeds,
 significance against the BM25 baseline (paired t-test over queries, Bonferroni-corrected)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``weakrank experiment``: the grid of seed-paper tables, one cached cell at a time.
+"""``weakrank experiment``: the grid of the papers' tables, one cached cell at a time.
 
 Cells: BM25 and every single LF, the LFs' RRF and CombSUM fusions, every label model used as a ranker, and
 trained BERT-PR rankers (label model × variant × ε/α × negative sampler × noise ratio × seed) plus the
@@ -48,7 +48,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "twsls": {"mode": "pairwise", "loss": "ce", "target": "twsls"},
     "lr": {"mode": "pairwise", "loss": "ce", "target": "relax"},
     "distill": {"mode": "listwise", "loss": "kl", "target": "plain"},
-    # bi-encoder (architecture = "bi-encoder"), in-batch negatives: the label-relaxation paper's (seed 004) PR, LS, LR
+    # bi-encoder (architecture = "bi-encoder"), in-batch negatives: Sharma et al.'s (label relaxation) PR, LS, LR
     "pr": {"mode": "in_batch", "loss": "ce", "target": "plain"},
     "pr_ls": {"mode": "in_batch", "loss": "ce", "target": "ls"},
     "pr_relax": {"mode": "in_batch", "loss": "ce", "target": "relax"},
@@ -208,14 +208,11 @@ def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
 
 
 def one_lf_labels(votes: pd.DataFrame, lf: str) -> pd.DataFrame:
-    """Labels from one LF's votes alone (paper 002's BERT-PR on BM25 votes): +1 relevant, −1 not, both with
+    """Labels from one LF's votes alone (Xu et al.'s BERT-PR on BM25 votes): +1 relevant, −1 not, both with
     confidence 1; an abstain is neither, as the other LFs' votes are dropped (a negative needs a vote)."""
     column = f"vote_{lf}"
     own = votes.drop(columns=[c for c in votes.columns if c.startswith("vote_") and c != column])
     return with_labels(own, (own[column].to_numpy(dtype=float) + 1) / 2)
-
-
-PAIRS_PER_SECOND = 28.0  # the trainer on 2 CPU cores at 64 tokens (benchmarks/train_throughput.csv)
 
 
 def cell_overrides(cfg: PipelineConfig, cell: Cell) -> dict[str, Any]:
@@ -228,36 +225,71 @@ def cell_overrides(cfg: PipelineConfig, cell: Cell) -> dict[str, Any]:
     return overrides
 
 
-def estimated_minutes(cfg: PipelineConfig, cell: Cell, votes: pd.DataFrame) -> float:
-    """CPU minutes a trained cell should take on 2 cores: its steps (``max_epochs`` applied, an epoch counted
-    as the train split's queries, or its relevant pairs when pairwise) × pairs a step at the measured pairs/s
-    (scaled by its length over 64 tokens; ``auto`` counted as 64), and the evaluation split scored at 3× that."""
+def cell_pairs(cfg: PipelineConfig, cell: Cell, votes: pd.DataFrame) -> float:
+    """The work of a trained cell in pairs of 64 tokens: its steps (``max_epochs`` applied, an epoch counted as
+    the train split's queries, or its relevant pairs when pairwise) × pairs a step, and the evaluation split
+    scored at a third of a trained pair's cost, scaled by its length over 64 tokens (``auto`` counted as 64)."""
     tc = train_config(cfg, **cell_overrides(cfg, cell))
     train = votes[votes["split"] == tc.train_split]
     anchors = train["query_id"].nunique() if tc.mode == "listwise" else max(int((train["gold"] > 0).sum()),
                                                                             train["query_id"].nunique())
     steps = tc.total_steps(max(1, -(-anchors // tc.batch_size)))
     per_step = {"listwise": tc.group_size, "in_batch": 2}.get(tc.mode, 1 + tc.negatives) * tc.batch_size
-    rate = PAIRS_PER_SECOND * 64 / (tc.max_length if isinstance(tc.max_length, int) else 64)
     eval_pairs = int((votes["split"] == cfg.experiment.split).sum())
-    return (steps * per_step + eval_pairs / 3) / rate / 60
+    return (steps * per_step + eval_pairs / 3) * (tc.max_length if isinstance(tc.max_length, int) else 64) / 64
 
 
-def plan_experiment(cfg: PipelineConfig) -> pd.DataFrame:
+def measured_rate(cfg: PipelineConfig, votes: pd.DataFrame) -> tuple[float | None, int]:
+    """The trainer's speed on this machine, in pairs of 64 tokens a second, and how many cells it is measured on:
+    the work (:func:`cell_pairs`) of the trained cells of the run directory's grids (``[experiment]`` and every
+    ``[experiment_<name>]``) that have their minutes recorded, over those minutes; ``(None, 0)`` before any."""
+    cells = {}
+    for grid in [cfg.experiment, *cfg.grids.values()]:
+        grid_cfg = replace(cfg, experiment=grid)  # its evaluation split
+        try:
+            cells.update((c.key, (grid_cfg, c)) for c in grid_cells(grid_cfg, votes) if c.kind != "unsupervised")
+        except (ConfigError, DataError):  # a grid these votes cannot run measures nothing
+            continue
+    work = seconds = 0.0
+    n = 0
+    for key, (grid_cfg, cell) in cells.items():
+        cached = RunPaths(cfg.run_dir).experiment / "cells" / f"{key}.parquet"
+        minutes = read_metadata(cached).get("minutes") if cached.exists() else None
+        if minutes:  # recorded and not rounded to 0
+            work, seconds, n = work + cell_pairs(grid_cfg, cell, votes), seconds + 60 * minutes, n + 1
+    return (work / seconds, n) if n else (None, 0)
+
+
+def estimated_minutes(cfg: PipelineConfig, cell: Cell, votes: pd.DataFrame, pairs_per_second: float) -> float:
+    """Minutes a trained cell should take at ``pairs_per_second`` pairs of 64 tokens a second
+    (:func:`measured_rate`, or the user's figure): its work (:func:`cell_pairs`) over that speed."""
+    return cell_pairs(cfg, cell, votes) / pairs_per_second / 60
+
+
+def plan_experiment(cfg: PipelineConfig, pairs_per_second: float | None = None) -> pd.DataFrame:
     """The grid's trained cells without running any: row, seed, whether it is cached, and its minutes (as
-    measured when cached and recorded, else :func:`estimated_minutes`)."""
+    measured when cached and recorded, else :func:`estimated_minutes` at ``pairs_per_second``, by default the
+    speed measured on the cells already trained in this run directory: :func:`measured_rate`; NaN before
+    any). ``attrs``: ``pairs_per_second`` (None when unknown) and ``rate_cells`` (the cells it is measured on,
+    0 when given)."""
+    if pairs_per_second is not None and not pairs_per_second > 0:
+        raise ConfigError(f"--pairs-per-second must be above 0, got {pairs_per_second}")
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
+    rate, measured_on = (pairs_per_second, 0) if pairs_per_second else measured_rate(cfg, votes)
     rows = []
     for cell in grid_cells(cfg, votes):
         if cell.kind == "unsupervised":
             continue
         cached = paths.experiment / "cells" / f"{cell.key}.parquet"
         measured = read_metadata(cached).get("minutes") if cached.exists() else None
+        estimate = estimated_minutes(cfg, cell, votes, rate) if rate else float("nan")
         rows.append({"row": cell.row, "seed": cell.seed, "cached": cached.exists(),
-                     "minutes": measured if measured is not None else estimated_minutes(cfg, cell, votes),
+                     "minutes": measured if measured is not None else estimate,
                      "measured": measured is not None, "key": cell.key})
-    return pd.DataFrame(rows, columns=["row", "seed", "cached", "minutes", "measured", "key"])
+    plan = pd.DataFrame(rows, columns=["row", "seed", "cached", "minutes", "measured", "key"])
+    plan.attrs.update(pairs_per_second=rate, rate_cells=measured_on)
+    return plan
 
 
 def run_experiment(

@@ -42,7 +42,7 @@ def cached_cells(root: Path) -> pd.DataFrame:
 
 
 def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
-    """The WSLS paper (seed 000), Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each
+    """Penha & Hauff (WSLS), Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each
     list, by gold label."""
     rows = votes[(votes["split"] == split) & votes["gold"].notna()]
     norm = minmax_within(rows["score_bm25"].to_numpy(), rows["query_id"].to_numpy())
@@ -58,7 +58,7 @@ def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
 
 
 def sensitivity_figure(cells: pd.DataFrame, results: dict[str, list[pd.DataFrame]], metric: str, path: Path) -> Path | None:
-    """The WSLS paper (seed 000), Fig. 2: ``metric`` against ε (smoothing) or α (relaxation), mean ± std
+    """Penha & Hauff (WSLS), Fig. 2: ``metric`` against ε (smoothing) or α (relaxation), mean ± std
     over seeds."""
     if cells.empty or not {"epsilon", "alpha"} & set(cells.columns):
         return None
@@ -116,7 +116,7 @@ RANKING_ECE = "ranking ECE (softmax per list)"
 
 def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str, Cell], runs: Path, split: str,
                         options: dict[str, dict], out: Path) -> tuple[pd.DataFrame, list[tuple[str, Path]]]:
-    """The label-relaxation paper's (seed 004) calibration: classic ECE and reliability of probabilities
+    """Sharma et al.'s (label relaxation) calibration: classic ECE and reliability of probabilities
     (label models' P(relevant), σ(score) of pointwise rankers), ranking ECE (Eq. 4) and reliability of the
     softmax within each list of every trained ranker (first seed). Pairwise scores have no trained level, so
     no classic ECE. ``options``: label model name → its options."""
@@ -138,19 +138,19 @@ def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str
     table = pd.DataFrame({CLASSIC_ECE: classic, RANKING_ECE: ranking})
     queries = int(votes.loc[(votes["split"] == split) & votes["gold"].notna(), "query_id"].nunique())
     table.attrs["queries"] = queries
-    figures = [("Reliability of P(relevant): label models and pointwise rankers, classic ECE (seed 004)",
+    figures = [("Reliability of P(relevant): label models and pointwise rankers, classic ECE (Sharma et al.)",
                 reliability_diagram(probabilities, out / "reliability.png", queries=queries))]
     if softmaxes:
         diagram = reliability_diagram(softmaxes, out / "reliability_ranking.png",
                                       title="Reliability (softmax per list)",
                                       xlabel="softmax of the score in its list", queries=queries)
-        figures.append(("Reliability of the softmax within each list: trained rankers, ranking ECE (seed 004, Eq. 4)",
+        figures.append(("Reliability of the softmax within each list: trained rankers, ranking ECE (Sharma et al., Eq. 4)",
                         diagram))
     return table, figures
 
 
 def gap_figures(cells: pd.DataFrame, history: Path, out: Path, metric: str = "recall@1") -> list[tuple[str, Path]]:
-    """The label-relaxation paper's (seed 004) memorisation signal: train vs validation ``metric`` over
+    """Sharma et al.'s (label relaxation) memorisation signal: train vs validation ``metric`` over
     training (mean over seeds) of each trained row whose runs tracked training queries (``track_train_queries``)."""
     figures = []
     for row, group in cells.groupby("row", sort=False) if len(cells) else []:
@@ -160,12 +160,12 @@ def gap_figures(cells: pd.DataFrame, history: Path, out: Path, metric: str = "re
             mean = pd.concat(tracked).groupby("step", as_index=False).mean(numeric_only=True)
             gap = memorisation_gap(mean.to_dict("records"), metric)
             path = plot_gap(gap, out / f"gap_{group['key'].iloc[0]}.png", metric)
-            figures.append((f"Train vs validation {metric} during training: {row} (seed 004, memorisation gap)", path))
+            figures.append((f"Train vs validation {metric} during training: {row} (Sharma et al., memorisation gap)", path))
     return figures
 
 
 def sampler_table(cells: pd.DataFrame, table: pd.DataFrame, metric: str) -> pd.DataFrame | None:
-    """The AC-IR paper's (seed 001) comparison: ``metric`` mean and std over seeds of each trained row by
+    """Cohen et al.'s (AC-IR) comparison: ``metric`` mean and std over seeds of each trained row by
     negative sampler (fixed samplers, AC-IR ``policy``, ``random_policy``); None when the grid has one sampler."""
     if "sampler" not in cells.columns or cells["sampler"].nunique() < 2:
         return None
@@ -189,7 +189,7 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
     table = results_table(results)
     shown = format_table(table)
     figures: list[tuple[str, Path]] = []
-    figures.append(("Negative-sampler score distribution (seed 000, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
+    figures.append(("Negative-sampler score distribution (Penha & Hauff, Fig. 1)", sampler_score_figure(votes, split, out / "ns_scores.png")))
     grid = {c.key: c for c in grid_cells(cfg, votes)}
     cells = cached_cells(paths.experiment)
     if len(cells):  # the grid's cells, in table order
@@ -197,10 +197,10 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
         cells = cells[cells["key"].isin(grid)].sort_values("key", key=lambda keys: keys.map(order))
     actions = action_figure(cells, paths.experiment / "actions", out / "policy_actions.png")
     if actions:
-        figures.append(("Negative sampler chosen over training, all seeds (seed 001)", actions))
+        figures.append(("Negative sampler chosen over training, all seeds (Cohen et al.)", actions))
     sens = sensitivity_figure(cells, results, metric, out / "sensitivity.png")
     if sens:
-        figures.append((f"{metric} sensitivity to ε / α (seed 000, Fig. 2)", sens))
+        figures.append((f"{metric} sensitivity to ε / α (Penha & Hauff, Fig. 2)", sens))
     calibration, reliability = calibration_section(votes, cells, grid, paths.experiment / "runs", split,
                                                    {m: cfg.aggregate.options_for(m) for m in cfg.experiment.label_models},
                                                    out)
@@ -216,22 +216,22 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
             f"seeds where several; {significance_legend()}.")
     ece_note = (f"{CLASSIC_ECE}: 10 equal-width bins over P(relevant), only for probabilities (label models, "
                 f"pointwise rankers); {RANKING_ECE}: the same over the softmax of each query's candidate scores "
-                f"(seed 004, Eq. 4); over all candidate pairs of the {calibration.attrs['queries']} judged queries "
+                f"(Sharma et al., Eq. 4); over all candidate pairs of the {calibration.attrs['queries']} judged queries "
                 f"of the {split} split.")
     sampler_note = (f"{metric} mean and std over seeds by negative sampler; AC-IR's seeds are successive episodes "
-                    "of one policy (seed 001).")
+                    "of one policy (Cohen et al.).")
     calibration = calibration.map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
     md = [f"# {title}", "", f"_{stamp}_", "", note, "", shown.to_markdown(), "", "## Calibration", "", ece_note, "",
           calibration.to_markdown(disable_numparse=True), ""]
     if samplers is not None:
-        md += ["## Negative samplers (seed 001)", "", sampler_note, "", to_markdown(samplers), ""]
+        md += ["## Negative samplers (Cohen et al., AC-IR)", "", sampler_note, "", to_markdown(samplers), ""]
     md += [f"## {caption}\n\n![{caption}]({path.name})\n" for caption, path in figures]
     write_text("\n".join(md), out / "report.md")
     body = [f"<h1>{html.escape(title)}</h1>", f"<p><em>{html.escape(stamp)}</em></p>", f"<p>{html.escape(note)}</p>",
             shown.to_html(classes="results"), "<h2>Calibration</h2>", f"<p>{html.escape(ece_note)}</p>",
             calibration.to_html()]
     if samplers is not None:
-        body += ["<h2>Negative samplers (seed 001)</h2>", f"<p>{html.escape(sampler_note)}</p>",
+        body += ["<h2>Negative samplers (Cohen et al., AC-IR)</h2>", f"<p>{html.escape(sampler_note)}</p>",
                  samplers.to_html(float_format="%.3f")]
     body += [f"<h2>{html.escape(c)}</h2><img src='{p.name}' alt='{html.escape(c)}'>" for c, p in figures]
     style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;font-size:13px}"

@@ -1,6 +1,6 @@
 """Class-conditional accuracies (Dawid & Skene, 1979): each LF has its own vote distribution per class.
 
-The BERT-PR paper's (seed 002) generative model gives an LF one accuracy α for both classes. A
+Xu et al.'s (BERT-PR) generative model gives an LF one accuracy α for both classes. A
 top-1/bottom-half LF is far from symmetric: its +1 votes (one per list) are right much less often than
 its −1 votes are. Here each LF i has, for each class y, a distribution θ_i[y] over its votes {+1, −1, 0};
 given y the LFs are independent. EM on the distinct vote patterns, as in :mod:`.generative`. The classes

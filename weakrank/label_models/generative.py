@@ -1,4 +1,4 @@
-"""The conditionally independent generative model of the BERT-PR paper (seed 002), Appendix A.
+"""The conditionally independent generative model of Xu et al. (BERT-PR), Appendix A.
 
 Each LF i votes (λ_i ≠ 0) with propensity β_i and, when it votes, is right with accuracy α_i;
 the class prior is γ = P(y = +1). Given y, the LFs are independent:

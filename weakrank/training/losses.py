@@ -6,14 +6,14 @@ distribution softmax(s+, s−) whose class 0 is "the positive ranks first".
 Targets (the probability given to "relevant" / "positive first"):
 * plain: 1 for positives (0 for pointwise negatives);
 * LS: smoothing ε spread uniformly over the 2 classes: 1 − ε/2 (and ε/2 for negatives);
-* WSLS (the WSLS paper, seed 000): a negative's smoothing mass follows its min-max-normalised
+* WSLS (Penha & Hauff, WSLS): a negative's smoothing mass follows its min-max-normalised
   negative-sampler score ŝ ∈ [0, 1]: target ε·ŝ for a pointwise negative, 1 − ε·ŝ for a triplet; positives
   (and negatives without a score) fall back to uniform LS.
-Label relaxation (the label-relaxation paper, seed 004) replaces the target by the credal set
+Label relaxation (Sharma et al., label relaxation) replaces the target by the credal set
 {p : p(y) ≥ 1 − α}: zero loss inside, KL(p_r ‖ p̂) to its boundary p_r(y) = 1 − α outside.
-Noise-aware weighting (the BERT-PR paper, seed 002, Eq. 4) multiplies each instance's loss by its label
+Noise-aware weighting (Xu et al., BERT-PR, Eq. 4) multiplies each instance's loss by its label
 confidence.
-In-batch (bi-encoder, the label-relaxation paper, seed 004): each query's positive against every passage
+In-batch (bi-encoder, Sharma et al., label relaxation): each query's positive against every passage
 of the batch (the other queries' positives and all hard negatives), a softmax over the batch's C candidates: PR is its
 cross-entropy, LS spreads ε uniformly (target (1 − ε)·y + ε/C), label relaxation takes the credal set
 {p : p(y) ≥ 1 − α} with the projection p_r(y) = 1 − α, p_r(k) ∝ p̂(k) elsewhere.

@@ -1,7 +1,7 @@
 """Negative samplers: which non-relevant passages a query's positives are contrasted with.
 
 Every sampler returns :class:`Negative`s carrying the negative-sampler score ŝ ∈ [0, 1] that WSLS
-consumes: the passage's BM25 score min-max normalised over the query's negatives (the WSLS paper, seed 000: the hardest
+consumes: the passage's BM25 score min-max normalised over the query's negatives (Penha & Hauff, WSLS: the hardest
 negative gets 1; 0 for a passage from outside the list, whose BM25 score is below the list's). No
 sampler ever returns a known positive of the query, nor an unlabelled pair of its list (role −1). New
 samplers (a learned policy, say) only need ``sample``.

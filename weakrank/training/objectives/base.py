@@ -88,7 +88,7 @@ def pair_scores(model: Ranker, batch: Batch) -> torch.Tensor:
 
 
 def triplet_weights(batch: Batch, device: torch.device) -> torch.Tensor:
-    """Each triplet's confidence (noise-aware weighting, the BERT-PR paper, seed 002, Eq. 4)."""
+    """Each triplet's confidence (noise-aware weighting, Xu et al., BERT-PR, Eq. 4)."""
     return torch.as_tensor(batch.confidence, device=device)
 
 

@@ -1,4 +1,4 @@
-"""The bi-encoder's in-batch loss (the label-relaxation paper, seed 004): PR, LS or label relaxation."""
+"""The bi-encoder's in-batch loss (Sharma et al., label relaxation): PR, LS or label relaxation."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Label relaxation (the label-relaxation paper, seed 004) over triplets or single pairs."""
+"""Label relaxation (Sharma et al., label relaxation) over triplets or single pairs."""
 
 from __future__ import annotations
 

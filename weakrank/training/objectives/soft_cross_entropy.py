@@ -23,8 +23,8 @@ TARGETS = ("plain", "ls", "tls", "wsls", "twsls")
 @dataclass(frozen=True)
 class SoftCrossEntropy(SmoothedObjective):
     """Cross-entropy of σ(s+ − s−) (``pairwise``: "the positive ranks first") or of σ(s) per pair
-    (``pointwise``) against a smoothed target; see :mod:`weakrank.training.losses` for LS and WSLS (the WSLS
-    paper, seed 000). Weighted by confidence when ``noise_aware``."""
+    (``pointwise``) against a smoothed target; see :mod:`weakrank.training.losses` for LS and WSLS (Penha & Hauff,
+    WSLS). Weighted by confidence when ``noise_aware``."""
 
     mode: str = "pairwise"
     target: str = "plain"

@@ -1,4 +1,4 @@
-"""AC-IR (the AC-IR paper, seed 001): an actor-critic agent that picks the negative sampler during training.
+"""AC-IR (Cohen et al.): an actor-critic agent that picks the negative sampler during training.
 
 The names below are imported on first use (``weakrank.training.policy.rewards`` stays free of torch for the CLI)."""
 
