@@ -22,9 +22,11 @@ def make_bert_cosine(
     pooling: str = "cls",
     batch_size: int = 64,
     max_length: int = 256,
+    precision: str = "fp32",
     **rule: float,
 ) -> RankingLF:
-    """A BERT cosine LF; ``pooling`` is ``"cls"`` (the [CLS] vector) or ``"mean"`` (masked mean of the last layer).
+    """A BERT cosine LF; ``pooling`` is ``"cls"`` (the [CLS] vector) or ``"mean"`` (masked mean of the last layer);
+    ``precision`` ``"int8"`` runs the encoder's linear layers dynamically quantised (CPU).
 
     The default is [CLS]: with the packaged MiniLM, mean pooling would duplicate ``embedding_cosine``.
     """
@@ -32,7 +34,7 @@ def make_bert_cosine(
         raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
 
     def load(dataset: Dataset | None) -> SharedEncoder:
-        return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size)
+        return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size, precision=precision)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:

@@ -16,12 +16,14 @@ from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 @lf_factory
 def make_embedding_cosine(
-    name: str = "embedding_cosine", model: str = DEFAULT_ENCODER, batch_size: int = 64, **rule: float
+    name: str = "embedding_cosine", model: str = DEFAULT_ENCODER, batch_size: int = 64, precision: str = "fp32",
+    **rule: float,
 ) -> RankingLF:
-    """A sentence-embedding cosine LF over any sentence-transformers model name or path."""
+    """A sentence-embedding cosine LF over any sentence-transformers model name or path; ``precision`` ``"int8"``
+    runs its linear layers dynamically quantised (CPU)."""
 
     def load(dataset: Dataset | None) -> SharedEncoder:
-        return shared_encoder(resolve_model(model), batch_size=batch_size)
+        return shared_encoder(resolve_model(model), batch_size=batch_size, precision=precision)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:

@@ -155,6 +155,30 @@ def test_embedding_and_bert_cosine_over_one_model_share_its_encoder():
     assert make_bert_cosine(max_length=64).load_state().resource is not make_bert_cosine().load_state().resource
 
 
+def test_an_int8_encoder_is_its_own_shared_encoder_close_to_fp32_and_kept_apart(tmp_path):
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+    from weakrank.similarity import kept_encodings
+
+    fp32, int8 = make_embedding_cosine().load_state().resource, make_embedding_cosine(precision="int8").load_state().resource
+    assert int8 is not fp32 and int8 is make_bert_cosine(precision="int8").load_state().resource  # one pass, both LFs
+    assert any("quantized" in type(m).__module__ for m in int8.model.modules())
+    assert not any("quantized" in type(m).__module__ for m in fp32.model.modules())
+    texts = ["who wrote emma", "Emma is a novel by Jane Austen.", "Mars has two moons."]
+    a, b = fp32(texts), int8(texts)
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert not np.array_equal(a, b) and cos.min() > 0.9  # measured: 0.96
+
+    def sim(e):
+        return e[0] @ e[1] / np.linalg.norm(e[0]) / np.linalg.norm(e[1]) - e[0] @ e[2] / np.linalg.norm(e[0]) / np.linalg.norm(e[2])
+
+    assert sim(a) > 0.2 and sim(b) > 0.2  # the answer above the unrelated passage in both
+    with kept_encodings(tmp_path):
+        fp32(texts[:1]), int8(texts[:1])
+    assert len(list(tmp_path.glob("*.npz"))) == 2  # one file each: an fp32 run never reads int8 encodings
+    with pytest.raises(ValueError, match="precision"):
+        make_embedding_cosine(precision="fp16").load_state()
+
+
 def test_answer_type_lf_scores_the_asked_type_and_abstains_on_other_questions(tiny):
     from labeling_functions import answer_type
     from labeling_functions.answer_type import question_type
@@ -188,15 +212,15 @@ def test_kept_encodings_let_a_later_run_encode_no_text_twice(tmp_path):
             return [{"token_embeddings": torch.ones(2, 2) * len(t), "attention_mask": torch.tensor([1, 1]),
                      "sentence_embedding": torch.tensor([len(t), 1.0])} for t in texts]
 
-    _MODELS["fake", None] = first = SharedEncoder(Model())
+    _MODELS["fake", None, "fp32"] = first = SharedEncoder(Model())
     try:
         with kept_encodings(tmp_path):
             first(["a", "bb"], "cls")
         assert sorted(seen) == ["a", "bb"] and len(list(tmp_path.glob("*.npz"))) == 1
-        _MODELS["fake", None] = second = SharedEncoder(Model())  # a new process: an empty store
+        _MODELS["fake", None, "fp32"] = second = SharedEncoder(Model())  # a new process: an empty store
         with kept_encodings(tmp_path):
             assert np.allclose(second(["bb", "ccc"], "sentence"), [[2, 1], [3, 1]])
             assert np.allclose(second(["a"], "mean"), [[1, 1]])
         assert sorted(seen) == ["a", "bb", "ccc"]  # only the new text was encoded
     finally:
-        del _MODELS["fake", None]
+        del _MODELS["fake", None, "fp32"]

@@ -35,8 +35,10 @@ class SharedEncoder:
     (length-sorted batches, as ``SentenceTransformer.encode``), kept for ``max_items`` texts, by text hash
     (:meth:`save` / :meth:`load`: across runs, see :func:`kept_encodings`)."""
 
-    def __init__(self, model, batch_size: int = 64, chunk: int = 1024, max_items: int = 200_000) -> None:
+    def __init__(self, model, batch_size: int = 64, chunk: int = 1024, max_items: int = 200_000,
+                 precision: str = "fp32") -> None:
         self.model, self.batch_size, self.chunk, self.max_items = model, batch_size, chunk, max_items
+        self.precision = precision  # of the model's weights (its encodings are kept apart from another's)
         self.store: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.added = 0  # encodings stored since the last save or load
 
@@ -86,34 +88,53 @@ def text_key(text: str) -> bytes:
     return hashlib.sha1(text.encode()).digest()
 
 
-_MODELS: dict[tuple[str, int | None], SharedEncoder] = {}  # by the model's content hash and max_length
+_MODELS: dict[tuple[str, int | None, str], SharedEncoder] = {}  # by the model's content hash, max_length, precision
 _KEPT: list[tuple[Path, bool]] = []  # the folder of kept encodings and whether to read them, in kept_encodings()
+PRECISIONS = ("fp32", "int8")  # int8: linear layers dynamically quantised (torch's quantize_dynamic), CPU only
 
 
-def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 64) -> SharedEncoder:
+def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 64,
+                   precision: str = "fp32") -> SharedEncoder:
     """The process's :class:`SharedEncoder` of the sentence-transformers model at ``path`` truncating at
-    ``max_length`` tokens (None: the model's own ``max_seq_length``): LFs over the same model and length share
-    one, so their texts are encoded once. A model is known by its content (:func:`~weakrank.encoders.content_hash`),
-    not its path: one changed in place is loaded again and reads none of the old one's encodings."""
+    ``max_length`` tokens (None: the model's own ``max_seq_length``) at ``precision`` (:data:`PRECISIONS`): LFs over
+    the same model, length and precision share one, so their texts are encoded once. A model is known by its
+    content (:func:`~weakrank.encoders.content_hash`), not its path: one changed in place is loaded again and reads
+    none of the old one's encodings."""
     from sentence_transformers import SentenceTransformer
 
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {precision!r}")
     key = content_hash(path)
-    if (key, None) not in _MODELS:
+    if (key, None, precision) not in _MODELS:
         loading_bars_off()
-        _MODELS[key, None] = _kept(SharedEncoder(SentenceTransformer(path, device=None), batch_size), key)
-    default = _MODELS[key, None]
+        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)
+        _MODELS[key, None, precision] = _kept(_encoder(model, batch_size, precision), key)
+    default = _MODELS[key, None, precision]
     if max_length is None or max_length == default.model.max_seq_length:
         return default
-    if (key, max_length) not in _MODELS:
+    if (key, max_length, precision) not in _MODELS:
         loading_bars_off()
-        model = SentenceTransformer(path, device=None)
+        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)
         model.max_seq_length = max_length
-        _MODELS[key, max_length] = _kept(SharedEncoder(model, batch_size), key)
-    return _MODELS[key, max_length]
+        _MODELS[key, max_length, precision] = _kept(_encoder(model, batch_size, precision), key)
+    return _MODELS[key, max_length, precision]
+
+
+def _encoder(model, batch_size: int, precision: str) -> SharedEncoder:
+    if precision == "int8":
+        import warnings
+
+        import torch
+
+        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice: the API is still torch's
+            warnings.simplefilter("ignore")
+            model = torch.ao.quantization.quantize_dynamic(model.eval(), {torch.nn.Linear}, dtype=torch.qint8)
+    return SharedEncoder(model, batch_size, precision=precision)
 
 
 def _file(encoder: SharedEncoder, key: str, folder: Path) -> Path:
-    name = hashlib.sha1(f"{key}\0{encoder.model.max_seq_length}".encode()).hexdigest()[:16]
+    precision = "" if encoder.precision == "fp32" else f"\0{encoder.precision}"  # fp32 files keep their names
+    name = hashlib.sha1(f"{key}\0{encoder.model.max_seq_length}{precision}".encode()).hexdigest()[:16]
     return folder / f"{name}.npz"
 
 
@@ -129,7 +150,7 @@ def kept_encodings(folder: str | Path, reuse: bool = True) -> Iterator[None]:
     kept files rewritten."""
     folder = Path(folder)
     _KEPT.append((folder, reuse))
-    for (key, _), encoder in _MODELS.items():
+    for (key, *_), encoder in _MODELS.items():
         if reuse:
             encoder.load(_file(encoder, key, folder))
         else:
@@ -138,6 +159,6 @@ def kept_encodings(folder: str | Path, reuse: bool = True) -> Iterator[None]:
         yield
     finally:
         _KEPT.pop()
-        for (key, _), encoder in _MODELS.items():
+        for (key, *_), encoder in _MODELS.items():
             if encoder.added:
                 encoder.save(_file(encoder, key, folder))
