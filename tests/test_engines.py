@@ -158,14 +158,14 @@ def test_streaming_label_model_fit_equals_in_memory_fit(wikiqa, reference, tmp_p
     in_memory = GenerativeModel().fit(matrix)
     chunks = [matrix[i : i + 37] for i in range(0, len(matrix), 37)]
     streamed = GenerativeModel().fit_counts(*pattern_counts(chunks))
-    assert streamed.params() == in_memory.params()
-    assert in_memory.params()["iterations"] > 1
+    assert streamed.state() == in_memory.state()
+    assert in_memory.state()["iterations"] > 1
     # from a partitioned votes dataset, reading only its vote_* columns in chunks
     votes_dir = label_to_parquet(
         wikiqa, cheap_lfs(), EngineConfig("local", part_rows=40, chunk_size=20), tmp_path, progress=False
     )
     from_disk = fit_on_votes(votes_dir, "generative", batch_rows=50)
-    assert from_disk.params() == in_memory.params()
+    assert from_disk.state() == in_memory.state()
     labels = pd.concat(
         pd.read_parquet(p) for p in sorted(write_labels(votes_dir, tmp_path / "labels", from_disk, 50).iterdir())
     )

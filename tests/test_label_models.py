@@ -57,7 +57,7 @@ def test_snorkel_label_model_learns_from_the_same_votes():
     votes, y = simulate(20_000, [0.9, 0.8, 0.7], [0.6, 0.6, 0.6], 0.4, seed=2)
     p = SnorkelLabelModel(n_epochs=200).fit(votes).predict_proba(votes)
     assert ((p > 0.5) == (y == 1)).mean() > 0.8
-    assert len(SnorkelLabelModel().fit(votes).params()["lf_accuracy"]) == 3
+    assert len(SnorkelLabelModel().fit(votes).state()["lf_accuracy"]) == 3
 
 
 def test_label_models_refuse_too_few_lfs_and_bad_votes():

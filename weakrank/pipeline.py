@@ -125,7 +125,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
                             "non-relevant candidate", file=paths.votes, field="gold")
         labels = fit_labels(votes, label_model, queries)
-    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params(),
+    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.state(),
                                                   "gold_queries": queries,
                                                   "judgments": Path(judgments).name if judgments else None})
     return labels

@@ -215,8 +215,8 @@ class ScoreFusionModel:
         """Refused: the factor model's correlations need every list at once."""
         raise cannot_stream(self)
 
-    def params(self) -> dict:
-        """The fitted state, JSON-ready: :meth:`from_params` rebuilds a model that fuses as this one."""
+    def state(self) -> dict:
+        """The fitted state, JSON-ready: :meth:`from_state` rebuilds a model that fuses as this one."""
         return {
             "clusters": self.clusters_,
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
@@ -231,16 +231,16 @@ class ScoreFusionModel:
         }
 
     @classmethod
-    def from_params(cls, params: dict) -> ScoreFusionModel:
-        """A fitted model from :meth:`params`."""
-        model = cls(**params["options"])
-        model.clusters_ = [list(map(int, c)) for c in params["clusters"]]
-        model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
+    def from_state(cls, state: dict) -> ScoreFusionModel:
+        """A fitted model from :meth:`state`."""
+        model = cls(**state["options"])
+        model.clusters_ = [list(map(int, c)) for c in state["clusters"]]
+        model.loadings_, model.weights_, model.scales_ = (np.asarray(state[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
-        model.combine_ = params.get("combine", "linear")
-        model.choice_ = params.get("choice", LABEL_FREE)
-        model.few_shot_map_ = dict(params.get("few_shot_map", {}))
-        model.few_shot_reason_ = params.get("few_shot_reason", "")
+        model.combine_ = state.get("combine", "linear")
+        model.choice_ = state.get("choice", LABEL_FREE)
+        model.few_shot_map_ = dict(state.get("few_shot_map", {}))
+        model.few_shot_reason_ = state.get("few_shot_reason", "")
         return model
 
 

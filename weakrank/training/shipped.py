@@ -90,7 +90,7 @@ class FusedRanker(RanksPassages):
                           UntrustedCodeWarning, stacklevel=2)
             return student
         lfs = [_load_lf(directory, entry, i) for i, entry in enumerate(state.lfs)]
-        return cls(student, lfs, ScoreFusionModel.from_params(state.teacher))
+        return cls(student, lfs, ScoreFusionModel.from_state(state.teacher))
 
 
 class UntrustedCodeWarning(UserWarning):
@@ -149,7 +149,7 @@ def ship(cfg: PipelineConfig, *directories: str | Path, labels: str | Path | Non
                             "state": state})
         _card(directory, lfs, teacher, sorted({e["spec"].rpartition(":")[0] for e in entries
                                                if e["spec"].startswith(LF_DIR + "/")}))
-        saved = {"lfs": entries, "teacher": teacher.params()}
+        saved = {"lfs": entries, "teacher": teacher.state()}
         written.append(write_text(json.dumps(saved, indent=1), directory / FUSION_FILE))  # the commit point
     return written
 
@@ -158,9 +158,9 @@ def _teacher(cfg: PipelineConfig, labels: Path, votes: pd.DataFrame) -> ScoreFus
     """The fusion label model that wrote ``labels`` (few-shot weighting included), else one fitted without gold
     on every pair of ``votes``."""
     meta = read_metadata(labels) if labels.exists() else {}
-    params = meta.get("params") or {}
-    if meta.get("model") == "fusion" and meta.get("lfs") == lf_names(votes) and "scales" in params:
-        return ScoreFusionModel.from_params(params)
+    state = meta.get("params") or {}
+    if meta.get("model") == "fusion" and meta.get("lfs") == lf_names(votes) and "scales" in state:
+        return ScoreFusionModel.from_state(state)
     options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
     return ScoreFusionModel(**options).fit_table(votes)
 
