@@ -43,11 +43,12 @@ from weakrank.label_models.fusion import fuse_ranker
 from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
+from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.training import model_dir, train, train_config
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.run import label_table, score_split, training_data
-from weakrank.training.shipped import FUSION_FILE, ship
+from weakrank.training.shipped import run_teacher, ship
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -121,7 +122,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
         return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
-        ship(cfg, directory)
+        ship(run_teacher(cfg), directory)
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run

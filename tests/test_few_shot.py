@@ -136,8 +136,9 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     # the model ships the teacher the labels came from: its few-shot weighting, not a label-free refit
     import json
 
-    from weakrank.training.shipped import FUSION_FILE, ship
+    from weakrank.ranker.teacher_state import FUSION_FILE
+    from weakrank.training.shipped import run_teacher, ship
 
-    ship(cfg, tmp_path / "model")
+    ship(run_teacher(cfg), tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
     assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]

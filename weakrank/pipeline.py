@@ -241,14 +241,14 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
 
 @locked("rerank")
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
-           int8: bool = False, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
+           backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
-    plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``, ``backend``: how its student runs (PyTorch or
+    plus ``overrides`` trained) into ``runs/<name>.trec``; ``backend``: how its student runs (PyTorch or
     ONNX Runtime, int8 or not); ``trust_code``: run the LF files another ``model`` carries
-    (:func:`~weakrank.training.rankers.load_ranker`)."""
+    (:func:`~weakrank.ranker.load_ranker`)."""
     from weakrank.training.run import rerank as rerank_split
 
-    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, backend=backend,
+    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, backend=backend,
                         trust_code=trust_code, **overrides)
 
 

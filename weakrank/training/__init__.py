@@ -9,10 +9,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from weakrank.training.bi_encoder import BiEncoder
+    from weakrank.ranker.bi_encoder import BiEncoder
+    from weakrank.ranker.cross_encoder import BertPR
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.config import TrainConfig, train_config
-    from weakrank.training.cross_encoder import BertPR
     from weakrank.training.run import model_dir, rerank, train, trainer_from_config, write_run
     from weakrank.training.trainer import Trainer, prepare_run
 
@@ -21,9 +21,9 @@ __all__ = [
     "train_config", "trainer_from_config", "write_run",
 ]
 _HOMES = {
-    "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.training.bi_encoder",
+    "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.ranker.bi_encoder",
     "TrainConfig": "weakrank.training.config", "train_config": "weakrank.training.config",
-    "BertPR": "weakrank.training.cross_encoder",
+    "BertPR": "weakrank.ranker.cross_encoder",
     **dict.fromkeys(["model_dir", "rerank", "train", "trainer_from_config", "write_run"],
                     "weakrank.training.run"),
     "Trainer": "weakrank.training.trainer", "prepare_run": "weakrank.training.trainer",

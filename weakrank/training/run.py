@@ -16,6 +16,8 @@ from weakrank.io import check_output, mark_written, read_metadata, read_parquet,
 from weakrank.labeling import lf_names
 from weakrank.loaders.trec import load_trec
 from weakrank.paths import RunPaths
+from weakrank.ranker import FusedRanker, RanksPassages, load_ranker
+from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TrainConfig, train_config
 from weakrank.training.data import TrainingData
@@ -24,10 +26,9 @@ from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.training.policy.callback import PolicyCallback
-from weakrank.training.rankers import Ranker, load_ranker, new_ranker
-from weakrank.training.ranking import RanksPassages
+from weakrank.training.rankers import Ranker, new_ranker
 from weakrank.training.samplers import NegativeSampler, make_sampler
-from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
+from weakrank.training.shipped import run_teacher, ship
 from weakrank.training.trainer import Progress, Trainer, prepare_run
 
 
@@ -124,7 +125,7 @@ def train(
 ) -> Progress:
     """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker."""
+    (:func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker (:mod:`weakrank.ranker`)."""
     tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
     result = trainer.fit(resume=resume, show_progress=progress)
@@ -132,8 +133,9 @@ def train(
         if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
             callback.save(tc.policy_path)
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()),
-             labels=label_source(RunPaths(cfg.run_dir), tc))
+        teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
+        if teacher is not None:
+            ship(teacher, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()))
     return result
 
 
@@ -147,37 +149,36 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-           batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
-           **overrides: Any) -> Path:
+           batch_size: int = 64, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
     trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
-    with its teacher, :mod:`~weakrank.training.shipped`), else the student alone; ``int8``, ``backend``: how its
-    student runs (:func:`~weakrank.training.rankers.load_ranker`). The model this run directory trained runs its
+    with its teacher, :mod:`~weakrank.ranker.fused`), else the student alone; ``backend``: how its student runs
+    (:func:`~weakrank.ranker.load_ranker`). The model this run directory trained runs its
     LF files (copies of those its config names); another ``model`` runs them only with ``trust_code``."""
     tc = train_config(cfg, **overrides)
     trust_code = trust_code or model is None
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
-    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, int8=int8,
-                         backend=backend, trust_code=trust_code)
+    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, backend=backend,
+                         trust_code=trust_code)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, int8: bool = False, backend: str = "torch",
+                batch_size: int = 64, student_only: bool = True, backend: str = "torch",
                 trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, int8, backend, trust_code), pairs, batch_size)
+    return score_pairs(loaded_ranker(model, student_only, backend, trust_code), pairs, batch_size)
 
 
-def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False, backend: str = "torch",
+def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",
                   trust_code: bool = False) -> RanksPassages:
     """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
-    ranker = load_ranker(model, student_only=student_only, int8=int8, backend=backend, trust_code=trust_code)
+    ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code)
     if not student_only and not isinstance(ranker, FusedRanker) and not (Path(model) / FUSION_FILE).exists():
         warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
                       "scoring with the student alone", stacklevel=2)
@@ -190,8 +191,7 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
-                force: bool = False) -> Path:
+                batch_size: int = 64, backend: str = "torch", trust_code: bool = False, force: bool = False) -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
@@ -199,5 +199,5 @@ def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collect
     check_output(out, {"--run": run, "--queries": queries, "--collection": collection}, force)
     dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
     tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
-    ranker = loaded_ranker(model, int8=int8, backend=backend, trust_code=trust_code)
+    ranker = loaded_ranker(model, backend=backend, trust_code=trust_code)
     return mark_written(write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag))
