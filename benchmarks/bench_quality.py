@@ -39,10 +39,11 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
-from weakrank.label_models.fusion import fuse_ranker
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
+from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.training import model_dir, train, train_config
 from weakrank.training.config import AUTO, TrainConfig
@@ -126,6 +127,20 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run
+
+
+def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
+    """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its teacher's
+    as the shipped ranker averages them (:func:`weakrank.ranker.average_views`), the teacher a fusion model over the
+    LFs of ``votes`` fitted without gold on ``split``'s pairs."""
+    ranker = run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"})
+    rows = votes[votes["split"] == split].merge(ranker, on=["query_id", "passage_id"], validate="one_to_one")
+    if len(rows) != len(run):
+        raise RuntimeError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
+    scores, groups = score_matrix(rows), rows["query_id"].to_numpy()
+    teacher = ScoreFusionModel().fit(scores, groups)
+    fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
+    return rows[["query_id", "passage_id"]].assign(score=fused)
 
 
 def compare_systems(description: str, csv_name: str, systems, contrasts: list[tuple[str, str]],

@@ -14,10 +14,10 @@ from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
 from weakrank.io import read_parquet, read_run
-from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker, standardize_within
+from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
 from weakrank.labeling import score_matrix
 from weakrank.paths import RunPaths
-from weakrank.ranker import FusedRanker, Teacher, load_ranker
+from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
 from weakrank.ranker.cross_encoder import BertPR
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.training.run import score_split
@@ -36,7 +36,10 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     teacher = ScoreFusionModel(**cfg.aggregate.options).fit(score_matrix(votes), votes["query_id"].to_numpy())
     student = score_split(cfg, best, "test")
-    batch = fuse_ranker(votes, student, "test", teacher=teacher)
+    rows = votes[votes["split"] == "test"].merge(student, on=["query_id", "passage_id"], validate="one_to_one")
+    scores, groups = score_matrix(rows), rows["query_id"].to_numpy()
+    batch = rows[["query_id", "passage_id"]].assign(score=average_views(teacher.fused(scores, groups),
+                                                                        rows["score"].to_numpy(), groups))
     shipped = score_split(cfg, best, "test", student_only=False, trust_code=True)
     both = batch.merge(shipped, on=["query_id", "passage_id"], suffixes=("_batch", "_shipped"))
     assert len(both) == len(batch) == len(shipped)

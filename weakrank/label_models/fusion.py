@@ -243,31 +243,3 @@ class ScoreFusionModel:
         model.few_shot_reason_ = state.get("few_shot_reason", "")
         return model
 
-
-def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The mean of two scores of the same pairs, each standardised within its group (query)."""
-    views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
-    return views.mean(axis=1)
-
-
-def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, teacher: ScoreFusionModel | None = None,
-                **options: float) -> pd.DataFrame:
-    """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its
-    teacher's, both standardised within each query (:func:`average_views`). The teacher is ``teacher``, a
-    :class:`ScoreFusionModel` over the LFs of ``votes`` fitted without gold (default: fitted on ``split``'s
-    pairs with ``options``).
-
-    The ranker is not one more LF of the factor model: it learned from that fusion, so its agreement with
-    the LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683,
-    below its labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
-    ranker = run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"})
-    rows = votes[votes["split"] == split].merge(ranker, on=["query_id", "passage_id"], validate="one_to_one")
-    if len(rows) != len(run):
-        raise WeakrankError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
-    names = lf_names(votes)
-    if not names:
-        raise WeakrankError("the votes table has no LF columns to fuse the ranker with")
-    scores, groups = score_matrix(rows, names), rows["query_id"].to_numpy()
-    teacher = ScoreFusionModel(**options).fit(scores, groups) if teacher is None else teacher
-    fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
-    return rows[["query_id", "passage_id"]].assign(score=fused)
