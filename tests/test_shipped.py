@@ -13,7 +13,7 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
-from weakrank.io import read_parquet, read_run
+from weakrank.io import read_metadata, read_parquet, read_run
 from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
 from weakrank.labeling import score_matrix
 from weakrank.paths import RunPaths
@@ -218,3 +218,11 @@ def test_a_saved_and_loaded_ranker_scores_as_the_one_saved_and_writes_the_same_f
     assert np.array_equal(loaded.score_frame(pairs), ranker.score_frame(pairs))
     fresh = FusedRanker(ranker.student, run_teacher(cfg))  # the teacher as training hands it over: the same scores
     assert np.allclose(fresh.score_frame(pairs), ranker.score_frame(pairs), atol=1e-9)
+
+
+def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(trained, tmp_path):
+    cfg, _ = trained
+    votes = read_parquet(RunPaths(cfg.run_dir).votes)
+    refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
+    assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").state == refitted
+    assert run_teacher(cfg).state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
