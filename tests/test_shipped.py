@@ -224,5 +224,5 @@ def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(tra
     cfg, _ = trained
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
-    assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").state == refitted
-    assert run_teacher(cfg).state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
+    assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
+    assert run_teacher(cfg).fusion_state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]

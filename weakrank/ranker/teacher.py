@@ -33,19 +33,20 @@ RRF_K = 60  # as the fusion model's few-shot RRF (weakrank.label_models.few_shot
 
 
 class Teacher:
-    """``lfs`` fused as the fusion label model's fitted ``state`` says; ``specs`` and ``options``: how each LF is
-    built (a built-in's name or a user's ``file.py:function``, and its options), what :meth:`save` writes;
-    ``saved``: the state file an LF was restored from (a loaded teacher's, copied as it is by :meth:`save`)."""
+    """``lfs`` fused as ``fusion_state`` says (the fusion label model's fitted state, ``ScoreFusionModel.state()``);
+    ``specs`` and ``options``: how each LF is built (a built-in's name or a user's ``file.py:function``, and its
+    options), what :meth:`save` writes; ``saved``: the state file an LF was restored from (a loaded teacher's,
+    copied as it is by :meth:`save`)."""
 
-    def __init__(self, lfs: Sequence[RankingLF], state: dict[str, Any], specs: Sequence[str] | None = None,
+    def __init__(self, lfs: Sequence[RankingLF], fusion_state: dict[str, Any], specs: Sequence[str] | None = None,
                  options: Sequence[dict[str, Any]] | None = None, saved: Sequence[Path | None] | None = None) -> None:
-        self.lfs, self.state = list(lfs), state
+        self.lfs, self.fusion_state = list(lfs), fusion_state
         self.specs = list(specs) if specs is not None else [lf.name for lf in self.lfs]
         self.options = [dict(o) for o in options] if options is not None else [{} for _ in self.lfs]
         self.saved = list(saved) if saved is not None else [None for _ in self.lfs]
-        self.clusters = [list(map(int, c)) for c in state["clusters"]]
-        self.weights, self.scales = (np.asarray(state[k], dtype=np.float64) for k in ("weights", "scales"))
-        self.combine = state.get("combine", "linear")
+        self.clusters = [list(map(int, c)) for c in fusion_state["clusters"]]
+        self.weights, self.scales = (np.asarray(fusion_state[k], dtype=np.float64) for k in ("weights", "scales"))
+        self.combine = fusion_state.get("combine", "linear")
 
     @property
     def names(self) -> list[str]:
@@ -97,7 +98,7 @@ class Teacher:
                             "options": _portable_options(lf.name, options, directory), "state": state})
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
                                       if e["spec"].startswith(LF_DIR + "/")}))
-        return write_text(json.dumps({"lfs": entries, "teacher": self.state}, indent=1), directory / FUSION_FILE)
+        return write_text(json.dumps({"lfs": entries, "teacher": self.fusion_state}, indent=1), directory / FUSION_FILE)
 
     @classmethod
     def from_checked(cls, directory: str | Path, checked: TeacherState) -> Teacher:
