@@ -35,8 +35,9 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import with_judgments
-from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
-from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import SCORE, lf_names, score_matrix
+from weakrank.lists import informative_rows, standardize_within
 from weakrank.paths import RunPaths
 from weakrank.selection import asked, informative_order, rankings
 

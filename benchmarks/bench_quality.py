@@ -40,16 +40,17 @@ from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
+from weakrank.labeling import SCORE, lf_names, score_matrix
+from weakrank.lists import informative_rows
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.training import model_dir, train, train_config
+from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
-from weakrank.training.run import label_table, score_split, training_data
-from weakrank.training.shipped import run_teacher, ship
+from weakrank.training.run import training_data
+from weakrank.training.shipped import ship
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -90,7 +91,7 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
         return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
     output = f"bench/models/{name}"
     started = time.perf_counter()
-    train(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
+    train_ranker(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
     minutes = (time.perf_counter() - started) / 60
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})

@@ -32,8 +32,8 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.similarity import _MODELS
-from weakrank.training.run import model_dir
-from weakrank.training.shipped import run_teacher, ship
+from weakrank.stages.training import model_dir, run_teacher
+from weakrank.training.shipped import ship
 
 
 def main() -> None:

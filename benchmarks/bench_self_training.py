@@ -21,7 +21,7 @@ import pandas as pd
 from bench_quality import EVAL_SPLIT, compare_systems, shipped_run, trained_run
 
 from weakrank.io import read_parquet, write_parquet
-from weakrank.label_models.fusion import standardize_within
+from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
 
 

@@ -54,7 +54,7 @@ def test_trained_run_carries_the_policy_from_seed_to_seed(tmp_path, monkeypatch)
         history = pd.DataFrame({"step": [1], "dev_recall@1": [0.5]})
         history.to_csv(tmp_path / overrides["output"] / "history.csv", index=False)
 
-    monkeypatch.setattr(grid, "train", fake_train)
+    monkeypatch.setattr(grid, "train_ranker", fake_train)
     monkeypatch.setattr(grid, "model_dir", lambda cfg, output: output)
     monkeypatch.setattr(grid, "score_split", lambda *args: pd.DataFrame())
     first, second = policy_cells(cfg)

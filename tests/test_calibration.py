@@ -3,7 +3,8 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from weakrank.evaluation.calibration import ece, ranking_ece, reliability_bins, reliability_figure, softmax_within
+from weakrank.evaluation.calibration import ece, ranking_ece, reliability_bins, reliability_figure
+from weakrank.lists import softmax_within
 
 
 def test_ranking_ece_by_hand_on_two_queries():

@@ -1,4 +1,5 @@
 import csv
+import gzip
 import re
 
 import pandas as pd
@@ -116,6 +117,24 @@ def test_generic_trec_and_beir_formats(tmp_path):
     (beir / "queries.jsonl").write_text('{"_id": "q1"}\n')
     with pytest.raises(DataError, match=r"queries.jsonl:1: text: missing field"):
         load_dataset("beir", beir, splits=("test",))
+
+
+def test_trec_files_may_be_gzipped(tmp_path):
+    files = {"collection.tsv": "d1\tred apples are sweet\nd2\tthe sea is blue\nd3\tapple pie recipe\n",
+             "queries.tsv": "q1\tsweet apples\nq2\tblue sea\n",
+             "run.trec": "q1 Q0 d2 1 3.0 bm25\nq1 Q0 d1 2 5.0 bm25\nq2 Q0 d2 1 4.0 bm25\nq2 Q0 d3 2 1.0 bm25\n",
+             "qrels.txt": "q1 0 d1 1\nq1 0 d2 0\nq2 0 d2 1\n"}
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "packed").mkdir()
+    for name, text in files.items():
+        (tmp_path / "plain" / name).write_text(text)
+        (tmp_path / "packed" / f"{name}.gz").write_bytes(gzip.compress(text.encode()))
+    plain = load_dataset("trec", tmp_path / "plain")
+    packed = load_dataset("trec", tmp_path / "packed", **{key: f"{name}.gz" for key, name in
+                                                         zip(("collection", "queries", "run", "qrels"), files)})
+    for table in ("queries", "passages", "candidates", "qrels"):
+        pd.testing.assert_frame_equal(getattr(packed, table), getattr(plain, table))
+    assert packed.candidates["gold"].tolist() == [1, 0, 1, 0] and "run.trec.gz" in packed.sources["candidates"]
 
 
 def test_unknown_loader_and_missing_path():

@@ -11,10 +11,11 @@ from weakrank import pipeline
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
-from weakrank.label_models.few_shot import LABEL_FREE, average_precisions, choose
+from weakrank.label_models.few_shot import LABEL_FREE, choose
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths
-from weakrank.training.run import build_trainer, train_config
+from weakrank.stages.training import build_trainer, train_config
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 
@@ -95,13 +96,6 @@ def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     np.testing.assert_allclose(few_shot.weights_, ScoreFusionModel().fit(scores, groups).weights_)
 
 
-def test_mean_average_precision_by_hand():
-    groups = np.array([0, 0, 0, 1, 1, 2, 2])
-    gold = np.array([0, 1, 0, 1, 0, np.nan, np.nan])  # query 2 unjudged
-    assert mean_average_precision(np.array([3, 2, 1, 5, 1, 0, 0.0]), groups, gold) == pytest.approx((0.5 + 1) / 2)
-    assert mean_average_precision(np.array([1, 1, 1, 2, 2, 0, 0.0]), groups, gold) == pytest.approx((1 / 3 + 0.5) / 2)
-
-
 def test_few_shot_needs_the_fusion_model_and_enough_judged_queries(tmp_path):
     with pytest.raises(ConfigError, match="gold_queries needs model = 'fusion'"):
         AggregateConfig(model="majority", gold_queries=10)
@@ -137,7 +131,8 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     import json
 
     from weakrank.ranker.teacher_state import FUSION_FILE
-    from weakrank.training.shipped import run_teacher, ship
+    from weakrank.stages.training import run_teacher
+    from weakrank.training.shipped import ship
 
     ship(run_teacher(cfg), tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]

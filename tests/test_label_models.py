@@ -176,8 +176,8 @@ def test_the_shipped_average_weighs_the_ranker_as_its_teacher():
     """The second round (the shipped ranker's average): the ranker's and the LF fusion's scores, standardised
     within each query, get equal weight however many LFs agree with the ranker; a strong ranker lifts the fusion,
     a copy of the teacher leaves its ranking as it was."""
-    from weakrank.label_models.fusion import standardize_within
     from weakrank.labeling import score_matrix
+    from weakrank.lists import standardize_within
     from weakrank.ranker import average_views
 
     def fuse_ranker(votes, run, split):

@@ -11,9 +11,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, files and paths, progress bars, figures, text, encoders, measuring runs
+    # foundations: errors, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
     ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
-     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.evaluation"],
+     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
+     "weakrank.evaluation", "weakrank.keys"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
@@ -25,8 +26,9 @@ LAYERS = [
     ["weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # training rankers on the labels (the AC-IR policy drives a trainer through its callback hooks)
     ["weakrank.training"],
-    # every stage as a function; what is built on trained rankers
-    ["weakrank.pipeline", "weakrank.retrieval", "weakrank.pyterrier"],
+    # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
+    # trained rankers
+    ["weakrank.pipeline", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
     # experiments over many trained rankers: the grid, its report
     ["weakrank.experiment"],
     ["weakrank.commands", "weakrank.cli"],
@@ -68,6 +70,20 @@ def test_every_import_points_down():
         for target in sorted(imports(module)) if layer(target) > layer(module)
     ]
     assert upward == []
+
+
+# what the pipeline reads (its config, the run directory's layout, the stages): rankers are trained and scored
+# from tables and a TrainConfig, never from a run directory
+PIPELINE_SIDE = {"weakrank.config", "weakrank.paths", "weakrank.pipeline", "weakrank.stages"}
+
+
+def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
+    reads = {
+        module: sorted(target for target in imports(module)
+                       if any(target == side or target.startswith(side + ".") for side in PIPELINE_SIDE))
+        for module in MODULES if module.startswith("weakrank.training")
+    }
+    assert {module: targets for module, targets in reads.items() if targets} == {}
 
 
 def test_the_import_graph_has_no_cycle():

@@ -4,7 +4,7 @@ import pytest
 from labeling_functions import bm25, tfidf, word_overlap
 from weakrank.errors import LFError
 from weakrank.labeling import apply_lfs, lf_names, vote_matrix
-from weakrank.lf import PairBatch, ranking_lf
+from weakrank.lf import PairBatch, RankingLF, ranking_lf
 
 
 def test_decorator_keeps_name_doc_and_scores_one_pair():
@@ -16,6 +16,25 @@ def test_decorator_keeps_name_doc_and_scores_one_pair():
     assert length.name == "length" and length.__doc__ == "Passage length."
     assert length.rule.top_k == 2
     assert length("q", "abcd") == 4.0
+
+
+def test_a_bare_decorator_is_the_decorator_called_without_options(tiny):
+    @ranking_lf
+    def length(query: str, passage: str) -> float:
+        """Passage length."""
+        return float(len(passage))
+
+    @ranking_lf()
+    def called(query: str, passage: str) -> float:
+        return float(len(passage))
+
+    assert isinstance(length, RankingLF) and length.name == "length" and length.__doc__ == "Passage length."
+    assert (length.rule, length.batched, length.fit_fn, length.per_process, length.models) == (
+        called.rule, called.batched, called.fit_fn, called.per_process, called.models)
+    assert length("q", "abcd") == 4.0
+    votes = apply_lfs(tiny, [length, called], progress=False)
+    assert votes["vote_length"].tolist() == votes["vote_called"].tolist()
+    assert votes["score_length"].tolist() == votes["score_called"].tolist()
 
 
 def test_obvious_matches_get_positive_votes(tiny):

@@ -76,7 +76,8 @@ def test_two_processes_never_both_hold_the_lock(tmp_path):
 
 
 def test_a_held_lock_refuses_train_rerank_index_and_run_naming_its_holder(tmp_path, capsys):
-    cfg = load_config(_config(_trec(tmp_path), "[train]\nmax_steps = 1\n").as_posix())
+    # the dataset has a test split only: train on it, or train's check of its split stops it before the lock
+    cfg = load_config(_config(_trec(tmp_path), '[train]\nmax_steps = 1\ntrain_split = "test"\n').as_posix())
     paths = RunPaths(cfg.run_dir)
     root = paths.root
     pipeline.ingest(cfg)

@@ -19,7 +19,8 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
 from weakrank.ranker.cross_encoder import BertPR
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.training.shipped import run_teacher, ship
+from weakrank.stages.training import run_teacher
+from weakrank.training.shipped import ship
 
 PAIRS = [("what is the capital of france", "Paris is the capital of France."),
          ("what is the capital of france", "Berlin is in Germany.")]

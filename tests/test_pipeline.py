@@ -77,8 +77,9 @@ def test_cli_runs_every_stage_on_real_data(tmp_path, capsys):
     run = (paths.root / "runs" / "weak.trec").read_text().splitlines()
     assert len(run) == (votes["split"] == "test").sum()
     evaluation = pd.read_csv(paths.root / "runs" / "evaluation.csv", index_col=0)
-    # side by side: BM25 (the t-tests' baseline), the other LFs, RRF fusion, the labels, the trained ranker
-    assert list(evaluation.index) == ["bm25", "tfidf", "length_ratio", "fusion-rrf", "labels-generative", "weak"]
+    # side by side: BM25 (the t-tests' baseline), the other LFs, RRF and CombSUM, the labels, the trained ranker
+    assert list(evaluation.index) == ["bm25", "tfidf", "length_ratio", "fusion-rrf", "fusion-combsum", "labels-generative",
+                                      "weak"]
     assert evaluation["MAP"].between(0, 1).all()
     out = capsys.readouterr().out
     assert "== quality ==" in out and "P@1" in out
@@ -146,3 +147,84 @@ def test_embedding_lfs_prefer_the_obvious_answer(tiny):
         top = votes.loc[votes.groupby("query_id")[f"score_{name}"].idxmax(), "passage_id"].tolist()
         assert top == ["p1", "p4"], name
         assert np.all(np.abs(votes[f"score_{name}"]) <= 1 + 1e-6)
+
+
+def _small(tmp_path, extra=""):
+    """A two-query TREC set (split test) and its config (bm25 and tfidf; ``extra``: more TOML)."""
+    (tmp_path / "collection.tsv").write_text("d1\tred apples are sweet\nd2\tthe sea is blue\n")
+    (tmp_path / "queries.tsv").write_text("q1\tsweet apples\nq2\tblue sea\n")
+    (tmp_path / "run.trec").write_text("q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\nq2 Q0 d2 1 1.0 x\nq2 Q0 d1 2 0.5 x\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d2 1\nq2 0 d1 0\n")
+    cfg = tmp_path / "small.toml"
+    cfg.write_text(f'run_dir = "{tmp_path / "run"}"\n[dataset]\nloader = "trec"\npath = "{tmp_path}"\n'
+                   f'[label]\nlfs = ["bm25", "tfidf"]\n{extra}\n')
+    return cfg
+
+
+@pytest.mark.parametrize(
+    ("extra", "argv", "call", "message"),
+    [  # what the command line checks, the Python stage checks with the same message, before it writes
+        ('[aggregate]\nmodel = "snorkel"', ["aggregate"], lambda p, cfg: p.aggregate(cfg),
+         r"\[aggregate\] model 'snorkel' needs at least 3 LFs; \[label\] lfs has 2"),
+        ("", ["aggregate", "--label-model", "snorkle"], lambda p, cfg: p.aggregate(cfg, model="snorkle"),
+         r"--label-model: unknown label model 'snorkle' \(did you mean 'snorkel'\?\)"),
+        ('[analyze]\nsplits = ["tset"]', ["analyze"], lambda p, cfg: p.analyze(cfg),
+         r"\[analyze\] splits unknown split 'tset' \(did you mean 'test'\?\); the dataset's splits are \['test'\]"),
+        ("", ["analyze", "--split", "tset"], lambda p, cfg: p.analyze(cfg, splits=["tset"]),
+         r"--split unknown split 'tset' \(did you mean 'test'\?\)"),
+        ('[evaluate]\nsplit = "dev"\n[train]', ["rerank"], lambda p, cfg: p.rerank(cfg),
+         r"\[evaluate\] split unknown split 'dev'; the dataset's splits are \['test'\]"),
+        ("[train]", ["train"], lambda p, cfg: p.train(cfg),
+         r"\[train\] train_split unknown split 'train'; the dataset's splits are \['test'\]"),
+        ("[train]\nmax_lenght = 32", ["run"], lambda p, cfg: p.run(cfg),
+         r"unknown \[train\] key 'max_lenght' \(did you mean 'max_length'\?\)"),
+        ("", ["run", "--stages", "ingest,lable"], lambda p, cfg: p.run(cfg, ["ingest", "lable"]),
+         r"unknown stage\(s\) \['lable'\] \(did you mean 'label'\?\)"),
+        ("", ["run", "--stages", "ingest,train"], lambda p, cfg: p.run(cfg, ["ingest", "train"]),
+         r"has no \[train\] section: stages \['train', 'rerank', 'evaluate'\] need one"),
+    ],
+)
+def test_python_stages_check_the_config_as_the_command_line_does(tmp_path, capsys, extra, argv, call, message):
+    from weakrank import pipeline
+    from weakrank.errors import WeakrankError
+
+    path = _small(tmp_path, extra)
+    assert main([argv[0], str(path), *argv[1:], "--quiet"]) == 2
+    err = capsys.readouterr().err
+    with pytest.raises(WeakrankError, match=message) as raised:
+        call(pipeline, load_config(path))
+    assert err == f"weakrank: error: {raised.value}\n"
+    assert not (tmp_path / "run").exists()  # refused before the stage took the lock or wrote anything
+
+
+def test_a_missing_dataset_file_stops_ingest_from_python_as_from_the_command_line(tmp_path, capsys):
+    from weakrank import pipeline
+
+    path = _small(tmp_path)
+    (tmp_path / "queries.tsv").unlink()
+    assert main(["ingest", str(path)]) == 2
+    err = capsys.readouterr().err
+    cfg = load_config(path)  # nothing is ingested yet: the files are checked when a stage is about to read them
+    for stage in (pipeline.ingest, pipeline.run):
+        with pytest.raises(ConfigError, match=r"\[dataset\] .*queries.tsv") as raised:
+            stage(cfg)
+        assert err == f"weakrank: error: {raised.value}\n"
+    assert not (tmp_path / "run").exists()
+
+
+def test_run_from_python_runs_the_stages_in_order_and_writes_their_timings(tmp_path):
+    import json
+
+    from weakrank import pipeline
+
+    cfg = load_config(_small(tmp_path, '[aggregate]\nmodel = "fusion"'))
+    seen = []
+    done = pipeline.run(cfg, ["ingest", "label", "aggregate"], progress=False, on_start=seen.append,
+                        on_end=lambda stage, result: seen.append((stage, type(result).__name__)))
+    assert seen == ["ingest", ("ingest", "Dataset"), "label", ("label", "DataFrame"), "aggregate",
+                    ("aggregate", "DataFrame")]
+    assert list(done.results) == list(done.timings) == ["ingest", "label", "aggregate"]
+    assert done.timings_file == RunPaths(cfg.run_dir).root / "timings.json"
+    assert json.loads(done.timings_file.read_text()) == done.timings
+    assert all(t["seconds"] >= 0 and t["peak_rss_mib"] > 0 for t in done.timings.values())
+    assert len(done.results["aggregate"]) == len(done.results["label"]) == 4

@@ -14,14 +14,14 @@ from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
 from weakrank.io import read_metadata, read_parquet, read_run
-from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
+from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
 from weakrank.ranker.cross_encoder import BertPR
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.training.run import score_split
-from weakrank.training.shipped import run_teacher
+from weakrank.stages.training import run_teacher, score_split
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 

@@ -17,7 +17,8 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix, vote_matrix
+from weakrank.labeling import SCORE, lf_names, score_matrix, vote_matrix
+from weakrank.lists import informative_rows
 from weakrank.voting import from_snorkel, to_snorkel
 
 

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from weakrank.labeling import SCORE, informative_rows, lf_names, score_matrix
+from weakrank.labeling import SCORE, lf_names, score_matrix
+from weakrank.lists import informative_rows
 
 METHODS = {"fusion:rrf": ("rrf", "min-max"), "fusion:combsum": ("sum", "zmuv")}
 

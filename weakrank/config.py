@@ -14,58 +14,19 @@ import hashlib
 import inspect
 import json
 import tomllib
-import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.inputs import check_lfs, check_loader
+from weakrank.keys import check_keys, schema
 
 if TYPE_CHECKING:
     from weakrank.label_models import LabelModel
 
 T = TypeVar("T")
-
-
-def matches(value: Any, hint: Any) -> bool:
-    """Whether ``value`` (as TOML gives it) is of the type ``hint``: ``int`` passes for ``float``, ``bool`` for neither."""
-    origin, args = get_origin(hint), get_args(hint)
-    if hint is Any:
-        return True
-    if origin in (Union, types.UnionType):
-        return any(matches(value, arg) for arg in args)
-    if origin in (list, tuple):
-        return isinstance(value, (list, tuple)) and all(matches(v, args[0]) for v in value)
-    if origin is dict:
-        return isinstance(value, dict)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
-
-
-def type_name(hint: Any) -> str:
-    return str(hint) if get_args(hint) else getattr(hint, "__name__", str(hint))
-
-
-def check_keys(values: Mapping[str, Any], schema: Mapping[str, Any], where: str, source: Path | None) -> None:
-    """Every key of ``values`` in ``schema`` (key → type hint) with a value of its type, else a
-    :class:`ConfigError` naming the file, ``where`` (``[section]``) and the key, and the known key closest to it."""
-    for key, value in values.items():
-        if key not in schema:
-            raise ConfigError(f"{located(source, where)} unknown key {key!r}{did_you_mean(key, schema)}; "
-                              f"known: {', '.join(sorted(schema))}")
-        if not matches(value, schema[key]):
-            raise ConfigError(f"{located(source, where)} {key} must be {type_name(schema[key])}, got {value!r}")
-
-
-def schema(cls: type) -> dict[str, Any]:
-    """Field name → type hint of a dataclass."""
-    hints = get_type_hints(cls)
-    return {f.name: hints[f.name] for f in fields(cls)}
 
 
 def typed(cls: type[T], values: Mapping[str, Any], section: str, source: Path | None) -> T:
@@ -338,7 +299,9 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
                 **overrides: Any) -> PipelineConfig:
     """Parse a pipeline TOML file; a missing, misspelt or mistyped section or key raises :class:`ConfigError` naming it,
     as do an unknown dataset loader or loader option and an LF that does not resolve (:mod:`weakrank.inputs`: its
-    file or module is imported, nothing is called). The dataset's files are checked before ingest reads them.
+    file or module is imported, nothing is called). What a stage reads (the dataset's files, the label model's LF
+    count, the splits) is checked by that stage before it writes (:mod:`weakrank.validation`): a stage that does
+    not read it, or a run directory already ingested, needs none of it.
 
     From Python, as the command line's flags do: ``run_dir`` (relative to the current folder) replaces the file's,
     ``max_queries`` keeps the first N queries of each split at ingest, and each other keyword is a section whose

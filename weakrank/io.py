@@ -1,8 +1,10 @@
 """File I/O in one place: atomic Parquet and text (every stage writes a temp file and renames it into
-place), and TREC runs and qrels (read through ir-measures' readers, each bad line located by file, line and field)."""
+place), and TREC runs and qrels (read through ir-measures' readers, each bad line located by file, line and field).
+Every text input (runs, qrels, collections, queries) may be gzipped: a ``.gz`` file is read decompressed."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -11,9 +13,11 @@ import re
 import shutil
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import ir_measures
 import numpy as np
@@ -280,13 +284,23 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
     return write_text("".join(line + "\n" for line in lines), path)
 
 
+def open_file(path: str | Path) -> BinaryIO:
+    """``path`` opened to read its bytes, a ``.gz`` file decompressed as it is read (as PyTerrier's ``autoopen``)."""
+    path = Path(path)
+    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+
+
 def read_utf8(path: str | Path) -> str:
-    """The text of ``path`` (a byte-order mark dropped); a missing or non-UTF-8 file raises :class:`DataError`
-    (at the line of the first bad byte)."""
+    """The text of ``path`` (:func:`open_file`: ``.gz`` decompressed; a byte-order mark dropped); a missing,
+    non-UTF-8 or broken gzip file raises :class:`DataError` naming ``path`` (at the line of the first bad byte)."""
     path = Path(path)
     if not path.is_file():
         raise DataError("file not found", file=path)
-    data = path.read_bytes()
+    try:
+        with open_file(path) as f:
+            data = f.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:  # not gzip, truncated, or corrupt
+        raise DataError(f"not a readable gzip file ({err})", file=path) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

@@ -46,12 +46,6 @@ def score_matrix(votes: pd.DataFrame, names: Sequence[str] | None = None) -> np.
     return votes[[SCORE + n for n in names]].to_numpy(dtype=np.float64)
 
 
-def informative_rows(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Per column of ``scores``, the rows whose group (query) it can rank: an all-tied list is an abstain."""
-    std = pd.DataFrame(scores).groupby(pd.Series(groups).to_numpy(), sort=False).transform("std", ddof=0)
-    return std.to_numpy() > 1e-12
-
-
 def _query_chunks(query_ids: np.ndarray, chunk_size: int) -> list[tuple[int, int]]:
     """[start, end) bounds of about ``chunk_size`` pairs that never split a query's list."""
     starts = np.flatnonzero(np.r_[True, query_ids[1:] != query_ids[:-1]])

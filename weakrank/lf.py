@@ -3,7 +3,7 @@
 An LF scores query–passage pairs; :mod:`weakrank.voting` turns each query's scores into votes
 (+1 relevant, −1 not relevant, 0 abstain). Two signatures are accepted::
 
-    @ranking_lf()
+    @ranking_lf()                                                 # or bare: @ranking_lf
     def overlap(query: str, passage: str) -> float: ...          # one pair at a time
 
     @ranking_lf(batched=True, fit=build_index)
@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import numpy as np
 
@@ -195,6 +195,11 @@ def _pair(pairs: PairBatch, i: int) -> str:
     return f"query_id {pairs.query_id[i]!r}, passage_id {pairs.passage_id[i]!r} (pair {i})"
 
 
+@overload
+def ranking_lf(name: Callable[..., Any], /) -> RankingLF: ...
+
+
+@overload
 def ranking_lf(
     name: str | None = None,
     *,
@@ -206,8 +211,23 @@ def ranking_lf(
     export: Callable[[Any], dict[str, np.ndarray]] | None = None,
     restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
     models: Sequence[str] = (),
-) -> Callable[[Callable[..., Any]], RankingLF]:
-    """Decorate a scoring function into a :class:`RankingLF` (named after the function by default).
+) -> Callable[[Callable[..., Any]], RankingLF]: ...
+
+
+def ranking_lf(
+    name: str | Callable[..., Any] | None = None,
+    *,
+    batched: bool = False,
+    fit: Callable[[Dataset], Any] | None = None,
+    top_k: int = 1,
+    bottom_fraction: float = 0.5,
+    per_process: bool = False,
+    export: Callable[[Any], dict[str, np.ndarray]] | None = None,
+    restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
+    models: Sequence[str] = (),
+) -> Callable[[Callable[..., Any]], RankingLF] | RankingLF:
+    """Decorate a scoring function into a :class:`RankingLF` (named after the function by default); a bare
+    ``@ranking_lf`` is ``@ranking_lf()``.
 
     ``per_process=True`` says the ``fit`` resource depends only on the LF's options (a model), not on
     the dataset: distributed engines then load it once per worker process instead of shipping it.
@@ -229,6 +249,9 @@ def ranking_lf(
             models=models,
         )
 
+    if callable(name):  # a bare @ranking_lf: name is the decorated function
+        fn, name = name, None
+        return decorate(fn)
     return decorate
 
 

@@ -1,35 +1,33 @@
 """Every stage of the pipeline as a function of the config: ``ingest``, ``label``, ``aggregate``, ``analyze``,
-``train``, ``rerank``, ``evaluate`` (and ``index``, ``corrupt``). Each reads and writes files of the run
-directory (its layout: :mod:`weakrank.paths`) and returns what it wrote; the ``weakrank`` commands parse
-arguments, call one of these and print."""
+``train``, ``rerank``, ``evaluate`` (and ``select``, ``index``, ``corrupt``), and :func:`run`, which runs them in
+order as ``weakrank run`` does. Each checks what it reads of the config (:mod:`weakrank.validation`) before it
+takes the run-dir lock, reads and writes files of the run directory (its layout: :mod:`weakrank.paths`) and
+returns what it wrote; the ``weakrank`` commands parse arguments, call one of these and print."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import json
 import os
-from collections.abc import Sequence
+import resource
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
-from weakrank.analysis import (
-    QUALITY_LEGEND,
-    VIEWS_LEGEND,
-    fusion_views,
-    judging_advice,
-    lf_scorers,
-    lf_summary,
-    quality_table,
-    query_quality,
-)
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.engines import engine_config, label_dataset
-from weakrank.errors import ConfigError, DataError
+from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend
@@ -40,15 +38,40 @@ from weakrank.labeling import SCORE, apply_lfs, cache_key, check_votes_table, lf
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
 from weakrank.paths import RunPaths
-from weakrank.plots import quality_bars
 from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
+from weakrank.stages.training import model_dir, rerank_split, train_config, train_ranker
+from weakrank.validation import check_config
 
 if TYPE_CHECKING:
     from weakrank.training.callbacks import TrainerCallback
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-@locked("ingest")
+
+def stage(name: str, stages: tuple[str, ...] | None = None, **names: str) -> Callable[[F], F]:
+    """Decorate a stage ``func(cfg, ...)``: what it reads of ``cfg`` is checked before it writes anything
+    (:func:`~weakrank.validation.check_config` of ``stages``, default ``(name,)``; each of ``names`` maps an
+    argument of ``check_config`` to the parameter of ``func`` that gives it), then it runs under the run-dir lock
+    (:func:`~weakrank.lock.locked`: within :func:`run`, under its one hold)."""
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func)
+        held = locked(name)(func)
+
+        @functools.wraps(func)
+        def checked(cfg: PipelineConfig, *args: Any, **kwargs: Any) -> Any:
+            given = signature.bind(cfg, *args, **kwargs).arguments
+            check_config(cfg, (name,) if stages is None else stages, **{key: given.get(param)
+                                                                       for key, param in names.items()})
+            return held(cfg, *args, **kwargs)
+
+        return checked  # type: ignore[return-value]
+
+    return decorate
+
+
+@stage("ingest")
 def ingest(cfg: PipelineConfig) -> Dataset:
     """Load the configured dataset, validate it and write its canonical tables (all or nothing); a file in
     ``dataset/`` that weakrank did not write stops it first."""
@@ -60,7 +83,7 @@ def ingest(cfg: PipelineConfig) -> Dataset:
     return dataset
 
 
-@locked("label")
+@stage("label")
 def label(
     cfg: PipelineConfig, progress: bool = True, force: bool = False, engine: str | None = None, **engine_options: Any
 ) -> pd.DataFrame:
@@ -94,7 +117,7 @@ def label(
     return votes
 
 
-@locked("aggregate")
+@stage("aggregate", label_model="model")
 def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None) -> pd.DataFrame:
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
@@ -131,7 +154,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     return labels
 
 
-@locked("select")
+@stage("select", stages=())
 def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
            output: str | Path | None = None) -> tuple[Path, pd.DataFrame]:
     """Choose ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of their
@@ -164,13 +187,25 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     return out, pairs
 
 
-@locked("analyze")
+@stage("analyze", analyze_splits="splits")
 def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
     from judged queries) and, with gold, the quality table (each LF, every label model, the configured
     aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
     ``attrs["legend"]``."""
+    from weakrank.analysis import (  # sklearn: imported when it runs, so `run` checks the config without it
+        QUALITY_LEGEND,
+        VIEWS_LEGEND,
+        fusion_views,
+        judging_advice,
+        lf_scorers,
+        lf_summary,
+        quality_table,
+        query_quality,
+    )
+    from weakrank.plots import quality_bars
+
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -225,11 +260,11 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
           callbacks: list[TrainerCallback] | None = None, **overrides: Any) -> Path:
     """Train the ranker ``[train]`` (plus ``overrides``) describes on ``labels.parquet`` (gold with
     ``supervised``) and return its model directory (the best checkpoint, else the final model); with
-    ``fuse_lfs`` it carries its teacher. A torchrun process group is left however training ends."""
+    ``fuse_lfs`` it carries its teacher. ``[train]`` and its train split are checked first. A torchrun process
+    group is left however training ends."""
     from weakrank.training.distributed import teardown
-    from weakrank.training.run import model_dir, train_config
-    from weakrank.training.run import train as train_ranker
 
+    check_config(cfg, ("train",), train_split=train_config(cfg, **overrides).train_split)
     main = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 writes, so only it locks
     try:
         with run_dir_lock(cfg.run_dir, "train") if main else nullcontext():
@@ -239,15 +274,13 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
     return model_dir(cfg, train_config(cfg, **overrides).output)
 
 
-@locked("rerank")
+@stage("rerank", eval_split="split")
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
            backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
     plus ``overrides`` trained) into ``runs/<name>.trec``; ``backend``: how its student runs (PyTorch or
     ONNX Runtime, int8 or not); ``trust_code``: run the LF files another ``model`` carries
     (:func:`~weakrank.ranker.load_ranker`)."""
-    from weakrank.training.run import rerank as rerank_split
-
     return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, backend=backend,
                         trust_code=trust_code, **overrides)
 
@@ -260,6 +293,8 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     ``evaluation.png`` (MAP, MRR and nDCG@10 of each run) beside it; ``require`` (default ``[evaluate] require``)
     says which queries count. ``attrs`` (the ``roles`` of the rows and what the trained one is: see
     :mod:`weakrank.evaluation.summary`) go into the table's ``attrs``, its legend and its closing line."""
+    from weakrank.plots import quality_bars
+
     paths = RunPaths(cfg.run_dir)
     require = require or cfg.evaluate.require
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
@@ -285,14 +320,12 @@ FIGURE_GROUPS = {"lf": "LF", "fusion": "fusion", "labels": "labels", "trained": 
 FIGURE_METRICS = ("MAP", "MRR", "nDCG@10")
 
 
-@locked("evaluate")
+@stage("evaluate", eval_split="split")
 def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None, **overrides: Any) -> pd.DataFrame:
     """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
     of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
     (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
     ``attrs`` say what each row is)."""
-    from weakrank.training.run import train_config
-
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     votes = read_parquet(paths.votes)
@@ -314,6 +347,78 @@ def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None 
     roles[trained.stem] = "trained"
     return evaluate_runs(cfg, [*files, trained], require, roles=roles, architecture=tc.architecture,
                          shipped=tc.fuse_lfs and not tc.supervised)
+
+
+TRAIN_STAGES = ("train", "rerank", "evaluate")  # they read [train]
+STAGES = ("ingest", "label", "aggregate", "analyze", *TRAIN_STAGES)  # what `run` runs, in this order
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` did: the value each stage returned (``results``, by stage, in the order they ran), and
+    each one's seconds and the process's peak memory after it (``timings``, in MiB), as written to
+    ``timings_file``."""
+
+    results: dict[str, Any]
+    timings: dict[str, dict[str, float]]
+    timings_file: Path
+
+
+def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: bool = True, force: bool = False,
+        engine: str | None = None, engine_options: Mapping[str, Any] | None = None, model: str | None = None,
+        judgments: str | Path | None = None, splits: list[str] | None = None, eval_split: str | None = None,
+        require: str | None = None, resume: bool = False, on_start: Callable[[str], Any] | None = None,
+        on_end: Callable[[str, Any], Any] | None = None, **overrides: Any) -> RunResult:
+    """The stages in order (``stages``, default: ingest, label, aggregate, analyze, and train, rerank, evaluate
+    when the config has ``[train]``), what they all read checked before the first runs (a bad ``[train]``
+    included), all under one hold of the run-dir lock; their times go to ``<run_dir>/timings.json``.
+
+    Each stage takes its own options: label ``progress``, ``force``, ``engine`` and ``engine_options``; aggregate
+    ``model`` and ``judgments``; analyze ``splits``; train ``resume`` and ``progress``; rerank and evaluate
+    ``eval_split`` (their ``split``), evaluate ``require``; train, rerank and evaluate the ``[train]`` keys of
+    ``overrides``. ``on_start(stage)`` and ``on_end(stage, result)`` are called around each stage (where
+    ``weakrank run`` prints)."""
+    available = STAGES if cfg.train is not None else STAGES[: -len(TRAIN_STAGES)]
+    stages = tuple(stages or available)
+    if cfg.train is None and set(stages) & set(TRAIN_STAGES):
+        raise WeakrankError(f"{cfg.source} has no [train] section: stages {list(TRAIN_STAGES)} need one")
+    unknown = [s for s in stages if s not in available]
+    if unknown:
+        raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
+                            f"stages are {list(available)}")
+    train_split = None
+    if set(stages) & set(TRAIN_STAGES):
+        train_split = train_config(cfg, **overrides).train_split  # a bad [train] stops the run here
+    check_config(cfg, stages, analyze_splits=splits, eval_split=eval_split, train_split=train_split,
+                 label_model=model)
+    calls: dict[str, Callable[[], Any]] = {
+        "ingest": lambda: ingest(cfg),
+        "label": lambda: label(cfg, progress=progress, force=force, engine=engine, **(engine_options or {})),
+        "aggregate": lambda: aggregate(cfg, model=model, judgments=judgments),
+        "analyze": lambda: analyze(cfg, splits=splits),
+        "train": lambda: train(cfg, resume=resume, progress=progress, **overrides),
+        "rerank": lambda: rerank(cfg, split=eval_split, **overrides),
+        "evaluate": lambda: evaluate(cfg, split=eval_split, require=require, **overrides),
+    }
+    results: dict[str, Any] = {}
+    timings: dict[str, dict[str, float]] = {}
+    with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
+        for name in stages:
+            if on_start:
+                on_start(name)
+            started = time.perf_counter()
+            results[name] = calls[name]()
+            timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
+            if on_end:
+                on_end(name, results[name])
+        path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
+    return RunResult(results, timings, path)
+
+
+def peak_rss_mib() -> float:
+    """The process's peak resident memory so far, in MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
 @locked("index")

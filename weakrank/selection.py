@@ -20,8 +20,9 @@ import numpy as np
 import pandas as pd
 
 from weakrank.label_models.few_shot import candidates, combined
-from weakrank.label_models.fusion import ScoreFusionModel, standardize_within
-from weakrank.labeling import informative_rows, lf_names, score_matrix
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import lf_names, score_matrix
+from weakrank.lists import informative_rows, standardize_within
 
 NEAR_DUPLICATE = 0.6  # word-set Jaccard of two query texts above which the second adds little
 

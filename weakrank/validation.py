@@ -1,7 +1,9 @@
-"""The whole config checked before the first stage runs, so that a wrong name stops a command before it
-writes anything: what :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs
-and their options), and what the stages read: the dataset's files when ingest will read them, the label model
-and every split a stage reads, each with the closest known name."""
+"""What the stages read of a config, checked before they write anything, so that a wrong name stops a stage (from
+Python as from the command line) before it takes the run-dir lock: beyond what
+:func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs and their options), the
+dataset's files when ingest will read them, the label model and its LF count, and every split a stage reads,
+each with the closest known name. Each stage of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks
+all of its stages before the first."""
 
 from __future__ import annotations
 

@@ -25,21 +25,12 @@ class AddCommand(Protocol):
 
 
 def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
-    """The config named on the command line, with ``--run-dir`` / ``--max-queries`` applied."""
+    """The config named on the command line, with ``--run-dir`` / ``--max-queries`` applied (what the stages
+    read of it is checked by each stage of :mod:`weakrank.pipeline`, and by ``pipeline.run`` before the first)."""
     max_queries = getattr(args, "max_queries", None)
     if max_queries is not None:
         check_max_queries(max_queries, "--max-queries")
     return load_config(args.config, run_dir=args.run_dir or None, max_queries=max_queries)
-
-
-def checked_config(args: argparse.Namespace, stages: tuple[str, ...], **names: Any) -> PipelineConfig:
-    """:func:`pipeline_config`, with what ``stages`` read checked before any of them runs (see
-    :func:`weakrank.validation.check_config`; ``names``: the command line's splits and label model)."""
-    from weakrank.validation import check_config
-
-    cfg = pipeline_config(args)
-    check_config(cfg, stages, **names)
-    return cfg
 
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:

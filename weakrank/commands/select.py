@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from weakrank.commands import AddCommand, checked_config
+from weakrank.commands import AddCommand, pipeline_config
 
 
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = checked_config(args, ())
+    cfg = pipeline_config(args)
     path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
                                   seed=args.seed, output=args.output)
     queries = pairs["query_id"].nunique()

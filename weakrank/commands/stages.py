@@ -1,30 +1,22 @@
-"""Stage commands: ``ingest``, ``label``, ``aggregate``, ``analyze`` and ``run``."""
+"""Stage commands: ``ingest``, ``label``, ``aggregate``, ``analyze`` and ``run``: each parses its flags, calls
+its stage of :mod:`weakrank.pipeline` and prints what it returned."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import resource
-import sys
-import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from weakrank.commands import (
-    AddCommand,
-    add_engine_arguments,
-    checked_config,
-    engine_overrides,
-    evaluate,
-    pipeline_config,
-)
-from weakrank.commands.train import add_train_flags, rerank_stage, train_overrides, train_stage
-from weakrank.config import did_you_mean
-from weakrank.errors import WeakrankError
+from weakrank.commands import AddCommand, add_engine_arguments, engine_overrides, evaluate, pipeline_config
+from weakrank.commands.train import add_train_flags, print_trained, train_overrides
+from weakrank.config import PipelineConfig
 from weakrank.paths import RunPaths
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from weakrank.dataset import Dataset
 
 
 def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
@@ -38,34 +30,44 @@ def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
             print(table.attrs["legend"])
 
 
-def cmd_ingest(args: argparse.Namespace) -> None:
-    from weakrank import pipeline
-
-    cfg = checked_config(args, ("ingest",))
-    ds = pipeline.ingest(cfg)
+def show_ingested(cfg: PipelineConfig, ds: Dataset) -> None:
     print(
         f"ingested {cfg.name}: {len(ds.queries)} queries, {len(ds.passages)} passages, "
         f"{len(ds.candidates)} candidates → {RunPaths(cfg.run_dir).dataset}"
     )
 
 
+def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
+    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
+
+
+def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
+    share = labels["label"].mean()
+    path = RunPaths(cfg.run_dir).labels
+    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
+    _print_few_shot_choice(path)
+
+
+def cmd_ingest(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+
+    cfg = pipeline_config(args)
+    show_ingested(cfg, pipeline.ingest(cfg))
+
+
 def cmd_label(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = checked_config(args, ("label",))
-    votes = pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine, **engine_overrides(args))
-    print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
+    cfg = pipeline_config(args)
+    show_labelled(cfg, pipeline.label(cfg, progress=not args.quiet, force=args.force, engine=args.engine,
+                                      **engine_overrides(args)))
 
 
 def cmd_aggregate(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    cfg = checked_config(args, ("aggregate",), label_model=args.model)
-    labels = pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None))
-    share = labels["label"].mean()
-    path = RunPaths(cfg.run_dir).labels
-    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
-    _print_few_shot_choice(path)
+    cfg = pipeline_config(args)
+    show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)))
 
 
 def _print_few_shot_choice(labels: Path) -> None:
@@ -80,16 +82,17 @@ def _print_few_shot_choice(labels: Path) -> None:
                                                        sorted(maps.items(), key=lambda item: -item[1])))
 
 
-def stage_analyze(args: argparse.Namespace) -> str | None:
+def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
     """``weakrank analyze`` less its last line: when the label model cannot tell the views apart, the line that
     says so and how to judge a few queries (``run`` prints it at its end)."""
-    from weakrank import pipeline
-
-    cfg = checked_config(args, ("analyze",), analyze_splits=args.split)
-    tables = pipeline.analyze(cfg, splits=args.split)
     per_query = ("quality_per_query", "view_agreement")  # a row per query
     _print_tables({name: table for name, table in tables.items() if name not in per_query})
     print(f"\nwritten to {RunPaths(cfg.run_dir).analysis}")
+    return analysis_advice(cfg, tables, args)
+
+
+def analysis_advice(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
+    """The line that says the label model cannot tell the views apart and how to judge a few queries, or None."""
     advice = tables["views"].attrs.get("advice")
     if not advice:
         return None
@@ -99,32 +102,19 @@ def stage_analyze(args: argparse.Namespace) -> str | None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
-    advice = stage_analyze(args)
+    from weakrank import pipeline
+
+    cfg = pipeline_config(args)
+    advice = show_analysis(cfg, pipeline.analyze(cfg, splits=args.split), args)
     if advice:
         print(f"\n{advice}")
 
 
-def stage_train(args: argparse.Namespace) -> None:
-    """``weakrank train`` with ``run``'s flags."""
-    train_stage(pipeline_config(args), train_overrides(args), resume=args.resume, quiet=args.quiet)
-
-
-def stage_rerank(args: argparse.Namespace) -> None:
-    """``weakrank rerank`` of the model just trained, on ``--eval-split``."""
-    rerank_stage(pipeline_config(args), train_overrides(args), split=args.eval_split)
-
-
-def stage_evaluate(args: argparse.Namespace) -> str:
-    """The trained ranker against BM25, every other LF, the RRF and CombSUM fusions and its labels; returns the
-    line that says how it did (``run`` prints it at its end)."""
-    from weakrank import pipeline
-    from weakrank.evaluation.summary import closing_line
-
-    cfg = pipeline_config(args)
-    table = pipeline.evaluate(cfg, split=args.eval_split, require=args.require, **train_overrides(args))
+def show_evaluation(cfg: PipelineConfig, table: pd.DataFrame, args: argparse.Namespace) -> None:
+    """The evaluate stage's table (the trained ranker against BM25, every other LF, the RRF and CombSUM
+    fusions and its labels) and where it went."""
     evaluate.print_table(table, args.require or cfg.evaluate.require)
     print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
-    return closing_line(table, judge=judge_commands(args, cfg.run_dir))
 
 
 def judge_commands(args: argparse.Namespace, run_dir: Path) -> str:
@@ -137,52 +127,34 @@ def judge_commands(args: argparse.Namespace, run_dir: Path) -> str:
     return commands(args.config, str(run_dir), " ".join(flags))
 
 
-STAGE_COMMANDS = {"ingest": cmd_ingest, "label": cmd_label, "aggregate": cmd_aggregate, "analyze": stage_analyze}
-TRAIN_STAGES = {"train": stage_train, "rerank": stage_rerank, "evaluate": stage_evaluate}
-
-
 def cmd_run(args: argparse.Namespace) -> None:
+    from weakrank import pipeline
+    from weakrank.evaluation.summary import closing_line
+
     cfg = pipeline_config(args)
-    available = {**STAGE_COMMANDS, **(TRAIN_STAGES if cfg.train is not None else {})}
-    stages = tuple(args.stages.split(",")) if args.stages else tuple(available)
-    if cfg.train is None and set(stages) & set(TRAIN_STAGES):
-        raise WeakrankError(f"{args.config} has no [train] section: stages {list(TRAIN_STAGES)} need one")
-    unknown = [s for s in stages if s not in available]
-    if unknown:
-        raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
-                            f"stages are {list(available)}")
-    train_split = None
-    if set(stages) & set(TRAIN_STAGES):
-        from weakrank.training.config import train_config
-
-        train_split = train_config(cfg, **train_overrides(args)).train_split  # a bad [train] stops the run here
-    checked_config(args, stages, analyze_splits=args.split, eval_split=args.eval_split, train_split=train_split,
-                   label_model=args.model)
-    from weakrank.io import write_text
-    from weakrank.lock import run_dir_lock
-
-    timings: dict[str, dict[str, float]] = {}
-    said = []  # what analyze and evaluate say in a line: printed last
-    with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
-        for stage in stages:
-            print(f"--- {stage}", flush=True)
-            started = time.perf_counter()
-            said.append(available[stage](args))
-            timings[stage] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
-        path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
-    print(f"\ntime per stage (→ {path}):")
-    for stage, t in timings.items():
+    shows: dict[str, Callable[[Any], Any]] = {
+        "ingest": lambda ds: show_ingested(cfg, ds), "label": lambda votes: show_labelled(cfg, votes),
+        "aggregate": lambda labels: show_aggregated(cfg, labels),
+        "analyze": lambda tables: show_analysis(cfg, tables, args), "train": print_trained,
+        "rerank": lambda path: print(f"wrote {path}"), "evaluate": lambda table: show_evaluation(cfg, table, args),
+    }
+    done = pipeline.run(
+        cfg, args.stages.split(",") if args.stages else None, progress=not args.quiet, force=args.force,
+        engine=args.engine, engine_options=engine_overrides(args), model=args.model, judgments=args.judgments,
+        splits=args.split, eval_split=args.eval_split, require=args.require, resume=args.resume,
+        on_start=lambda stage: print(f"--- {stage}", flush=True), on_end=lambda stage, result: shows[stage](result),
+        **train_overrides(args),
+    )
+    print(f"\ntime per stage (→ {done.timings_file}):")
+    for stage, t in done.timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
+    lines = {"analyze": lambda tables: analysis_advice(cfg, tables, args),
+             "evaluate": lambda table: closing_line(table, judge=judge_commands(args, cfg.run_dir))}
+    said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
     commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
     for line in filter(None, said):  # the judging commands once
         print(f"\n{line.replace(commands, 'the commands above') if shown else line}")
         shown = shown or commands in line
-
-
-def peak_rss_mib() -> float:
-    """The process's peak resident memory so far, in MiB."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
 
 
 def add_judgments_flag(parser: argparse.ArgumentParser) -> None:

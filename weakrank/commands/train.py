@@ -1,4 +1,5 @@
-"""``weakrank train`` and ``weakrank rerank``; ``weakrank run`` trains and reranks through the same functions."""
+"""``weakrank train`` and ``weakrank rerank``; ``weakrank run`` trains and reranks through the same stages
+(:mod:`weakrank.pipeline`) with the same flags."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.config import PipelineConfig, schema
 from weakrank.errors import ConfigError
+from weakrank.keys import schema
 from weakrank.training.config import GROUPS, TrainConfig
 
 
@@ -19,29 +20,17 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
 
 
-def train_stage(cfg: PipelineConfig, overrides: dict[str, Any], resume: bool = False, quiet: bool = False) -> None:
-    """:func:`weakrank.pipeline.train`, and where the model went (once under torchrun)."""
-    from weakrank import pipeline
-
-    model = pipeline.train(cfg, resume=resume, progress=not quiet, **overrides)
+def print_trained(model: Path) -> None:
+    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun)."""
     if int(os.environ.get("RANK", "0")) == 0:
         print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
 
 
-def rerank_stage(cfg: PipelineConfig, overrides: dict[str, Any], split: str | None = None,
-                 model: str | None = None, name: str | None = None, backend: str = "torch",
-                 trust_code: bool = False) -> Path:
-    """:func:`weakrank.pipeline.rerank`, and the run file it wrote."""
+def cmd_train(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
-    path = pipeline.rerank(cfg, model=model, split=split, name=name, backend=backend, trust_code=trust_code,
-                           **overrides)
-    print(f"wrote {path}")
-    return path
-
-
-def cmd_train(args: argparse.Namespace) -> None:
-    train_stage(pipeline_config(args), train_overrides(args), resume=args.resume, quiet=args.quiet)
+    print_trained(pipeline.train(pipeline_config(args), resume=args.resume, progress=not args.quiet,
+                                 **train_overrides(args)))
 
 
 def student_backend(args: argparse.Namespace) -> str:
@@ -67,8 +56,11 @@ def cmd_rerank(args: argparse.Namespace) -> None:
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
     else:
-        rerank_stage(pipeline_config(args), {}, split=args.split, model=args.model, name=args.name,
-                     backend=student_backend(args), trust_code=args.trust_code)
+        from weakrank import pipeline
+
+        path = pipeline.rerank(pipeline_config(args), model=args.model, split=args.split, name=args.name,
+                               backend=student_backend(args), trust_code=args.trust_code)
+        print(f"wrote {path}")
 
 
 def int_or_auto(text: str) -> int | str:

@@ -13,6 +13,7 @@ import torch
 from matplotlib.figure import Figure
 from torchmetrics.functional.classification import binary_calibration_error
 
+from weakrank.lists import softmax_within
 from weakrank.plots import save_figure
 
 
@@ -25,13 +26,6 @@ def ece(prob: np.ndarray, gold: np.ndarray, bins: int = 10) -> float:
             n_bins=bins, norm="l1",
         )
     )
-
-
-def softmax_within(scores: np.ndarray, query_ids: np.ndarray) -> np.ndarray:
-    """Softmax of ``scores`` within each query's candidate list (invariant to a shift of a list's scores)."""
-    frame = pd.DataFrame({"q": np.asarray(query_ids), "s": np.asarray(scores, dtype=float)})
-    shifted = np.exp(frame["s"] - frame.groupby("q")["s"].transform("max"))
-    return (shifted / shifted.groupby(frame["q"]).transform("sum")).to_numpy()
 
 
 def ranking_ece(scores: np.ndarray, gold: np.ndarray, query_ids: np.ndarray, bins: int = 10) -> float:

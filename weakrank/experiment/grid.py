@@ -21,21 +21,22 @@ from typing import Any
 import pandas as pd
 
 from weakrank.baselines import METHODS, bm25_negatives
-from weakrank.config import GOLD, ONE_LF_VOTES, PipelineConfig, check_keys, did_you_mean, schema
+from weakrank.config import GOLD, ONE_LF_VOTES, PipelineConfig, did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.experiment.systems import unsupervised_runs
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
+from weakrank.keys import check_keys, schema
 from weakrank.label_models import fit_labels
 from weakrank.label_models.base import with_labels
 from weakrank.labeling import lf_names
 from weakrank.noise import corrupt_labels, sentence_encoder
 from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
-from weakrank.training import TrainConfig, model_dir, train
+from weakrank.stages.training import model_dir, score_split, train_config, train_ranker
+from weakrank.training import TrainConfig
 from weakrank.training.config import SAMPLERS
-from weakrank.training.run import score_split, train_config
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "hinge": {"mode": "pairwise", "loss": "hinge", "target": "plain"},
@@ -186,7 +187,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         overrides["labels"] = str(labels_path)
     if params.get("sampler") == "policy":
         overrides["policy_path"] = str(carried_policy(root, cell, workdir))
-    train(cfg, progress=False, **overrides)
+    train_ranker(cfg, progress=False, **overrides)
     judged = judged_queries(read_parquet(paths.qrels), exp.require)
     run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.split, judged)
     for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots

@@ -22,15 +22,14 @@ from weakrank.evaluation.calibration import (
     plot_gap,
     ranking_ece,
     reliability_diagram,
-    softmax_within,
 )
 from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
 from weakrank.experiment.grid import Cell, grid_cells
 from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
+from weakrank.lists import minmax_within, softmax_within
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
-from weakrank.training.data import minmax_within
 
 
 def cached_cells(root: Path) -> pd.DataFrame:
@@ -46,7 +45,7 @@ def sampler_score_figure(votes: pd.DataFrame, split: str, path: Path) -> Path:
     """The WSLS paper (seed 000), Fig. 1: min-max-normalised BM25 (negative-sampler) scores within each
     list, by gold label."""
     rows = votes[(votes["split"] == split) & votes["gold"].notna()]
-    norm = minmax_within(rows["score_bm25"], rows["query_id"])
+    norm = minmax_within(rows["score_bm25"].to_numpy(), rows["query_id"].to_numpy())
     fig = Figure(figsize=(6, 3.6))
     ax = fig.subplots()
     bins = np.linspace(0, 1, 21)

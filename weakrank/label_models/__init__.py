@@ -23,6 +23,7 @@ from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
+from weakrank.lists import standardize_within
 
 MODELS: dict[str, type[LabelModel]] = {
     "majority": MajorityVote,
@@ -84,8 +85,6 @@ def with_judgments(labels: pd.DataFrame, gold: np.ndarray) -> pd.DataFrame:
     their label and P(relevant) become them with confidence 1, and their ``score`` (what a student distils) puts a
     relevant pair :data:`JUDGED_LEAD` list standard deviations above the list's best pseudo-labelled score and a
     non-relevant one as far below its worst."""
-    from weakrank.label_models.fusion import standardize_within
-
     judged = np.isfinite(gold)
     z = standardize_within(labels["score"].to_numpy(float).reshape(-1, 1), labels["query_id"].to_numpy())[:, 0]
     by = pd.Series(z).groupby(labels["query_id"].to_numpy(), sort=False)

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from weakrank.lists import average_precisions
+
 LABEL_FREE = "label-free"
 RRF_K = 60
 MARGIN = 1.0  # standard errors of the paired AP difference a candidate must lead the label-free weighting by
@@ -71,19 +73,6 @@ def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combina
     if combination.kind == "rrf":
         return reciprocal_ranks(z, groups, informative) @ combination.weights
     return z @ combination.weights
-
-
-def average_precisions(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> pd.Series:
-    """AP of ``scores`` in each group whose rows are judged (``gold`` 1/0, NaN unjudged: left out) and hold a
-    relevant one, by group; ties count against (the relevant row last among equal scores)."""
-    frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
-    aps = {}
-    for group, rows in frame[np.isfinite(gold)].groupby("g", sort=False):
-        y = rows.sort_values(["s", "y"], ascending=[False, True], kind="stable")["y"].to_numpy()
-        if y.sum() > 0:
-            hits = np.cumsum(y)
-            aps[group] = float((hits / np.arange(1, len(y) + 1))[y == 1].mean())
-    return pd.Series(aps, dtype=np.float64)
 
 
 def candidate_aps(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, gold: np.ndarray,

@@ -30,15 +30,8 @@ import pandas as pd
 from weakrank.errors import WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
 from weakrank.label_models.few_shot import LABEL_FREE, MARGIN, Combination, candidate_aps, candidates, choose, combined
-from weakrank.labeling import informative_rows, lf_names, score_matrix
-
-
-def standardize_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Each column of ``scores`` standardised within each group (0 where a group's scores are constant)."""
-    frame = pd.DataFrame(scores)
-    by = frame.groupby(pd.Series(groups).to_numpy(), sort=False)
-    mean, std = by.transform("mean").to_numpy(), by.transform("std", ddof=0).to_numpy()
-    return np.where(std > 1e-12, (scores - mean) / np.where(std > 1e-12, std, 1.0), 0.0)
+from weakrank.labeling import lf_names, score_matrix
+from weakrank.lists import informative_rows, softmax_within, standardize_within
 
 
 def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
@@ -194,9 +187,7 @@ class ScoreFusionModel:
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """P(relevant): softmax of the standardised fused score over each query's list."""
         z = standardize_within(self.fused(scores, groups).reshape(-1, 1), groups)[:, 0] / self.temperature
-        frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "z": z})
-        e = np.exp(z - frame.groupby("g", sort=False)["z"].transform("max").to_numpy())
-        return e / pd.Series(e).groupby(frame["g"].to_numpy(), sort=False).transform("sum").to_numpy()
+        return softmax_within(z, groups)
 
     def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> ScoreFusionModel:
         """:meth:`fit` on the LF scores of ``votes``, each row's query its group."""

@@ -17,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import load_student
-from weakrank.ranker.teacher import Teacher, _standardize_within
+from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
 
@@ -29,7 +30,7 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -
     The student is not one more LF of the fusion model: it learned from that fusion, so its agreement with the
     LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683, below its
     labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
-    views = _standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
+    views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
     return views.mean(axis=1)
 
 

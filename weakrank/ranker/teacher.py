@@ -23,8 +23,9 @@ import pandas as pd
 
 from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.io import write_text
-from weakrank.labeling import informative_rows, score_lf
+from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF
+from weakrank.lists import informative_rows, standardize_within
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, LFEntry, TeacherState, check_model_files, inside
 from weakrank.registry import resolve_lf
 
@@ -55,7 +56,7 @@ class Teacher:
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list)."""
         scores = np.asarray(scores, dtype=np.float64)
-        z = _standardize_within(scores, groups)
+        z = standardize_within(scores, groups)
         if self.combine == "rrf":
             ranks = pd.DataFrame(z).groupby(pd.Series(groups).to_numpy(), sort=False).rank(
                 ascending=False, method="average").to_numpy()
@@ -128,15 +129,6 @@ class Teacher:
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "
                      "rerank --trust-code`; without it the student ranks alone.\n")
         write_text(text, card)
-
-
-def _standardize_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Each column of ``scores`` standardised within each group (0 where a group's scores are constant), as the
-    fusion model standardises them."""
-    frame = pd.DataFrame(scores)
-    by = frame.groupby(pd.Series(groups).to_numpy(), sort=False)
-    mean, std = by.transform("mean").to_numpy(), by.transform("std", ddof=0).to_numpy()
-    return np.where(std > 1e-12, (scores - mean) / np.where(std > 1e-12, std, 1.0), 0.0)
 
 
 def _load_lf(directory: Path, entry: LFEntry, index: int) -> tuple[RankingLF, str, dict[str, Any]]:

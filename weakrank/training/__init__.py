@@ -1,4 +1,5 @@
-"""Ranker training on pseudo-labels: BERT-PR, samplers, objectives (losses/targets), the trainer, reranking.
+"""Ranker training on pseudo-labels: BERT-PR, samplers, objectives (losses/targets), the trainer, reranking (the
+stages that train and rerank from a run directory: :mod:`weakrank.pipeline`).
 
 The names below are imported on first use: ``weakrank.training.config`` (what the CLI's flags read) loads
 without torch."""
@@ -12,20 +13,18 @@ if TYPE_CHECKING:
     from weakrank.ranker.bi_encoder import BiEncoder
     from weakrank.ranker.cross_encoder import BertPR
     from weakrank.training.callbacks import TrainerCallback
-    from weakrank.training.config import TrainConfig, train_config
-    from weakrank.training.run import model_dir, rerank, train, trainer_from_config, write_run
+    from weakrank.training.config import TrainConfig
+    from weakrank.training.run import trainer_from_config, write_run
     from weakrank.training.trainer import Trainer, prepare_run
 
 __all__ = [
-    "BertPR", "BiEncoder", "TrainConfig", "Trainer", "TrainerCallback", "model_dir", "prepare_run", "rerank", "train",
-    "train_config", "trainer_from_config", "write_run",
+    "BertPR", "BiEncoder", "TrainConfig", "Trainer", "TrainerCallback", "prepare_run", "trainer_from_config", "write_run",
 ]
 _HOMES = {
     "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.ranker.bi_encoder",
-    "TrainConfig": "weakrank.training.config", "train_config": "weakrank.training.config",
+    "TrainConfig": "weakrank.training.config",
     "BertPR": "weakrank.ranker.cross_encoder",
-    **dict.fromkeys(["model_dir", "rerank", "train", "trainer_from_config", "write_run"],
-                    "weakrank.training.run"),
+    **dict.fromkeys(["trainer_from_config", "write_run"], "weakrank.training.run"),
     "Trainer": "weakrank.training.trainer", "prepare_run": "weakrank.training.trainer",
 }
 

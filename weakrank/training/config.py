@@ -1,4 +1,5 @@
-"""Training options: the ``[train]`` section of a pipeline config, overridable from the CLI."""
+"""Training options: the ``[train]`` section of a pipeline config, overridable from the CLI (read from a pipeline
+config by :func:`weakrank.stages.training.train_config`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from weakrank.config import PipelineConfig, check_keys, did_you_mean, located, schema
 from weakrank.encoders import POOLINGS
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean, located
+from weakrank.keys import check_keys, schema
 from weakrank.training.policy.rewards import REWARDS
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
@@ -256,9 +257,3 @@ class TrainConfig:
         steps = self.max_steps or per_epoch * self.epochs
         return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
 
-
-def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
-    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch."""
-    values = dict(cfg.train or {})
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.label_models.fusion import standardize_within
+from weakrank.lists import minmax_over, standardize_within
 from weakrank.training.samplers import NegativeSampler, QueryList
 
 
@@ -40,24 +40,6 @@ class Batch:
     ns_score: np.ndarray  # negative's normalised sampler score
     pos_confidence: np.ndarray
     neg_confidence: np.ndarray
-
-
-def minmax_within(values: pd.Series, groups: pd.Series) -> np.ndarray:
-    """Min-max normalisation of ``values`` within each group (0.5 where a group is constant)."""
-    by = values.groupby(groups)
-    low, high = by.transform("min"), by.transform("max")
-    span = (high - low).to_numpy()
-    return np.where(span > 0, (values - low).to_numpy() / np.where(span > 0, span, 1), 0.5)
-
-
-def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``values`` min-max normalised over the entries where ``mask`` holds (the WSLS paper, seed 000: over a query's
-    negatives, so its hardest negative gets 1); 0.5 where those are constant, NaN outside ``mask``."""
-    out = np.full(len(values), np.nan)
-    if mask.any():
-        low, high = values[mask].min(), values[mask].max()
-        out[mask] = (values[mask] - low) / (high - low) if high > low else 0.5
-    return out
 
 
 def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:

@@ -1,0 +1,187 @@
+"""The train and rerank stages' side of the run directory: the ``[train]`` table read into a
+:class:`~weakrank.training.config.TrainConfig`, the labels a run trains on, the trainer built over the run
+directory's dataset and labels, the model directory a run wrote and the scores of a split's candidates under
+it. :mod:`weakrank.training` knows nothing of run directories or pipeline configs; :func:`weakrank.pipeline.train`
+and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the experiments.
+
+Importing this module loads no torch: what trains and scores is imported when it runs."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from weakrank.config import PipelineConfig
+from weakrank.dataset import Dataset
+from weakrank.errors import DataError
+from weakrank.io import read_metadata, read_parquet, write_run
+from weakrank.labeling import lf_names
+from weakrank.paths import RunPaths
+from weakrank.training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from weakrank.ranker.teacher import Teacher
+    from weakrank.training.callbacks import TrainerCallback
+    from weakrank.training.trainer import Progress, Trainer
+
+
+def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
+    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch."""
+    values = dict(cfg.train or {})
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check
+
+
+def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
+    """The file a run trains on: ``[train] labels``, the votes (gold, ``--supervised``) or labels.parquet."""
+    if tc.labels:
+        return Path(tc.labels)
+    if tc.supervised:  # gold lives in every table; votes also carry BM25 scores for the sampler
+        return paths.votes if paths.votes.exists() else paths.candidates
+    return paths.labels
+
+
+def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
+    """The table of :func:`label_source`."""
+    return read_parquet(label_source(paths, tc))
+
+
+def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
+    """The judged queries of few-shot mode (``[aggregate] gold_queries``) recorded in the labels a weak run
+    trains on."""
+    source = label_source(paths, tc)
+    if tc.supervised or not source.exists():
+        return []
+    return list(read_metadata(source).get("gold_queries") or [])
+
+
+def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
+    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and labels (see
+    :func:`~weakrank.training.run.trainer_from_config`)."""
+    from weakrank.training.label_checks import check_label_table
+    from weakrank.training.run import trainer_from_config, training_data
+
+    paths = RunPaths(cfg.run_dir)
+    dataset = Dataset.load(paths.dataset)
+    labels = label_table(paths, tc)
+    check_label_table(labels, label_source(paths, tc), dataset, tc.supervised, tc.train_split)
+    data = training_data(labels, dataset, tc, tc.train_split)
+    dev_data = None
+    gold = few_shot_queries(paths, tc)
+    judged = labels[labels["query_id"].isin(gold)]
+    if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
+        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()]
+        judged = judged.assign(gold=judged["judged"])
+    if len(judged):  # few-shot mode: the judged queries the label model read pick the checkpoint by their MAP
+        dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
+    elif tc.dev_split and tc.dev_split in set(labels["split"]):
+        dev_data = training_data(labels, dataset, tc, tc.dev_split)
+    elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
+        warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
+    card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
+            "LFs": lf_names(labels), "train queries": len(data.lists), "collection": cfg.name}
+    if gold:
+        card["judged queries (few-shot)"] = gold
+    return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
+
+
+def train_ranker(
+    cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[TrainerCallback] | None = None,
+    **overrides: Any
+) -> Progress:
+    """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to
+    ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
+    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
+    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`weakrank.pipeline.train` is the stage that
+    locks it)."""
+    from weakrank.training.policy.callback import PolicyCallback
+    from weakrank.training.shipped import ship
+
+    tc = train_config(cfg, **overrides)
+    trainer = build_trainer(cfg, tc, callbacks)
+    result = trainer.fit(resume=resume, show_progress=progress)
+    for callback in trainer.callbacks:
+        if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
+            callback.save(tc.policy_path)
+    if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
+        teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
+        if teacher is not None:
+            ship(teacher, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()))
+    return result
+
+
+def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:
+    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
+    dataset when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
+    in ``labels``, by default labels.parquet; refitted without gold on every pair of ``votes.parquet`` when the
+    labels come from another label model or carry no state: only then are the votes read). None, with a warning,
+    when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
+    import pyarrow.parquet as pq
+
+    from weakrank.label_models.fusion import ScoreFusionModel
+    from weakrank.ranker.teacher import Teacher
+    from weakrank.registry import resolve_lf
+
+    paths = RunPaths(cfg.run_dir)
+    labelled = lf_names(pd.DataFrame(columns=pq.read_schema(paths.votes).names))
+    lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    if [lf.name for lf in lfs] != labelled:
+        raise DataError(f"labelled by the LFs {labelled}, but [label] lfs names {[lf.name for lf in lfs]}: "
+                        "re-run `weakrank label`", file=paths.votes)
+    stuck = [lf.name for lf in lfs if not lf.portable]
+    if stuck:
+        warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: the model holds the student "
+                      "alone (give ranking_lf export= and restore=)", stacklevel=2)
+        return None
+    meta = read_metadata(labels or paths.labels) if Path(labels or paths.labels).exists() else {}
+    state = meta.get("params") or {}
+    if meta.get("model") == "fusion" and meta.get("lfs") == labelled and "scales" in state:
+        fusion = ScoreFusionModel.from_state(state)  # as aggregate fitted it, few-shot weighting included
+    else:
+        options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
+        fusion = ScoreFusionModel(**options).fit_table(read_parquet(paths.votes))
+    dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
+    fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
+    return Teacher(fitted, fusion.state(), cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
+
+
+def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
+    """The best checkpoint of a training run if early stopping kept one, else its final model."""
+    root = RunPaths(cfg.run_dir).models(output)
+    for name in ("best", "final"):
+        if (root / name).exists():
+            return root / name
+    raise DataError(f"no trained model under {root} (run `weakrank train` first)", file=root)
+
+
+def rerank_split(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
+                 batch_size: int = 64, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
+    """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
+    trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
+    with its teacher, :mod:`~weakrank.ranker.fused`), else the student alone; ``backend``: how its student runs
+    (:func:`~weakrank.ranker.load_ranker`). The model this run directory trained runs its
+    LF files (copies of those its config names); another ``model`` runs them only with ``trust_code``."""
+    tc = train_config(cfg, **overrides)
+    trust_code = trust_code or model is None
+    model = model or model_dir(cfg, tc.output)
+    tag = name or Path(model).parent.name
+    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, backend=backend,
+                         trust_code=trust_code)
+    return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
+
+
+def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
+                batch_size: int = 64, student_only: bool = True, backend: str = "torch",
+                trust_code: bool = False) -> pd.DataFrame:
+    """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
+    (the student alone unless ``student_only`` is False)."""
+    from weakrank.training.run import loaded_ranker, score_pairs
+
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
+    if query_ids is not None:
+        pairs = pairs[pairs["query_id"].isin(query_ids)]
+    return score_pairs(loaded_ranker(model, student_only, backend, trust_code), pairs, batch_size)
