@@ -25,12 +25,11 @@ from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF
-from weakrank.lists import informative_rows, standardize_within
+from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, LFEntry, TeacherState, check_model_files, inside
 from weakrank.registry import resolve_lf
 
 PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
-RRF_K = 60  # as the fusion model's few-shot RRF (weakrank.label_models.few_shot.RRF_K)
 
 
 class Teacher:
@@ -58,10 +57,7 @@ class Teacher:
         scores = np.asarray(scores, dtype=np.float64)
         z = standardize_within(scores, groups)
         if self.combine == "rrf":
-            ranks = pd.DataFrame(z).groupby(pd.Series(groups).to_numpy(), sort=False).rank(
-                ascending=False, method="average").to_numpy()
-            reciprocal = np.where(informative_rows(scores, groups), 1.0 / (RRF_K + ranks), 0.0)
-            return reciprocal @ (self.weights / self.weights.sum())
+            return reciprocal_ranks(z, groups, informative_rows(scores, groups)) @ (self.weights / self.weights.sum())
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters])
         return views / self.scales @ self.weights / self.weights.sum()
 
