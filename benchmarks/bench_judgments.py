@@ -137,7 +137,7 @@ def measure(name: str, cfg, args) -> list[dict]:
             if method == "select" and n in args.students:
                 labels = with_judgments(model.labels_table(votes), gold)
                 path = paths.root / "bench" / f"labels_select{n}.parquet"
-                write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.params(),
+                write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
                                                       "gold_queries": sorted({q for q in chosen})})
                 shipped = shipped_map(cfg, split, qrels, name, path, args.quiet)
             relevant = votes.loc[gold > 0, "query_id"].nunique()

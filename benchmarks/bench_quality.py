@@ -39,16 +39,18 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
-from weakrank.label_models.fusion import fuse_ranker
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.lists import informative_rows
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
-from weakrank.stages.training import label_table, model_dir, score_split, train_config, train_ranker
+from weakrank.ranker import average_views
+from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.run import training_data
-from weakrank.training.shipped import FUSION_FILE, ship
+from weakrank.training.shipped import ship
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test"}
@@ -122,10 +124,24 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
         return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
-        ship(cfg, directory)
+        ship(run_teacher(cfg), directory)
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run
+
+
+def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
+    """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its teacher's
+    as the shipped ranker averages them (:func:`weakrank.ranker.average_views`), the teacher a fusion model over the
+    LFs of ``votes`` fitted without gold on ``split``'s pairs."""
+    ranker = run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"})
+    rows = votes[votes["split"] == split].merge(ranker, on=["query_id", "passage_id"], validate="one_to_one")
+    if len(rows) != len(run):
+        raise RuntimeError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
+    scores, groups = score_matrix(rows), rows["query_id"].to_numpy()
+    teacher = ScoreFusionModel().fit(scores, groups)
+    fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
+    return rows[["query_id", "passage_id"]].assign(score=fused)
 
 
 def compare_systems(description: str, csv_name: str, systems, contrasts: list[tuple[str, str]],

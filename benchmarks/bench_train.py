@@ -49,8 +49,8 @@ from transformers import AutoTokenizer
 
 from weakrank.encoders import resolve_model
 from weakrank.loaders import load_dataset
+from weakrank.ranker.cross_encoder import BertPR
 from weakrank.training import TrainConfig
-from weakrank.training.cross_encoder import BertPR
 from weakrank.training.data import Batch, TrainingData
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import new_ranker

@@ -5,11 +5,11 @@ from sentence_transformers import SentenceTransformer
 
 from tests.test_training import assert_one_step_lowers_the_loss, labelled, small
 from weakrank.errors import ConfigError
+from weakrank.ranker import load_ranker
 from weakrank.training import BiEncoder, TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import in_batch_cross_entropy, in_batch_relaxation
 from weakrank.training.objectives import InBatch
-from weakrank.training.rankers import load_ranker
 from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import UniformSampler
 

@@ -47,7 +47,7 @@ def test_judged_queries_choose_a_weighting_that_holds_on_other_queries():
     before = mean_average_precision(unsupervised.fused(scores, groups), groups, held_out)
     after = mean_average_precision(few_shot.fused(scores, groups), groups, held_out)
     assert after > before + 0.2
-    restored = ScoreFusionModel.from_params(few_shot.params())
+    restored = ScoreFusionModel.from_state(few_shot.state())
     assert restored.choice_ == few_shot.choice_ and restored.few_shot_map_ == few_shot.few_shot_map_
     # the judged queries' MAP of every weighting is kept: the chosen one (clearly ahead here) is the best of them
     assert few_shot.few_shot_map_[few_shot.choice_] == max(few_shot.few_shot_map_.values())
@@ -82,7 +82,7 @@ def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     assert set(model.few_shot_map_) == {LABEL_FREE, "CombSUM", "RRF", "a alone", "b alone", "c alone"}
     model.combine_, model.weights_ = "rrf", np.ones(3)
     fused = model.fused(scores, groups)
-    assert np.allclose(ScoreFusionModel.from_params(model.params()).fused(scores, groups), fused)
+    assert np.allclose(ScoreFusionModel.from_state(model.state()).fused(scores, groups), fused)
     first = groups == 0
     expected = (1 / (60 + 1 + np.argsort(np.argsort(-scores[first], axis=0), axis=0))).sum(axis=1)
     assert np.allclose(fused[first] * 3, expected)  # the mean of the LFs' reciprocal ranks (k = 60)
@@ -130,8 +130,10 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     # the model ships the teacher the labels came from: its few-shot weighting, not a label-free refit
     import json
 
-    from weakrank.training.shipped import FUSION_FILE, ship
+    from weakrank.ranker.teacher_state import FUSION_FILE
+    from weakrank.stages.training import run_teacher
+    from weakrank.training.shipped import ship
 
-    ship(cfg, tmp_path / "model")
+    ship(run_teacher(cfg), tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
     assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]

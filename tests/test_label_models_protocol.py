@@ -54,7 +54,7 @@ def test_out_of_core_fit_equals_the_in_memory_fit_or_is_refused():
     votes = votes_table()
     chunks = [votes.iloc[i : i + 50] for i in range(0, len(votes), 50)]
     streamed = make_label_model("generative").fit_streaming(iter(chunks))
-    assert streamed.params() == make_label_model("generative").fit_table(votes).params()
+    assert streamed.state() == make_label_model("generative").fit_table(votes).state()
     majority = make_label_model("majority")
     assert majority.fit_streaming(iter(())) is majority  # nothing to fit, nothing read
     for name in ("fusion", "snorkel", "dawid_skene"):

@@ -20,9 +20,11 @@ LAYERS = [
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.selection"],
+    # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
+    ["weakrank.ranker"],
     # the pipeline config and its checks
     ["weakrank.config", "weakrank.inputs", "weakrank.validation"],
-    # rankers trained on the labels (the AC-IR policy drives a trainer through its callback hooks)
+    # training rankers on the labels (the AC-IR policy drives a trainer through its callback hooks)
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
     # trained rankers
@@ -73,16 +75,13 @@ def test_every_import_points_down():
 # what the pipeline reads (its config, the run directory's layout, the stages): rankers are trained and scored
 # from tables and a TrainConfig, never from a run directory
 PIPELINE_SIDE = {"weakrank.config", "weakrank.paths", "weakrank.pipeline", "weakrank.stages"}
-# ship(cfg, ...) still reads the run directory's votes and the config's label model: the module is being moved
-# out of weakrank.training (to a ranker package) with a new way of calling ship
-SHIP_MODULE = "weakrank.training.shipped"
 
 
 def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
     reads = {
         module: sorted(target for target in imports(module)
                        if any(target == side or target.startswith(side + ".") for side in PIPELINE_SIDE))
-        for module in MODULES if module.startswith("weakrank.training") and module != SHIP_MODULE
+        for module in MODULES if module.startswith("weakrank.training")
     }
     assert {module: targets for module, targets in reads.items() if targets} == {}
 
@@ -109,3 +108,25 @@ def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
             "weakrank.cli; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "svg"
+
+
+# what a loaded ranker may not drag along: the trainer, the pipeline and its config, the label models, the engines
+NOT_FOR_INFERENCE = ["weakrank.training", "weakrank.config", "weakrank.pipeline", "weakrank.engines",
+                     "weakrank.experiment", "weakrank.label_models", "weakrank.commands", "weakrank.cli"]
+
+
+def test_loading_a_ranker_needs_nothing_of_the_weak_supervision_stack():
+    """Every module reachable from ``weakrank.ranker`` (all of its modules, imports inside functions included) is
+    one of the layers below it, but none of the label models, the engines or what trains and configures."""
+    reachable, todo = set(), [m for m in MODULES if m == "weakrank.ranker" or m.startswith("weakrank.ranker.")]
+    while todo:
+        module = todo.pop()
+        if module not in reachable:
+            reachable.add(module)
+            todo += imports(module)
+    dragged = sorted(m for m in reachable for banned in NOT_FOR_INFERENCE if m == banned or m.startswith(banned + "."))
+    assert dragged == []
+    code = ("import sys, weakrank.ranker; from weakrank.ranker import load_ranker; "
+            f"print(sorted(m for m in sys.modules if m.startswith({tuple(NOT_FOR_INFERENCE)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -11,6 +11,7 @@ from weakrank.lists import (
     informative_rows,
     minmax_over,
     minmax_within,
+    reciprocal_ranks,
     softmax_within,
     standardize_within,
 )
@@ -97,3 +98,12 @@ def test_average_precision_equals_ir_measures_without_ties(seed):
     assert len(with_relevant) > 10 and set(ours.index) == with_relevant
     for qid in with_relevant:
         assert ours[qid] == pytest.approx(theirs[qid], abs=1e-12), qid
+
+
+def test_reciprocal_ranks_by_hand():
+    """1 / (60 + rank) within each list, ties sharing their mean rank; 0 where a column does not rank the list."""
+    z = np.array([[3.0, 1.0], [1.0, 2.0], [1.0, 0.0], [5.0, 0.0]])
+    groups = np.array(["a", "a", "a", "b"])
+    informative = np.array([[True, True], [True, True], [True, True], [True, False]])
+    expected = np.array([[1 / 61, 1 / 62], [1 / 62.5, 1 / 61], [1 / 62.5, 1 / 63], [1 / 61, 0.0]])
+    np.testing.assert_allclose(reciprocal_ranks(z, groups, informative), expected)

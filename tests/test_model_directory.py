@@ -16,10 +16,11 @@ import pytest
 from weakrank.cli import main
 from weakrank.errors import DataError
 from weakrank.paths import RunPaths
-from weakrank.training.cross_encoder import BertPR
-from weakrank.training.rankers import load_ranker
-from weakrank.training.shipped import FusedRanker, UntrustedCodeWarning, ship
-from weakrank.training.teacher_state import FUSION_FILE
+from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
+from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.stages.training import run_teacher
+from weakrank.training.shipped import ship
 
 PAIRS = [("what is the capital of france", "Paris is the capital of France."),
          ("what is the capital of france", "Berlin is in Germany.")]
@@ -149,7 +150,7 @@ def test_an_embedding_lf_over_a_local_model_travels_inside_the_directory(trained
     options = {**cfg.label.lf_options, "embedding_cosine": {"model": str(encoder)}}
     local = replace(cfg, label=replace(cfg.label, lf_options=options))
     (model / FUSION_FILE).unlink()
-    ship(local, model)
+    ship(run_teacher(local), model)
     saved = (model / FUSION_FILE).read_text()
     assert str(tmp_path) not in saved and "/" + "root" not in saved and '"lfs/embedding_cosine.model"' in saved
     before = load_ranker(model, trust_code=True).predict(PAIRS)
@@ -168,7 +169,7 @@ def test_the_model_card_keeps_no_absolute_path_and_says_what_the_scores_are(trai
 
 def test_a_stale_foreign_or_truncated_onnx_export_is_made_again(model, trained, tmp_path):
     pytest.importorskip("onnxruntime")
-    from weakrank.training.onnx_runtime import onnx_file
+    from weakrank.ranker.onnx_runtime import onnx_file
 
     student = load_ranker(model, student_only=True)
     path = onnx_file(student, model, int8=False)

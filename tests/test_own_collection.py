@@ -14,7 +14,7 @@ from weakrank.config import load_config
 from weakrank.io import read_qrels, read_run
 from weakrank.loaders import load_dataset
 from weakrank.paths import RunPaths
-from weakrank.training.rankers import load_ranker
+from weakrank.ranker import load_ranker
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = ROOT / "data" / "fixtures" / "own_collection"

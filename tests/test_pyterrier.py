@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import weakrank.pyterrier as wpt
+from weakrank.ranker import load_ranker
 from weakrank.training import BertPR
-from weakrank.training.rankers import load_ranker
 
 
 def first_stage_results(tiny) -> pd.DataFrame:

@@ -13,15 +13,15 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
-from weakrank.io import read_parquet, read_run
-from weakrank.label_models.fusion import ScoreFusionModel, fuse_ranker
+from weakrank.io import read_metadata, read_parquet, read_run
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
-from weakrank.stages.training import score_split
-from weakrank.training.cross_encoder import BertPR
-from weakrank.training.rankers import load_ranker
-from weakrank.training.shipped import FUSION_FILE, FusedRanker, ship
+from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
+from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.stages.training import run_teacher, score_split
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 
@@ -36,7 +36,10 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     teacher = ScoreFusionModel(**cfg.aggregate.options).fit(score_matrix(votes), votes["query_id"].to_numpy())
     student = score_split(cfg, best, "test")
-    batch = fuse_ranker(votes, student, "test", teacher=teacher)
+    rows = votes[votes["split"] == "test"].merge(student, on=["query_id", "passage_id"], validate="one_to_one")
+    scores, groups = score_matrix(rows), rows["query_id"].to_numpy()
+    batch = rows[["query_id", "passage_id"]].assign(score=average_views(teacher.fused(scores, groups),
+                                                                        rows["score"].to_numpy(), groups))
     shipped = score_split(cfg, best, "test", student_only=False, trust_code=True)
     both = batch.merge(shipped, on=["query_id", "passage_id"], suffixes=("_batch", "_shipped"))
     assert len(both) == len(batch) == len(shipped)
@@ -101,7 +104,7 @@ def test_an_lf_fitted_on_the_collection_that_cannot_export_keeps_the_student_alo
     target = shutil.copytree(RunPaths(cfg.run_dir).models() / "best", tmp_path / "model")
     (target / FUSION_FILE).unlink()
     with pytest.warns(UserWarning, match="export no state"):
-        assert ship(other, target) is None
+        assert run_teacher(other) is None
     assert not (target / FUSION_FILE).exists()
 
 
@@ -162,10 +165,10 @@ def test_an_int8_student_scores_as_the_fp32_one_up_to_quantisation(trained):
     best = RunPaths(cfg.run_dir).models() / "best"
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
     texts = list(zip(pairs["query"], pairs["passage"]))
-    fp32, int8 = load_ranker(best, student_only=True), load_ranker(best, student_only=True, int8=True)
+    fp32, int8 = load_ranker(best, student_only=True), load_ranker(best, student_only=True, backend="int8")
     assert any("quantized" in type(m).__module__ for m in int8.modules())
     assert np.corrcoef(fp32.predict(texts), int8.predict(texts))[0, 1] > 0.95  # a 4-step model: scores close together
-    assert isinstance(load_ranker(best, int8=True, trust_code=True), FusedRanker)  # the shipped ranker with an int8 student
+    assert isinstance(load_ranker(best, backend="int8", trust_code=True), FusedRanker)  # the shipped ranker with an int8 student
 
 
 def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
@@ -179,7 +182,7 @@ def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
     onnx = load_ranker(best, student_only=True, backend="onnx")
     assert np.allclose(onnx.predict(texts, batch_size=3), torch_scores, atol=1e-4)  # batches padded differently
     exported = (best / "onnx" / "model.onnx").stat().st_mtime_ns
-    int8 = load_ranker(best, student_only=True, backend="onnx", int8=True)
+    int8 = load_ranker(best, student_only=True, backend="onnx-int8")
     assert (best / "onnx" / "model_int8.onnx").exists() and (best / "onnx" / "model.onnx").stat().st_mtime_ns == exported
     assert np.corrcoef(int8.predict(texts), torch_scores)[0, 1] > 0.95
     shipped = load_ranker(best, backend="onnx", trust_code=True)  # the shipped ranker with an ONNX student
@@ -187,3 +190,39 @@ def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):
     assert np.allclose(shipped.score_frame(pairs), load_ranker(best, "cpu", trust_code=True).score_frame(pairs), atol=1e-3)
     with pytest.raises(WeakrankError, match="backend 'gpu'"):
         load_ranker(best, backend="gpu")
+
+
+def test_the_teacher_scores_from_its_state_as_the_fusion_model_that_fitted_it(trained):
+    cfg, _ = trained
+    votes = read_parquet(RunPaths(cfg.run_dir).votes)
+    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+    model = ScoreFusionModel(**cfg.aggregate.options).fit(scores, groups)
+    assert np.array_equal(Teacher([], model.state()).fused(scores, groups), model.fused(scores, groups))
+    m = scores.shape[1]  # few-shot mode's RRF: one LF a cluster
+    rrf = {**model.state(), "combine": "rrf", "clusters": [[i] for i in range(m)], "weights": [1.0, 2.0, 0.0, 1.0][:m],
+           "scales": [1.0] * m, "loadings": [0.5] * m}
+    assert np.array_equal(Teacher([], rrf).fused(scores, groups), ScoreFusionModel.from_state(rrf).fused(scores, groups))
+
+
+def test_a_saved_and_loaded_ranker_scores_as_the_one_saved_and_writes_the_same_files(trained, tmp_path):
+    cfg, _ = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    ranker = load_ranker(best, device="cpu", trust_code=True)
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
+    again = tmp_path / "again"
+    ranker.save(again)
+    assert json.loads((again / FUSION_FILE).read_text()) == json.loads((best / FUSION_FILE).read_text())
+    assert {p.relative_to(again) for p in (again / "lfs").rglob("*")} == {p.relative_to(best) for p in
+                                                                          (best / "lfs").rglob("*")}
+    loaded = FusedRanker.load(again, trust_code=True, device="cpu")
+    assert np.array_equal(loaded.score_frame(pairs), ranker.score_frame(pairs))
+    fresh = FusedRanker(ranker.student, run_teacher(cfg))  # the teacher as training hands it over: the same scores
+    assert np.allclose(fresh.score_frame(pairs), ranker.score_frame(pairs), atol=1e-9)
+
+
+def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(trained, tmp_path):
+    cfg, _ = trained
+    votes = read_parquet(RunPaths(cfg.run_dir).votes)
+    refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
+    assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
+    assert run_teacher(cfg).fusion_state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]

@@ -9,8 +9,8 @@ import torch
 from tests.conftest import shared
 from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
+from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BertPR, BiEncoder, TrainConfig, TrainerCallback
-from weakrank.training.cross_encoder import write_model_card
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
 from weakrank.training.objectives import (
@@ -440,7 +440,7 @@ def test_training_with_auto_max_length_builds_the_model_at_the_resolved_length(t
 
 
 def test_average_weights_saves_the_mean_of_the_last_steps_and_survives_a_resume(tiny, tiny_data, tmp_path):
-    from weakrank.training.rankers import load_ranker
+    from weakrank.ranker import load_ranker
 
     cfg = small(max_steps=4, epochs=4, checkpoint_every=1, average_weights=0.5)  # the mean after steps 3 and 4
     seen: dict[int, dict[str, torch.Tensor]] = {}

@@ -12,7 +12,7 @@ An LF scores query–passage pairs; :mod:`weakrank.voting` turns each query's sc
 ``fit(dataset)`` (optional) builds a resource once per dataset (an index, a model); it is passed to the
 scorer as second argument. The raw scores are kept next to the votes (WSLS needs them).
 
-A trained model directory carries its LFs (:mod:`weakrank.training.shipped`), to score queries and passages
+A trained model directory carries its LFs (:mod:`weakrank.ranker.teacher`), to score queries and passages
 that were never labelled. An LF without ``fit``, or whose resource depends only on its options
 (``per_process=True``: a model), travels as its name and options; one fitted on the collection travels when
 it can ``export`` its resource as arrays (``dict[str, np.ndarray]``) that ``restore`` turns back into a resource

@@ -1,5 +1,6 @@
 """Maths over the rows of each query's list: every function takes rows and their ``groups`` (query ids, any order)
-and works within each group — standardise, softmax, min-max, which lists a score can rank, average precision."""
+and works within each group — standardise, softmax, min-max, which lists a score can rank, reciprocal ranks,
+average precision."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 TIED = 1e-12  # a group's standard deviation at or below which its scores count as all tied
+RRF_K = 60  # reciprocal-rank fusion's k (Cormack et al. 2009)
 
 
 def standardize_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -21,6 +23,14 @@ def informative_rows(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Per column of ``scores``, the rows whose group (query) it can rank: an all-tied list is an abstain."""
     std = pd.DataFrame(scores).groupby(pd.Series(groups).to_numpy(), sort=False).transform("std", ddof=0)
     return std.to_numpy() > TIED
+
+
+def reciprocal_ranks(z: np.ndarray, groups: np.ndarray, informative: np.ndarray) -> np.ndarray:
+    """1 / (k + rank) of each row by each column within its group (rank 1 = highest; ties share their mean rank);
+    0 where the column does not rank the group (``informative`` False)."""
+    frame = pd.DataFrame(z)
+    ranks = frame.groupby(pd.Series(groups).to_numpy(), sort=False).rank(ascending=False, method="average").to_numpy()
+    return np.where(informative, 1.0 / (RRF_K + ranks), 0.0)
 
 
 def softmax_within(scores: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -146,7 +146,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
                             "non-relevant candidate", file=paths.votes, field="gold")
         labels = fit_labels(votes, label_model, queries)
-    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.params(),
+    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.state(),
                                                   "gold_queries": queries,
                                                   "judgments": Path(judgments).name if judgments else None})
     return labels
@@ -274,12 +274,12 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
 
 @stage("rerank", eval_split="split")
 def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | None = None, name: str | None = None,
-           int8: bool = False, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
+           backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``
-    plus ``overrides`` trained) into ``runs/<name>.trec``; ``int8``, ``backend``: how its student runs (PyTorch or
+    plus ``overrides`` trained) into ``runs/<name>.trec``; ``backend``: how its student runs (PyTorch or
     ONNX Runtime, int8 or not); ``trust_code``: run the LF files another ``model`` carries
-    (:func:`~weakrank.training.rankers.load_ranker`)."""
-    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, int8=int8, backend=backend,
+    (:func:`~weakrank.ranker.load_ranker`)."""
+    return rerank_split(cfg, model=model, split=split or cfg.evaluate.split, name=name, backend=backend,
                         trust_code=trust_code, **overrides)
 
 

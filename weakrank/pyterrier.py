@@ -12,8 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from weakrank.training.rankers import Ranker, load_ranker
-from weakrank.training.shipped import FusedRanker
+from weakrank.ranker import RanksPassages, load_ranker
 
 
 def _pyterrier() -> Any:
@@ -36,7 +35,7 @@ def _reranker_class() -> type:
         ``score`` (the first stage's score is replaced) and ``rank`` (PyTerrier's, from 0) out.
         """
 
-        def __init__(self, model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
+        def __init__(self, model: str | Path | RanksPassages, text_field: str = "text", batch_size: int = 64,
                      device: str | None = None, trust_code: bool = False):
             self.ranker = load_ranker(model, device, trust_code=trust_code) if isinstance(model, str | Path) else model
             self.model = str(model) if isinstance(model, str | Path) else type(model).__name__
@@ -66,11 +65,11 @@ def _reranker_class() -> type:
     return WeakrankReranker
 
 
-def reranker(model: str | Path | Ranker | FusedRanker, text_field: str = "text", batch_size: int = 64,
+def reranker(model: str | Path | RanksPassages, text_field: str = "text", batch_size: int = 64,
              device: str | None = None, trust_code: bool = False) -> Any:
     """A ``pt.Transformer`` reranking with ``model`` (a weakrank model directory, e.g. ``<run_dir>/model/best``,
     or a loaded ranker); ``text_field`` names the passage column (``pt.text.get_text`` adds one to a bare run);
-    ``trust_code``: as :func:`~weakrank.training.rankers.load_ranker`'s."""
+    ``trust_code``: as :func:`~weakrank.ranker.load_ranker`'s."""
     return _reranker_class()(model, text_field=text_field, batch_size=batch_size, device=device,
                              trust_code=trust_code)
 

@@ -24,9 +24,9 @@ from weakrank.encoders import content_hash
 from weakrank.errors import ConfigError
 from weakrank.io import atomic_dir, settle
 from weakrank.progress import tqdm
-from weakrank.training.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
-from weakrank.training.bi_encoder import BiEncoder
-from weakrank.training.cross_encoder import CONFIG_FILE as BERT_PR_FILE
+from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
+from weakrank.ranker.bi_encoder import BiEncoder
+from weakrank.ranker.cross_encoder import CONFIG_FILE as BERT_PR_FILE
 
 MANIFEST = "manifest.json"
 

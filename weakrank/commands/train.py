@@ -33,6 +33,14 @@ def cmd_train(args: argparse.Namespace) -> None:
                                  **train_overrides(args)))
 
 
+def student_backend(args: argparse.Namespace) -> str:
+    """``--backend`` and ``--int8`` as one of :data:`weakrank.ranker.BACKENDS`: ``--int8`` makes torch ``int8``
+    and onnx ``onnx-int8``."""
+    if not args.int8 or args.backend.endswith("int8"):
+        return args.backend
+    return "int8" if args.backend == "torch" else f"{args.backend}-int8"
+
+
 def cmd_rerank(args: argparse.Namespace) -> None:
     if args.run:  # queries never labelled: a TREC run, its queries and its collection
         from weakrank.training.run import rerank_trec
@@ -42,8 +50,8 @@ def cmd_rerank(args: argparse.Namespace) -> None:
         if missing:
             raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
         out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
-        path = rerank_trec(args.model, args.run, args.queries, args.collection, out, int8=args.int8,
-                           backend=args.backend, trust_code=args.trust_code, force=args.force)
+        path = rerank_trec(args.model, args.run, args.queries, args.collection, out, backend=student_backend(args),
+                           trust_code=args.trust_code, force=args.force)
         print(f"wrote {path}")
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
@@ -51,7 +59,7 @@ def cmd_rerank(args: argparse.Namespace) -> None:
         from weakrank import pipeline
 
         path = pipeline.rerank(pipeline_config(args), model=args.model, split=args.split, name=args.name,
-                               int8=args.int8, backend=args.backend, trust_code=args.trust_code)
+                               backend=student_backend(args), trust_code=args.trust_code)
         print(f"wrote {path}")
 
 
@@ -133,10 +141,11 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="with --run: replace --output even if weakrank did not "
                    "write it")
     p.add_argument("--int8", action="store_true", help="CPU inference with the student's linear layers quantised "
-                   "to int8 (faster; MAP in benchmarks/rerank.csv)")
+                   "to int8 (faster; MAP in benchmarks/rerank.csv): --backend int8, or onnx-int8 with --backend onnx")
     p.add_argument("--trust-code", action="store_true",
                    help="run the Python LF files a model directory carries in its lfs/ (without it, a teacher that "
                         "needs them is left out: the student ranks alone)")
-    p.add_argument("--backend", choices=("torch", "onnx"), default="torch",
-                   help="where the student runs: torch (default) or onnx (ONNX Runtime on the CPU, a cross-encoder; "
-                        "pip install 'weakrank[onnx]'; exported once into the model's onnx/ folder)")
+    p.add_argument("--backend", choices=("torch", "int8", "onnx", "onnx-int8"), default="torch",
+                   help="where the student runs: torch (default), int8 (torch, linear layers quantised), onnx or "
+                        "onnx-int8 (ONNX Runtime on the CPU, a cross-encoder; pip install 'weakrank[onnx]'; exported "
+                        "once into the model's onnx/ folder)")

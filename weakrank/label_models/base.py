@@ -75,8 +75,8 @@ class LabelModel(Protocol):
     def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> Self:
         """Fit on votes tables read chunk by chunk (out of core: at least the ``vote_*`` columns)."""
 
-    def params(self) -> dict:
-        """Fitted parameters, JSON-serialisable (stored with the labels)."""
+    def state(self) -> dict:
+        """The fitted state, JSON-serialisable (stored with the labels, as their metadata's ``params``)."""
 
 
 def cannot_stream(model: object) -> WeakrankError:
@@ -99,8 +99,8 @@ class LabelModelBase(ABC):
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         """P(relevant) of each row of ``votes``."""
 
-    def params(self) -> dict:
-        """Fitted parameters, JSON-serialisable (stored with the labels)."""
+    def state(self) -> dict:
+        """The fitted state, JSON-serialisable (stored with the labels, as their metadata's ``params``)."""
         return {}
 
     def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> Self:

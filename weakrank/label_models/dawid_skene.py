@@ -83,7 +83,7 @@ class DawidSkeneModel(LabelModelBase):
         joint = self._log_joint(patterns)
         return expit(joint[:, 0] - joint[:, 1])[inverse]
 
-    def params(self) -> dict:
+    def state(self) -> dict:
         return {
             "theta": None if self.theta_ is None else self.theta_.tolist(),
             "gamma": self.gamma_,

@@ -28,10 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from weakrank.lists import average_precisions
+from weakrank.lists import average_precisions, reciprocal_ranks
 
 LABEL_FREE = "label-free"
-RRF_K = 60
 MARGIN = 1.0  # standard errors of the paired AP difference a candidate must lead the label-free weighting by
 MIN_LEAD = 0.02  # and the least mean AP lead on the judged queries that is worth a change
 MIN_QUERIES = 6  # judged queries with a relevant passage below which nothing changes
@@ -58,14 +57,6 @@ def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[
         if speaking[i]:
             found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
     return found
-
-
-def reciprocal_ranks(z: np.ndarray, groups: np.ndarray, informative: np.ndarray) -> np.ndarray:
-    """1 / (k + rank) of each row by each column within its group (rank 1 = highest; ties share their mean rank);
-    0 where the column does not rank the group (``informative`` False)."""
-    frame = pd.DataFrame(z)
-    ranks = frame.groupby(pd.Series(groups).to_numpy(), sort=False).rank(ascending=False, method="average").to_numpy()
-    return np.where(informative, 1.0 / (RRF_K + ranks), 0.0)
 
 
 def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combination: Combination) -> np.ndarray:

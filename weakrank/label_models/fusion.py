@@ -206,8 +206,8 @@ class ScoreFusionModel:
         """Refused: the factor model's correlations need every list at once."""
         raise cannot_stream(self)
 
-    def params(self) -> dict:
-        """The fitted state, JSON-ready: :meth:`from_params` rebuilds a model that fuses as this one."""
+    def state(self) -> dict:
+        """The fitted state, JSON-ready: :meth:`from_state` rebuilds a model that fuses as this one."""
         return {
             "clusters": self.clusters_,
             "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
@@ -222,43 +222,15 @@ class ScoreFusionModel:
         }
 
     @classmethod
-    def from_params(cls, params: dict) -> ScoreFusionModel:
-        """A fitted model from :meth:`params`."""
-        model = cls(**params["options"])
-        model.clusters_ = [list(map(int, c)) for c in params["clusters"]]
-        model.loadings_, model.weights_, model.scales_ = (np.asarray(params[k], dtype=np.float64)
+    def from_state(cls, state: dict) -> ScoreFusionModel:
+        """A fitted model from :meth:`state`."""
+        model = cls(**state["options"])
+        model.clusters_ = [list(map(int, c)) for c in state["clusters"]]
+        model.loadings_, model.weights_, model.scales_ = (np.asarray(state[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
-        model.combine_ = params.get("combine", "linear")
-        model.choice_ = params.get("choice", LABEL_FREE)
-        model.few_shot_map_ = dict(params.get("few_shot_map", {}))
-        model.few_shot_reason_ = params.get("few_shot_reason", "")
+        model.combine_ = state.get("combine", "linear")
+        model.choice_ = state.get("choice", LABEL_FREE)
+        model.few_shot_map_ = dict(state.get("few_shot_map", {}))
+        model.few_shot_reason_ = state.get("few_shot_reason", "")
         return model
 
-
-def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The mean of two scores of the same pairs, each standardised within its group (query)."""
-    views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
-    return views.mean(axis=1)
-
-
-def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str, teacher: ScoreFusionModel | None = None,
-                **options: float) -> pd.DataFrame:
-    """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its
-    teacher's, both standardised within each query (:func:`average_views`). The teacher is ``teacher``, a
-    :class:`ScoreFusionModel` over the LFs of ``votes`` fitted without gold (default: fitted on ``split``'s
-    pairs with ``options``).
-
-    The ranker is not one more LF of the factor model: it learned from that fusion, so its agreement with
-    the LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683,
-    below its labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
-    ranker = run[["query_id", "passage_id", "score"]].rename(columns={"score": "ranker"})
-    rows = votes[votes["split"] == split].merge(ranker, on=["query_id", "passage_id"], validate="one_to_one")
-    if len(rows) != len(run):
-        raise WeakrankError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
-    names = lf_names(votes)
-    if not names:
-        raise WeakrankError("the votes table has no LF columns to fuse the ranker with")
-    scores, groups = score_matrix(rows, names), rows["query_id"].to_numpy()
-    teacher = ScoreFusionModel(**options).fit(scores, groups) if teacher is None else teacher
-    fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
-    return rows[["query_id", "passage_id"]].assign(score=fused)

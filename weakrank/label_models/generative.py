@@ -92,7 +92,7 @@ class GenerativeModel(LabelModelBase):
         patterns, _, inverse = distinct_rows(check_votes(votes, self.min_lfs))
         return expit(self._log_odds(patterns.astype(np.float64)))[inverse]
 
-    def params(self) -> dict:
+    def state(self) -> dict:
         return {
             "alpha": self.alpha_.tolist(),
             "beta": self.beta_.tolist(),

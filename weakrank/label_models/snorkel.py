@@ -40,6 +40,6 @@ class SnorkelLabelModel(LabelModelBase):
             raise RuntimeError("call fit() first")
         return self.model_.predict_proba(to_snorkel(check_votes(votes, self.min_lfs)))[:, 1]
 
-    def params(self) -> dict:
+    def state(self) -> dict:
         weights = self.model_.get_weights() if self.model_ is not None else []
         return {"lf_accuracy": [float(w) for w in weights], "prior": self.prior}

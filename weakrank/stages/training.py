@@ -24,6 +24,7 @@ from weakrank.paths import RunPaths
 from weakrank.training.config import TrainConfig
 
 if TYPE_CHECKING:
+    from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.trainer import Progress, Trainer
 
@@ -94,8 +95,9 @@ def train_ranker(
 ) -> Progress:
     """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker. The run directory is not locked
-    (:func:`weakrank.pipeline.train` is the stage that locks it)."""
+    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
+    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`weakrank.pipeline.train` is the stage that
+    locks it)."""
     from weakrank.training.policy.callback import PolicyCallback
     from weakrank.training.shipped import ship
 
@@ -106,9 +108,45 @@ def train_ranker(
         if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
             callback.save(tc.policy_path)
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()),
-             labels=label_source(RunPaths(cfg.run_dir), tc))
+        teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
+        if teacher is not None:
+            ship(teacher, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()))
     return result
+
+
+def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:
+    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
+    dataset when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
+    in ``labels``, by default labels.parquet; refitted without gold on every pair of ``votes.parquet`` when the
+    labels come from another label model or carry no state: only then are the votes read). None, with a warning,
+    when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
+    import pyarrow.parquet as pq
+
+    from weakrank.label_models.fusion import ScoreFusionModel
+    from weakrank.ranker.teacher import Teacher
+    from weakrank.registry import resolve_lf
+
+    paths = RunPaths(cfg.run_dir)
+    labelled = lf_names(pd.DataFrame(columns=pq.read_schema(paths.votes).names))
+    lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    if [lf.name for lf in lfs] != labelled:
+        raise DataError(f"labelled by the LFs {labelled}, but [label] lfs names {[lf.name for lf in lfs]}: "
+                        "re-run `weakrank label`", file=paths.votes)
+    stuck = [lf.name for lf in lfs if not lf.portable]
+    if stuck:
+        warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: the model holds the student "
+                      "alone (give ranking_lf export= and restore=)", stacklevel=2)
+        return None
+    meta = read_metadata(labels or paths.labels) if Path(labels or paths.labels).exists() else {}
+    state = meta.get("params") or {}
+    if meta.get("model") == "fusion" and meta.get("lfs") == labelled and "scales" in state:
+        fusion = ScoreFusionModel.from_state(state)  # as aggregate fitted it, few-shot weighting included
+    else:
+        options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
+        fusion = ScoreFusionModel(**options).fit_table(read_parquet(paths.votes))
+    dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
+    fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
+    return Teacher(fitted, fusion.state(), cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
 
 
 def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
@@ -121,24 +159,23 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def rerank_split(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-                 batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
-                 **overrides: Any) -> Path:
+                 batch_size: int = 64, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
     """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
     trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
-    with its teacher, :mod:`~weakrank.training.shipped`), else the student alone; ``int8``, ``backend``: how its
-    student runs (:func:`~weakrank.training.rankers.load_ranker`). The model this run directory trained runs its
+    with its teacher, :mod:`~weakrank.ranker.fused`), else the student alone; ``backend``: how its student runs
+    (:func:`~weakrank.ranker.load_ranker`). The model this run directory trained runs its
     LF files (copies of those its config names); another ``model`` runs them only with ``trust_code``."""
     tc = train_config(cfg, **overrides)
     trust_code = trust_code or model is None
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
-    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, int8=int8,
-                         backend=backend, trust_code=trust_code)
+    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, backend=backend,
+                         trust_code=trust_code)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, int8: bool = False, backend: str = "torch",
+                batch_size: int = 64, student_only: bool = True, backend: str = "torch",
                 trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
@@ -147,4 +184,4 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, int8, backend, trust_code), pairs, batch_size)
+    return score_pairs(loaded_ranker(model, student_only, backend, trust_code), pairs, batch_size)

@@ -10,10 +10,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from weakrank.training.bi_encoder import BiEncoder
+    from weakrank.ranker.bi_encoder import BiEncoder
+    from weakrank.ranker.cross_encoder import BertPR
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.config import TrainConfig
-    from weakrank.training.cross_encoder import BertPR
     from weakrank.training.run import trainer_from_config, write_run
     from weakrank.training.trainer import Trainer, prepare_run
 
@@ -21,9 +21,9 @@ __all__ = [
     "BertPR", "BiEncoder", "TrainConfig", "Trainer", "TrainerCallback", "prepare_run", "trainer_from_config", "write_run",
 ]
 _HOMES = {
-    "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.training.bi_encoder",
+    "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.ranker.bi_encoder",
     "TrainConfig": "weakrank.training.config",
-    "BertPR": "weakrank.training.cross_encoder",
+    "BertPR": "weakrank.ranker.cross_encoder",
     **dict.fromkeys(["trainer_from_config", "write_run"], "weakrank.training.run"),
     "Trainer": "weakrank.training.trainer", "prepare_run": "weakrank.training.trainer",
 }

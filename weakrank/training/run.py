@@ -12,6 +12,8 @@ import pandas as pd
 from weakrank.dataset import Dataset
 from weakrank.io import check_output, mark_written, write_run
 from weakrank.loaders.trec import load_trec
+from weakrank.ranker import FusedRanker, RanksPassages, load_ranker
+from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
@@ -19,10 +21,8 @@ from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder
 from weakrank.training.policy.callback import PolicyCallback
-from weakrank.training.rankers import Ranker, load_ranker, new_ranker
-from weakrank.training.ranking import RanksPassages
+from weakrank.training.rankers import Ranker, new_ranker
 from weakrank.training.samplers import NegativeSampler, make_sampler
-from weakrank.training.shipped import FUSION_FILE, FusedRanker
 from weakrank.training.trainer import Trainer, prepare_run
 
 
@@ -64,10 +64,10 @@ def policy_callback(tc: TrainConfig, model: Ranker, sampler: NegativeSampler, te
                           uniform=tc.sampler == "random_policy", seed=tc.seed, ceiling=tc.policy_ceiling)
 
 
-def loaded_ranker(model: str | Path, student_only: bool = False, int8: bool = False, backend: str = "torch",
+def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",
                   trust_code: bool = False) -> RanksPassages:
     """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
-    ranker = load_ranker(model, student_only=student_only, int8=int8, backend=backend, trust_code=trust_code)
+    ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code)
     if not student_only and not isinstance(ranker, FusedRanker) and not (Path(model) / FUSION_FILE).exists():
         warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
                       "scoring with the student alone", stacklevel=2)
@@ -80,8 +80,7 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, int8: bool = False, backend: str = "torch", trust_code: bool = False,
-                force: bool = False) -> Path:
+                batch_size: int = 64, backend: str = "torch", trust_code: bool = False, force: bool = False) -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
@@ -89,5 +88,5 @@ def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collect
     check_output(out, {"--run": run, "--queries": queries, "--collection": collection}, force)
     dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
     tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
-    ranker = loaded_ranker(model, int8=int8, backend=backend, trust_code=trust_code)
+    ranker = loaded_ranker(model, backend=backend, trust_code=trust_code)
     return mark_written(write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag))

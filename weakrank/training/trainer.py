@@ -26,10 +26,10 @@ from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import atomic_dir, atomic_path, write_text
 from weakrank.progress import tqdm
+from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import distributed
 from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TARGET_ALIASES, TrainConfig
-from weakrank.training.cross_encoder import write_model_card
 from weakrank.training.data import Batch, ListBatch, TrainingData
 from weakrank.training.objectives import Objective
 from weakrank.training.rankers import Ranker

@@ -19,7 +19,7 @@ class InBatch(SmoothedObjective):
     """Each query's positive against all of the batch's positives and negatives (another anchor's positive of
     the same query is masked): cross-entropy (``target`` plain: PR), with label smoothing (ls, two-stage tls)
     or label relaxation (relax, ``alpha``) over them. Weighted by the positive's confidence when ``noise_aware``.
-    Needs a :class:`~weakrank.training.bi_encoder.BiEncoder` (its ``tokenize_all``)."""
+    Needs a :class:`~weakrank.ranker.bi_encoder.BiEncoder` (its ``tokenize_all``)."""
 
     target: str = "plain"
     epsilon: float = 0.1

@@ -88,7 +88,7 @@ def inside(directory: Path, relative: object, field: str, path: Path) -> Path:
 
 
 def check_fusion_state(state: dict[str, Any], n_lfs: int, path: Path) -> None:
-    """The fusion label model's state (:meth:`ScoreFusionModel.params`) over ``n_lfs`` LFs: clusters of distinct
+    """The fusion label model's state (:meth:`ScoreFusionModel.state`) over ``n_lfs`` LFs: clusters of distinct
     LF indices in range, one finite loading, non-negative weight (some positive) and positive scale a cluster."""
     clusters = _field(state, "clusters", list, path, "teacher")
     if not clusters:

@@ -1,7 +1,7 @@
 """A bi-encoder ranker: query and passage embedded apart by a sentence-transformers model, scored by
 ``scale · cos(query, passage)`` (the logit that ``MultipleNegativesRankingLoss`` uses, scale 20).
 
-It has the interface of :class:`~weakrank.training.cross_encoder.BertPR` (``tokenize``/``forward``/``score``,
+It has the interface of :class:`~weakrank.ranker.cross_encoder.BertPR` (``tokenize``/``forward``/``score``,
 ``predict``, ``save``/``load``, ``encoder``, ``tokenizer``, ``head``), so the same trainer, losses and
 rerank code serve both. It starts from the packaged MiniLM by default, which is also the
 ``embedding_cosine`` LF: the weak bi-encoder starts from the strongest signal the pipeline has. Saved as a
@@ -21,7 +21,7 @@ from torch import nn
 
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
 from weakrank.progress import loading_bars_off
-from weakrank.training.ranking import RanksPassages
+from weakrank.ranker.ranking import RanksPassages
 
 CONFIG_FILE = "bi_encoder.json"
 

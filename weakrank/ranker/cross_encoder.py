@@ -22,7 +22,7 @@ from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_mo
 from weakrank.errors import DataError
 from weakrank.io import write_text
 from weakrank.progress import loading_bars_off
-from weakrank.training.ranking import RanksPassages
+from weakrank.ranker.ranking import RanksPassages
 
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
@@ -152,7 +152,7 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
              "Higher scores mean more relevant; they compare the candidates of one query. The student alone gives "
              "one logit per pair; see \"Which scores\" below where the model also carries its teacher.", "",
              "## Use", "", "```python",
-             "from weakrank.training.rankers import load_ranker", "",
+             "from weakrank.ranker import load_ranker", "",
              'scores = load_ranker("path/to/model").predict([("query", "passage")])']
     if (directory / CONFIG_FILE).exists():
         lines += ["", "from sentence_transformers import CrossEncoder  # sentence-transformers >= 6: the same scores", "",

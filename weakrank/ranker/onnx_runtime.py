@@ -1,5 +1,5 @@
 """A trained cross-encoder run by ONNX Runtime on the CPU, optionally int8 (the ``onnx`` backend of
-:func:`weakrank.training.rankers.load_ranker`; needs ``pip install 'weakrank[onnx]'``).
+:func:`weakrank.ranker.load_ranker`; needs ``pip install 'weakrank[onnx]'``).
 
 The student is exported once (``torch.onnx.export``, dynamic batch and sequence length) into the model
 directory's ``onnx/`` folder, and with ``int8`` quantised once by ONNX Runtime's dynamic quantisation (weights
@@ -23,8 +23,8 @@ import torch
 
 from weakrank.errors import WeakrankError
 from weakrank.io import atomic_path, file_sha256, write_text
-from weakrank.training.cross_encoder import CONFIG_FILE, HEAD_FILE, BertPR
-from weakrank.training.ranking import RanksPassages
+from weakrank.ranker.cross_encoder import CONFIG_FILE, HEAD_FILE, BertPR
+from weakrank.ranker.ranking import RanksPassages
 
 ONNX_DIR, SOURCE_FILE = "onnx", "source.json"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")

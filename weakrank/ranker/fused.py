@@ -1,0 +1,98 @@
+"""The shipped ranker: the trained student averaged with its teacher, the fusion label model over the LFs.
+
+A trained model directory holds the student (a cross-encoder or bi-encoder that loads alone, also as
+``CrossEncoder(dir)``) and, when it was trained with ``fuse_lfs``, its :class:`~weakrank.ranker.teacher.Teacher`.
+Loading it runs no code of its own unless the caller trusts it (:meth:`FusedRanker.load`).
+:func:`weakrank.ranker.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores are those of
+``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF scores, each
+standardised over the query's list, averaged (:func:`average_views`). They compare candidates of one list only.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from weakrank.lists import standardize_within
+from weakrank.ranker.ranking import RanksPassages
+from weakrank.ranker.student import load_student
+from weakrank.ranker.teacher import Teacher
+from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+
+
+def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The mean of two scores of the same pairs, each standardised within its group (query).
+
+    The student is not one more LF of the fusion model: it learned from that fusion, so its agreement with the
+    LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683, below its
+    labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
+    views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
+    return views.mean(axis=1)
+
+
+class FusedRanker(RanksPassages):
+    """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list."""
+
+    def __init__(self, student: RanksPassages, teacher: Teacher) -> None:
+        self.student, self.teacher = student, teacher
+
+    @property
+    def lfs(self) -> list:
+        """The teacher's LFs."""
+        return self.teacher.lfs
+
+    def score_frame(self, pairs: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
+        """Scores of the rows of ``pairs`` (``query_id, passage_id, query, passage``); a list is a ``query_id``."""
+        if pairs.empty:
+            return np.zeros(0)
+        pairs = pairs.reset_index(drop=True)
+        student = self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+        return average_views(self.teacher.score_frame(pairs), student, pairs["query_id"].to_numpy())
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64,
+                groups: Sequence[str] | None = None) -> np.ndarray:
+        """Scores of ``(query, passage)`` pairs; a list is the pairs of one query text (or of one ``groups`` id)."""
+        queries, passages = [q for q, _ in pairs], [p for _, p in pairs]
+        frame = pd.DataFrame({"query_id": list(groups) if groups is not None else queries,
+                              "passage_id": [f"p{i}" for i in range(len(pairs))], "query": queries, "passage": passages})
+        return self.score_frame(frame, batch_size)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the student and its teacher into ``directory``; :meth:`load` (and :func:`load_ranker`) read it."""
+        self.student.save(directory)
+        self.teacher.save(directory)
+        return Path(directory)
+
+    @classmethod
+    def load(cls, directory: str | Path, trust_code: bool = False, device: str | None = None,
+             backend: str = "torch") -> RanksPassages:
+        """The shipped ranker saved in ``directory``: its student (run by ``backend``, :func:`load_student`) with
+        the teacher. The teacher's state is checked as untrusted input
+        (:func:`~weakrank.ranker.teacher_state.read_teacher_state`); built-in LFs are rebuilt from their options and
+        saved arrays alone. A user's LF runs the file it names in the directory's ``lfs/`` only with ``trust_code``;
+        without it the student is returned alone, with a warning."""
+        from labeling_functions import BUILTIN
+
+        directory = Path(directory)
+        student = load_student(directory, device, backend)
+        state = read_teacher_state(directory, set(BUILTIN))
+        code = [lf.code for lf in state.lfs if lf.code is not None]
+        if code and not trust_code:
+            warnings.warn(f"{directory}: its teacher runs Python code ({', '.join(str(c) for c in code)}); loaded as "
+                          "the student alone. Pass trust_code=True (`--trust-code`) if you trust that code.",
+                          UntrustedCodeWarning, stacklevel=2)
+            return student
+        return cls(student, Teacher.from_checked(directory, state))
+
+
+class UntrustedCodeWarning(UserWarning):
+    """A model directory's teacher needs code that the caller did not trust: the student is used alone."""
+
+
+def has_teacher(directory: str | Path) -> bool:
+    """Whether model directory ``directory`` carries a teacher (its ``weakrank_fusion.json``)."""
+    return (Path(directory) / FUSION_FILE).exists()

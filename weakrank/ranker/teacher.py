@@ -1,0 +1,185 @@
+"""The teacher of a shipped ranker: the LFs and the fusion label model's fitted state, scoring lists it never saw.
+
+A model directory carries it as ``weakrank_fusion.json`` (each LF's spec and options, the fusion model's fitted
+state, :meth:`ScoreFusionModel.state() <weakrank.label_models.fusion.ScoreFusionModel.state>`) and ``lfs/`` (the
+collection statistics of the LFs fitted on it, BM25's and TF-IDF's; the file of a user's LF; the folder of a
+local encoder an LF reads). No path in it is absolute: the directory can be moved or copied to another machine.
+:class:`Teacher` scores from that state alone, as the fusion model's ``fused`` does (a test holds them equal):
+loading it needs no label model, config or votes. :meth:`Teacher.load` reads the directory as untrusted input
+(:mod:`~weakrank.ranker.teacher_state`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from weakrank.errors import ConfigError, DataError, LFError
+from weakrank.io import write_text
+from weakrank.labeling import score_lf
+from weakrank.lf import RankingLF
+from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
+from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, LFEntry, TeacherState, check_model_files, inside
+from weakrank.registry import resolve_lf
+
+PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
+
+
+class Teacher:
+    """``lfs`` fused as ``fusion_state`` says (the fusion label model's fitted state, ``ScoreFusionModel.state()``);
+    ``specs`` and ``options``: how each LF is built (a built-in's name or a user's ``file.py:function``, and its
+    options), what :meth:`save` writes; ``saved``: the state file an LF was restored from (a loaded teacher's,
+    copied as it is by :meth:`save`)."""
+
+    def __init__(self, lfs: Sequence[RankingLF], fusion_state: dict[str, Any], specs: Sequence[str] | None = None,
+                 options: Sequence[dict[str, Any]] | None = None, saved: Sequence[Path | None] | None = None) -> None:
+        self.lfs, self.fusion_state = list(lfs), fusion_state
+        self.specs = list(specs) if specs is not None else [lf.name for lf in self.lfs]
+        self.options = [dict(o) for o in options] if options is not None else [{} for _ in self.lfs]
+        self.saved = list(saved) if saved is not None else [None for _ in self.lfs]
+        self.clusters = [list(map(int, c)) for c in fusion_state["clusters"]]
+        self.weights, self.scales = (np.asarray(fusion_state[k], dtype=np.float64) for k in ("weights", "scales"))
+        self.combine = fusion_state.get("combine", "linear")
+
+    @property
+    def names(self) -> list[str]:
+        return [lf.name for lf in self.lfs]
+
+    def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list)."""
+        scores = np.asarray(scores, dtype=np.float64)
+        z = standardize_within(scores, groups)
+        if self.combine == "rrf":
+            return reciprocal_ranks(z, groups, informative_rows(scores, groups)) @ (self.weights / self.weights.sum())
+        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters])
+        return views / self.scales @ self.weights / self.weights.sum()
+
+    def lf_scores(self, pairs: pd.DataFrame) -> np.ndarray:
+        """Each LF's raw scores of the rows of ``pairs`` (``query_id, passage_id, query, passage``), rows × LFs."""
+        for lf in self.lfs:
+            if lf.per_process and lf.resource is None:  # a model, built from its options on first use
+                lf.load_state()
+        order = np.argsort(pairs["query_id"].to_numpy(), kind="stable")  # LFs score whole lists in chunks
+        ordered = pairs.iloc[order].reset_index(drop=True)
+        scores = np.empty((len(pairs), len(self.lfs)))
+        scores[order] = np.column_stack([score_lf(lf, ordered) for lf in self.lfs])
+        return scores
+
+    def score_frame(self, pairs: pd.DataFrame) -> np.ndarray:
+        """The fused score of each row of ``pairs``; a list is a ``query_id``."""
+        pairs = pairs.reset_index(drop=True)
+        return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
+
+    def save(self, directory: str | Path) -> Path:
+        """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
+        the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
+        on which scores are which, and last ``weakrank_fusion.json`` (the commit point). Returns that file."""
+        directory = Path(directory)
+        entries = []
+        for lf, spec, options, saved in zip(self.lfs, self.specs, self.options, self.saved):
+            state = f"{LF_DIR}/{lf.name}.npz" if lf.export_fn is not None else None
+            if state and saved is not None:  # restored, not fitted: its arrays as they were saved
+                if saved.resolve() != (directory / state).resolve():
+                    (directory / LF_DIR).mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(saved, directory / state)
+            elif state:
+                lf.save_state(directory / state)
+            entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
+                            "options": _portable_options(lf.name, options, directory), "state": state})
+        self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
+                                      if e["spec"].startswith(LF_DIR + "/")}))
+        return write_text(json.dumps({"lfs": entries, "teacher": self.fusion_state}, indent=1), directory / FUSION_FILE)
+
+    @classmethod
+    def from_checked(cls, directory: str | Path, checked: TeacherState) -> Teacher:
+        """The teacher of a checked ``weakrank_fusion.json`` (:func:`~weakrank.ranker.teacher_state.read_teacher_state`)
+        of ``directory``: built-in LFs rebuilt from their options and saved arrays; a user's LF runs its file in
+        ``lfs/`` (the caller decides whether that is trusted)."""
+        directory = Path(directory)
+        built = [_load_lf(directory, entry, i) for i, entry in enumerate(checked.lfs)]
+        return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
+                   [options for _, _, options in built], [entry.state for entry in checked.lfs])
+
+    def _card(self, directory: Path, code: list[str]) -> None:
+        """The model card's section that says which scores are which."""
+        card = directory / "README.md"
+        if not card.exists():
+            return
+        weights = ", ".join(f"{'+'.join(self.lfs[i].name for i in cluster)} {w:.2f}"
+                            for cluster, w in zip(self.clusters, self.weights / self.weights.sum()))
+        text = card.read_text().split("\n## Which scores", 1)[0].rstrip("\n")
+        text += ("\n\n## Which scores\n\n"
+                 "- `weakrank.ranker.load_ranker(dir)`, `weakrank rerank` and `weakrank.pyterrier.reranker(dir)`: "
+                 "the shipped ranker, the student averaged with its teacher per query (both standardised over the "
+                 f"query's list). The teacher is the fusion label model over the LFs, weights {weights}.\n"
+                 "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
+        if code:
+            text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
+                     f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "
+                     "rerank --trust-code`; without it the student ranks alone.\n")
+        write_text(text, card)
+
+
+def _load_lf(directory: Path, entry: LFEntry, index: int) -> tuple[RankingLF, str, dict[str, Any]]:
+    """The LF of ``entry`` ready to score (built from its spec and options, its state restored), and the spec and
+    options it was built from (paths inside ``directory`` made whole, so that :meth:`Teacher.save` copies them)."""
+    options = dict(entry.options)
+    for key in PATH_OPTIONS:
+        value = options.get(key)
+        if isinstance(value, str) and value.startswith(LF_DIR + "/"):  # a model folder carried in the directory
+            folder = inside(directory, value, f"lfs[{index}].options.{key}", directory / FUSION_FILE)
+            check_model_files(folder)
+            options[key] = str(folder)
+    spec = entry.spec if entry.code is None else f"{entry.code}:{entry.spec.rpartition(':')[2]}"
+    try:
+        lf = resolve_lf(spec, options)
+        if lf.name != entry.name:
+            raise ConfigError(f"builds an LF named {lf.name!r}")
+        return lf.load_state(entry.state), spec, options
+    except (ConfigError, LFError, OSError, ValueError, KeyError, ImportError, SyntaxError) as err:
+        raise DataError(f"cannot rebuild LF {entry.name!r}: {err}", file=directory / FUSION_FILE,
+                        field=f"lfs[{index}]") from None
+
+
+def _portable_spec(spec: str, directory: Path) -> str:
+    """``spec`` as the model directory keeps it: a user's LF (``path.py:function`` or ``module:function``) as a
+    copy of its file in ``lfs/``; a built-in by its name."""
+    from labeling_functions import BUILTIN
+
+    if spec in BUILTIN:
+        return spec
+    target, _, attr = spec.rpartition(":")
+    if target.endswith(".py"):
+        source = Path(target)
+    else:
+        found = importlib.util.find_spec(target)
+        if found is None or not found.origin or not found.origin.endswith(".py"):
+            raise DataError(f"LF {spec!r}: its module is not a Python file that a model directory can carry",
+                            field="[label] lfs")
+        source = Path(found.origin)
+    (directory / LF_DIR).mkdir(parents=True, exist_ok=True)
+    if source.resolve() != (directory / LF_DIR / source.name).resolve():  # a loaded teacher saved where it was
+        shutil.copyfile(source, directory / LF_DIR / source.name)
+    return f"{LF_DIR}/{source.name}:{attr}"
+
+
+def _portable_options(name: str, options: dict, directory: Path) -> dict:
+    """An LF's options as the model directory keeps them: a local model folder (``model = "/path"``) copied into
+    ``lfs/<lf>.<option>/`` and named relative to the directory, so that no absolute path is kept."""
+    kept = dict(options)
+    for key in PATH_OPTIONS:
+        value = kept.get(key)
+        if isinstance(value, str) and Path(value).expanduser().is_dir():
+            target = directory / LF_DIR / f"{name}.{key}"
+            if Path(value).expanduser().resolve() != target.resolve():
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(Path(value).expanduser(), target, ignore=shutil.ignore_patterns("onnx", ".git"))
+            kept[key] = f"{LF_DIR}/{target.name}"
+    return kept
