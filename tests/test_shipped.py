@@ -168,7 +168,13 @@ def test_an_int8_student_scores_as_the_fp32_one_up_to_quantisation(trained):
     fp32, int8 = load_ranker(best, student_only=True), load_ranker(best, student_only=True, backend="int8")
     assert any("quantized" in type(m).__module__ for m in int8.modules())
     assert np.corrcoef(fp32.predict(texts), int8.predict(texts))[0, 1] > 0.95  # a 4-step model: scores close together
-    assert isinstance(load_ranker(best, backend="int8", trust_code=True), FusedRanker)  # the shipped ranker with an int8 student
+    shipped = load_ranker(best, backend="int8", trust_code=True)  # the shipped ranker with an int8 student
+    assert isinstance(shipped, FusedRanker)
+    encoder = next(lf for lf in shipped.teacher.lfs if lf.name == "embedding_cosine")
+    encoder.load_state()  # its model, built on first use: at the student's precision
+    assert encoder.resource.precision == "int8" and "precision" not in json.dumps(shipped.teacher.options)
+    frame = pairs.head(12)
+    assert np.corrcoef(load_ranker(best, trust_code=True).score_frame(frame), shipped.score_frame(frame))[0, 1] > 0.9
 
 
 def test_the_onnx_backend_scores_as_torch_and_exports_once(trained, tmp_path):

@@ -19,7 +19,7 @@ import pandas as pd
 
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
-from weakrank.ranker.student import load_student
+from weakrank.ranker.student import INT8_BACKENDS, load_student
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
@@ -71,7 +71,7 @@ class FusedRanker(RanksPassages):
     def load(cls, directory: str | Path, trust_code: bool = False, device: str | None = None,
              backend: str = "torch") -> RanksPassages:
         """The shipped ranker saved in ``directory``: its student (run by ``backend``, :func:`load_student`) with
-        the teacher. The teacher's state is checked as untrusted input
+        the teacher, whose encoder LFs run at int8 too where the student does. The teacher's state is checked as untrusted input
         (:func:`~weakrank.ranker.teacher_state.read_teacher_state`); built-in LFs are rebuilt from their options and
         saved arrays alone. A user's LF runs the file it names in the directory's ``lfs/`` only with ``trust_code``;
         without it the student is returned alone, with a warning."""
@@ -86,7 +86,8 @@ class FusedRanker(RanksPassages):
                           "the student alone. Pass trust_code=True (`--trust-code`) if you trust that code.",
                           UntrustedCodeWarning, stacklevel=2)
             return student
-        return cls(student, Teacher.from_checked(directory, state))
+        precision = "int8" if backend in INT8_BACKENDS else "fp32"  # the encoder LFs run as the student does
+        return cls(student, Teacher.from_checked(directory, state, precision))
 
 
 class UntrustedCodeWarning(UserWarning):

@@ -15,6 +15,7 @@ Student = BertPR | BiEncoder
 # where a loaded student runs, as sentence-transformers' CrossEncoder(..., backend=): PyTorch; PyTorch with its
 # linear layers dynamically quantised to int8 (CPU); ONNX Runtime on the CPU (cross-encoders), fp32 or int8
 BACKENDS = ("torch", "int8", "onnx", "onnx-int8")
+INT8_BACKENDS = ("int8", "onnx-int8")
 
 
 def load_student(directory: str | Path, device: str | None = None, backend: str = "torch") -> RanksPassages:

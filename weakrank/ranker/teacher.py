@@ -12,6 +12,7 @@ loading it needs no label model, config or votes. :meth:`Teacher.load` reads the
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import json
 import shutil
 from collections.abc import Sequence
@@ -98,12 +99,13 @@ class Teacher:
         return write_text(json.dumps({"lfs": entries, "teacher": self.fusion_state}, indent=1), directory / FUSION_FILE)
 
     @classmethod
-    def from_checked(cls, directory: str | Path, checked: TeacherState) -> Teacher:
+    def from_checked(cls, directory: str | Path, checked: TeacherState, precision: str = "fp32") -> Teacher:
         """The teacher of a checked ``weakrank_fusion.json`` (:func:`~weakrank.ranker.teacher_state.read_teacher_state`)
-        of ``directory``: built-in LFs rebuilt from their options and saved arrays; a user's LF runs its file in
-        ``lfs/`` (the caller decides whether that is trusted)."""
+        of ``directory``: built-in LFs rebuilt from their options and saved arrays, a built-in encoder LF's model run
+        at ``precision`` (``fp32`` or ``int8``: see :func:`~weakrank.similarity.shared_encoder`); a user's LF runs
+        its file in ``lfs/`` (the caller decides whether that is trusted)."""
         directory = Path(directory)
-        built = [_load_lf(directory, entry, i) for i, entry in enumerate(checked.lfs)]
+        built = [_load_lf(directory, entry, i, precision) for i, entry in enumerate(checked.lfs)]
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
@@ -127,9 +129,12 @@ class Teacher:
         write_text(text, card)
 
 
-def _load_lf(directory: Path, entry: LFEntry, index: int) -> tuple[RankingLF, str, dict[str, Any]]:
-    """The LF of ``entry`` ready to score (built from its spec and options, its state restored), and the spec and
-    options it was built from (paths inside ``directory`` made whole, so that :meth:`Teacher.save` copies them)."""
+def _load_lf(directory: Path, entry: LFEntry, index: int, precision: str = "fp32") -> tuple[RankingLF, str, dict[str, Any]]:
+    """The LF of ``entry`` ready to score (built from its spec and options, its state restored; a built-in encoder
+    LF at ``precision``), and the spec and options it was built from (paths inside ``directory`` made whole, so
+    that :meth:`Teacher.save` copies them; the precision is the loader's choice, not saved)."""
+    from labeling_functions import BUILTIN
+
     options = dict(entry.options)
     for key in PATH_OPTIONS:
         value = options.get(key)
@@ -139,7 +144,10 @@ def _load_lf(directory: Path, entry: LFEntry, index: int) -> tuple[RankingLF, st
             options[key] = str(folder)
     spec = entry.spec if entry.code is None else f"{entry.code}:{entry.spec.rpartition(':')[2]}"
     try:
-        lf = resolve_lf(spec, options)
+        factory = BUILTIN.get(spec) if entry.code is None else None
+        runs_at = {"precision": precision} if precision != "fp32" and factory is not None and \
+            "precision" in inspect.signature(factory).parameters else {}
+        lf = resolve_lf(spec, {**options, **runs_at})
         if lf.name != entry.name:
             raise ConfigError(f"builds an LF named {lf.name!r}")
         return lf.load_state(entry.state), spec, options
