@@ -80,6 +80,21 @@ def test_the_last_action_that_ran_to_the_end_is_the_terminal_update(tmp_path):
     assert run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, uniform=True).agent.updates == []
 
 
+def test_the_episode_ends_by_saving_the_learned_policy_when_given_a_file(tmp_path):
+    callback = run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, save_to=tmp_path / "policy.pt")
+    state = np.array([4.0, 1.0], np.float32)
+    assert np.allclose(ActorCriticAgent.load(tmp_path / "policy.pt").probabilities(state),
+                       callback.agent.probabilities(state))
+
+
+def test_a_trainer_finds_the_policy_samplers_callback_by_name():
+    from weakrank.training.callbacks import sampler_callback
+    from weakrank.training.policy.callback import policy_callback
+
+    assert sampler_callback("policy") is policy_callback and sampler_callback("random_policy") is policy_callback
+    assert sampler_callback("bm25") is None
+
+
 def test_update_changes_both_networks_and_learns_the_better_action():
     agent = ActorCriticAgent(["bm25", "random"], state_dim=4, seed=0)
     state = np.ones(4, dtype=np.float32)

@@ -96,15 +96,11 @@ def train_ranker(
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
     (:func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker. The run directory is not locked
     (:func:`weakrank.pipeline.train` is the stage that locks it)."""
-    from weakrank.training.policy.callback import PolicyCallback
     from weakrank.training.shipped import ship
 
     tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
-    result = trainer.fit(resume=resume, show_progress=progress)
-    for callback in trainer.callbacks:
-        if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
-            callback.save(tc.policy_path)
+    result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
         ship(cfg, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()),
              labels=label_source(RunPaths(cfg.run_dir), tc))
