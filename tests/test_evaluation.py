@@ -139,7 +139,7 @@ def write_config(tmp_path):
 
 
 def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, capsys):
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
 
     cfg_path = write_config(tmp_path)
     assert main(["run", str(cfg_path), "--quiet", "--stages", "ingest,label,analyze"]) == 0
@@ -194,7 +194,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, c
             "BERT-PR supervised"} <= set(results)
     assert len(results["BERT-PR T-WSLS ε=0.3 (generative, NS bm25)"]) == 2  # two seeds
 
-    from weakrank.experiment.report import build_report
+    from weakrank.reproduction.report import build_report
 
     report = build_report(cfg, results)
     text = report.read_text()
@@ -209,7 +209,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, c
 
 
 def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
-    from weakrank.experiment.report import action_figure
+    from weakrank.reproduction.report import action_figure
 
     cells = pd.DataFrame({"key": ["a", "b", "c"], "row": ["AC-IR", "AC-IR", "fixed"], "sampler": ["policy", "policy", "bm25"]})
     for key, first in (("a", "bm25"), ("b", "random")):
@@ -223,7 +223,7 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
 def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     """Sharma et al.'s (label relaxation) noise study: PR / PR+LR bi-encoder cells on gold labels."""
     from weakrank.config import load_config
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
 
     cfg_path = write_config(tmp_path)
     text = cfg_path.read_text().replace('variants = ["hinge", "twsls"]', textwrap.dedent('''\
@@ -247,7 +247,7 @@ def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
     is neither a positive nor a negative, whatever the other LFs voted; an unknown LF is named."""
     from weakrank.config import load_config
     from weakrank.errors import ConfigError
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
     from weakrank.training.data import TrainingData
 
     cfg_path = write_config(tmp_path)

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
-from weakrank.training.policy.callback import PolicyCallback
+from weakrank.reproduction.acir import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
+from weakrank.reproduction.acir.callback import PolicyCallback
 
 
 def test_rewards_by_hand():
@@ -88,8 +88,8 @@ def test_the_episode_ends_by_saving_the_learned_policy_when_given_a_file(tmp_pat
 
 
 def test_a_trainer_finds_the_policy_samplers_callback_by_name():
+    from weakrank.reproduction.acir.callback import policy_callback
     from weakrank.training.callbacks import sampler_callback
-    from weakrank.training.policy.callback import policy_callback
 
     assert sampler_callback("policy") is policy_callback and sampler_callback("random_policy") is policy_callback
     assert sampler_callback("bm25") is None

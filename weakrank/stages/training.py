@@ -2,7 +2,8 @@
 :class:`~weakrank.training.config.TrainConfig`, the labels a run trains on, the trainer built over the run
 directory's dataset and labels, the model directory a run wrote and the scores of a split's candidates under
 it. :mod:`weakrank.training` knows nothing of run directories or pipeline configs; :func:`weakrank.pipeline.train`
-and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the experiments.
+and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the reproduction's
+grids.
 
 Importing this module loads no torch: what trains and scores is imported when it runs."""
 

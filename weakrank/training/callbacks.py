@@ -2,7 +2,7 @@
 
 A callback subclasses :class:`TrainerCallback` and overrides the hooks it needs; each receives the trainer as
 the :class:`TrainerView` below: what a callback may read of it. A callback that steers training holds what it
-steers (the AC-IR policy, :class:`weakrank.training.policy.callback.PolicyCallback`, holds its sampler).
+steers (the AC-IR policy, :class:`weakrank.reproduction.acir.callback.PolicyCallback`, holds its sampler).
 A sampler that a callback drives names it in :data:`SAMPLER_CALLBACKS`.
 """
 
@@ -53,7 +53,7 @@ class TrainerCallback:
 # samplers (``policy``, ``random_policy``) belong to the reproduction of Cohen et al., which the product path never
 # imports (tests/test_layers.py): the trainer reaches their callback through this lookup by name, so that no
 # import statement of the product names the package.
-SAMPLER_CALLBACKS = dict.fromkeys(("policy", "random_policy"), "weakrank.training.policy.callback:policy_callback")
+SAMPLER_CALLBACKS = dict.fromkeys(("policy", "random_policy"), "weakrank.reproduction.acir.callback:policy_callback")
 
 
 def sampler_callback(sampler: str) -> Callable[..., TrainerCallback] | None:

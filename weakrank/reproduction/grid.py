@@ -25,7 +25,6 @@ from weakrank.config import GOLD, ONE_LF_VOTES, PipelineConfig, did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
-from weakrank.experiment.systems import unsupervised_runs
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
 from weakrank.keys import check_keys, schema
 from weakrank.label_models import fit_labels
@@ -34,6 +33,7 @@ from weakrank.labeling import lf_names
 from weakrank.noise import corrupt_labels, sentence_encoder
 from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
+from weakrank.reproduction.systems import unsupervised_runs
 from weakrank.stages.training import model_dir, score_split, train_config, train_ranker
 from weakrank.training import TrainConfig
 from weakrank.training.config import SAMPLERS

@@ -19,11 +19,11 @@ import pandas as pd
 
 from weakrank.io import write_text
 from weakrank.plots import line_plot
+from weakrank.reproduction.acir.agent import ActorCriticAgent
+from weakrank.reproduction.acir.rewards import reward
+from weakrank.reproduction.acir.state import TermWeightedEncoder, TrainingState
 from weakrank.training.callbacks import TrainerCallback, TrainerView
 from weakrank.training.config import TrainConfig
-from weakrank.training.policy.agent import ActorCriticAgent
-from weakrank.training.policy.rewards import reward
-from weakrank.training.policy.state import TermWeightedEncoder, TrainingState
 from weakrank.training.samplers import SwitchSampler
 
 if TYPE_CHECKING:
