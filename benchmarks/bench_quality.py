@@ -36,7 +36,6 @@ from weakrank.baselines import column_run, fusion_runs
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import ScoreFusionModel
@@ -46,6 +45,7 @@ from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.reproduction.systems import label_model_scores
 from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length

@@ -77,7 +77,7 @@ class Check:
 
 
 def row(variant: str, model: str, sampler: str = "bm25", noise: float = 0.0) -> str:
-    """A grid row's name, as :func:`weakrank.experiment.grid.grid_cells` writes it."""
+    """A grid row's name, as :func:`weakrank.reproduction.grid.grid_cells` writes it."""
     return f"BERT-PR {variant} ({model}, NS {sampler}" + (f", noise {noise:g})" if noise else ")")
 
 
@@ -217,7 +217,7 @@ def measure() -> None:
     from weakrank import pipeline
     from weakrank.config import load_config
     from weakrank.evaluation.calibration import ranking_ece
-    from weakrank.experiment.grid import grid_cells, plan_experiment
+    from weakrank.reproduction.grid import grid_cells, plan_experiment
 
     rows = []
     for name in ("wikiqa", "trecqa", "semeval", "scifact"):

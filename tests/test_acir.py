@@ -9,8 +9,8 @@ import pytest
 
 from weakrank.config import AggregateConfig, ExperimentConfig
 from weakrank.errors import DataError
-from weakrank.experiment import grid
-from weakrank.training.policy import ActorCriticAgent
+from weakrank.reproduction import grid
+from weakrank.reproduction.acir import ActorCriticAgent
 
 
 def grid_config(run_dir, seeds):

@@ -33,7 +33,7 @@ def test_ranking_ece_ignores_the_level_of_each_list():
 
 
 def test_report_plots_the_memorisation_gap_of_tracked_runs_only(tmp_path):
-    from weakrank.experiment.report import gap_figures
+    from weakrank.reproduction.report import gap_figures
 
     cells = pd.DataFrame({"key": ["k0", "k1", "k2"], "row": ["tracked", "tracked", "untracked"]})
     for key, train in (("k0", [0.5, 0.9]), ("k1", [0.7, 0.9])):
@@ -48,7 +48,7 @@ def test_report_plots_the_memorisation_gap_of_tracked_runs_only(tmp_path):
 
 def test_sampler_table_compares_the_policy_with_fixed_samplers():
     from weakrank.evaluation.tables import results_table
-    from weakrank.experiment.report import sampler_table
+    from weakrank.reproduction.report import sampler_table
 
     base = pd.DataFrame({"MAP": [0.5, 0.6, 0.7]}, index=list("abc"))
     results = {"supervised": [base],

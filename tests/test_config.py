@@ -12,8 +12,8 @@ import pytest
 from weakrank.commands.train import options_table
 from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError
-from weakrank.experiment.grid import grid_cells
 from weakrank.label_models import GenerativeModel, MajorityVote
+from weakrank.reproduction.grid import grid_cells
 from weakrank.stages.training import train_config
 
 BASE = '[dataset]\nloader = "trec"\npath = "data"\n[label]\nlfs = ["bm25", "tfidf"]\n'

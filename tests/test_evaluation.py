@@ -139,7 +139,7 @@ def write_config(tmp_path):
 
 
 def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, capsys):
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
 
     cfg_path = write_config(tmp_path)
     assert main(["run", str(cfg_path), "--quiet", "--stages", "ingest,label,analyze"]) == 0
@@ -194,7 +194,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, c
             "BERT-PR supervised"} <= set(results)
     assert len(results["BERT-PR T-WSLS ε=0.3 (generative, NS bm25)"]) == 2  # two seeds
 
-    from weakrank.experiment.report import build_report
+    from weakrank.reproduction.report import build_report
 
     report = build_report(cfg, results)
     text = report.read_text()
@@ -209,7 +209,7 @@ def test_experiment_grid_is_cached_per_cell_and_resumes(tmp_path, monkeypatch, c
 
 
 def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
-    from weakrank.experiment.report import action_figure
+    from weakrank.reproduction.report import action_figure
 
     cells = pd.DataFrame({"key": ["a", "b", "c"], "row": ["AC-IR", "AC-IR", "fixed"], "sampler": ["policy", "policy", "bm25"]})
     for key, first in (("a", "bm25"), ("b", "random")):
@@ -223,7 +223,8 @@ def test_action_figure_pools_policy_runs_over_seeds(tmp_path):
 def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     """Sharma et al.'s (label relaxation) noise study: PR / PR+LR bi-encoder cells on gold labels."""
     from weakrank.config import load_config
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
+    from weakrank.reproduction.labels import gold_labels
 
     cfg_path = write_config(tmp_path)
     text = cfg_path.read_text().replace('variants = ["hinge", "twsls"]', textwrap.dedent('''\
@@ -238,7 +239,7 @@ def test_bi_encoder_noise_grid_trains_on_gold_labels(tmp_path):
     rows = [c.row for c in grid.grid_cells(cfg, votes) if c.kind == "weak"]
     assert rows[:2] == ["bi-encoder PR (gold, NS bm25)"] * 2  # two seeds
     assert "bi-encoder PR+LR α=0.1 (gold, NS bm25, noise 0.05)" in rows and len(rows) == 2 * 2 * 2
-    labels = grid.gold_labels(votes)
+    labels = gold_labels(votes)
     assert labels["label"].tolist() == [1, 0] and (labels["confidence"] == 1).all()  # unjudged pairs dropped
 
 
@@ -247,7 +248,8 @@ def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
     is neither a positive nor a negative, whatever the other LFs voted; an unknown LF is named."""
     from weakrank.config import load_config
     from weakrank.errors import ConfigError
-    from weakrank.experiment import grid
+    from weakrank.reproduction import grid
+    from weakrank.reproduction.labels import one_lf_labels
     from weakrank.training.data import TrainingData
 
     cfg_path = write_config(tmp_path)
@@ -258,7 +260,7 @@ def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
                                    vote_bm25=lambda d: np.select([d["rank"] == 0, d["rank"] >= 2], [1, -1], 0),
                                    score_tfidf=0.0, vote_tfidf=-1)
     assert "BERT-PR hinge (votes:bm25, NS bm25)" in [c.row for c in grid.grid_cells(cfg, votes)]
-    labels = grid.one_lf_labels(votes, "bm25")
+    labels = one_lf_labels(votes, "bm25")
     assert "vote_tfidf" not in labels and (labels["label"] == (votes["vote_bm25"] == 1)).all()
     assert (labels.loc[votes["vote_bm25"] != 0, "confidence"] == 1).all()
     data = TrainingData(labels, tiny.queries, tiny.passages, "train")
@@ -267,6 +269,9 @@ def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
                                                       [1, 0], -1).tolist())
     cfg_path.write_text(cfg_path.read_text().replace("votes:bm25", "votes:bm52"))
     with pytest.raises(ConfigError, match="no LF 'bm52' in the votes.*did you mean 'bm25'"):
+        grid.grid_cells(load_config(cfg_path), votes)
+    cfg_path.write_text(cfg_path.read_text().replace("votes:bm52", "generatve"))  # neither a source nor a label model
+    with pytest.raises(ConfigError, match="train_label_models: unknown label model 'generatve'.*did you mean 'generative'"):
         grid.grid_cells(load_config(cfg_path), votes)
 
 

@@ -24,13 +24,14 @@ LAYERS = [
     ["weakrank.ranker"],
     # the pipeline config and its checks
     ["weakrank.config", "weakrank.inputs", "weakrank.validation"],
-    # training rankers on the labels (the AC-IR policy drives a trainer through its callback hooks)
+    # rankers trained on the labels
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
     # trained rankers
     ["weakrank.pipeline", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
-    # experiments over many trained rankers: the grid, its report
-    ["weakrank.experiment"],
+    # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
+    # label sources, AC-IR (a policy driving a trainer through its callback hooks)
+    ["weakrank.reproduction"],
     ["weakrank.commands", "weakrank.cli"],
 ]
 
@@ -86,6 +87,20 @@ def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
     assert {module: targets for module, targets in reads.items() if targets} == {}
 
 
+# the papers' reproduction is built on the product, never the other way round: only the command line may import it
+REPRODUCTION = "weakrank.reproduction"
+PRODUCT = [module for module in MODULES
+           if not any(module == top or module.startswith(top + ".") for top in (REPRODUCTION, "weakrank.commands", "weakrank.cli"))]
+
+
+def test_the_product_path_never_imports_the_reproduction():
+    reads = {module: sorted(target for target in imports(module)
+                            if target == REPRODUCTION or target.startswith(REPRODUCTION + "."))
+             for module in PRODUCT}
+    assert {module: targets for module, targets in reads.items() if targets} == {}
+    assert "weakrank.pipeline" in PRODUCT and "weakrank.training.run" in PRODUCT  # what it guards
+
+
 def test_the_import_graph_has_no_cycle():
     graph = {module: imports(module) - {"weakrank"} for module in MODULES}
     done: set[str] = set()
@@ -104,7 +119,7 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
-    code = ("import matplotlib; matplotlib.use('svg'); import weakrank.training, weakrank.experiment.report, "
+    code = ("import matplotlib; matplotlib.use('svg'); import weakrank.training, weakrank.reproduction.report, "
             "weakrank.cli; print(matplotlib.get_backend())")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "svg"

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
-from weakrank.training.policy.callback import PolicyCallback
+from weakrank.reproduction.acir import ActorCriticAgent, TermWeightedEncoder, TrainingState, reward
+from weakrank.reproduction.acir.callback import PolicyCallback
 
 
 def test_rewards_by_hand():
@@ -78,6 +78,21 @@ def test_the_last_action_that_ran_to_the_end_is_the_terminal_update(tmp_path):
     learned = [(s, r, done) for s, _, r, _, done in callback.agent.updates]
     assert learned == [(1.0, -0.3, False), (2.0, -0.2, False), (4.0, -0.1, True)]
     assert run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, uniform=True).agent.updates == []
+
+
+def test_the_episode_ends_by_saving_the_learned_policy_when_given_a_file(tmp_path):
+    callback = run_episode(tmp_path, 5, {1: 0.2, 2: 0.5, 4: 0.6, 5: 0.7}, save_to=tmp_path / "policy.pt")
+    state = np.array([4.0, 1.0], np.float32)
+    assert np.allclose(ActorCriticAgent.load(tmp_path / "policy.pt").probabilities(state),
+                       callback.agent.probabilities(state))
+
+
+def test_a_trainer_finds_the_policy_samplers_callback_by_name():
+    from weakrank.reproduction.acir.callback import policy_callback
+    from weakrank.training.callbacks import sampler_callback
+
+    assert sampler_callback("policy") is policy_callback and sampler_callback("random_policy") is policy_callback
+    assert sampler_callback("bm25") is None
 
 
 def test_update_changes_both_networks_and_learns_the_better_action():

@@ -145,19 +145,15 @@ class EvaluateConfig:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}{did_you_mean(self.require, REQUIRE)}")
 
 
-# train_label_models entries that are not label models
-GOLD = "gold"  # the gold labels (corrupted at each noise ratio), Sharma et al.'s noise study
-ONE_LF_VOTES = "votes:"  # "votes:<lf>": the labels are that LF's own votes (+1 / −1), nothing fused
-
-
 @dataclass
 class ExperimentConfig:
-    """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``): unsupervised rows
-    of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
-    ``"gold"``: the gold labels; ``"votes:<lf>"``: that LF's own votes, as Xu et al.'s BERT-PR on BM25 votes)
-    × ``variants`` (default: all) × ``epsilons``/``alphas`` × ``samplers`` × ``noise_ratios`` × ``seeds``;
-    scored on ``split``'s queries with ``require`` judgements (default: ``[evaluate] require``), R_n@k for each
-    ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in every trained cell."""
+    """One grid of ``weakrank experiment`` (``[experiment]`` or ``[experiment_<name>]``), as written: unsupervised
+    rows of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
+    the papers' label sources, ``"gold"`` and ``"votes:<lf>"``, are read and checked by
+    :mod:`weakrank.reproduction.labels` when the grid runs) × ``variants`` (default: all) × ``epsilons``/``alphas``
+    × ``samplers`` × ``noise_ratios`` × ``seeds``; scored on ``split``'s queries with ``require`` judgements
+    (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in
+    every trained cell."""
 
     label_models: list[str] = field(default_factory=lambda: ["majority", "generative"])
     train_label_models: list[str] | None = None
@@ -174,8 +170,7 @@ class ExperimentConfig:
     train: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        trained = [m for m in self.train_label_models or [] if m != GOLD and not m.startswith(ONE_LF_VOTES)]
-        for name in [*self.label_models, *trained]:
+        for name in self.label_models:
             check_label_model(name, "label_models:")
         if self.require not in REQUIRE:
             raise ConfigError(f"require = {self.require!r}; choose one of {REQUIRE}")

@@ -56,8 +56,8 @@ def add_require_flag(p: argparse.ArgumentParser) -> None:
 
 def cmd_experiment(args: argparse.Namespace) -> None:
     from weakrank.evaluation.tables import format_table, queries_note, results_table, table_legend
-    from weakrank.experiment.grid import plan_experiment, run_experiment
-    from weakrank.experiment.report import build_report
+    from weakrank.reproduction.grid import plan_experiment, run_experiment
+    from weakrank.reproduction.report import build_report
 
     cfg = pipeline_config(args)
     if args.grid:

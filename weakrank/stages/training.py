@@ -2,7 +2,8 @@
 :class:`~weakrank.training.config.TrainConfig`, the labels a run trains on, the trainer built over the run
 directory's dataset and labels, the model directory a run wrote and the scores of a split's candidates under
 it. :mod:`weakrank.training` knows nothing of run directories or pipeline configs; :func:`weakrank.pipeline.train`
-and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the experiments.
+and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the reproduction's
+grids.
 
 Importing this module loads no torch: what trains and scores is imported when it runs."""
 
@@ -98,15 +99,11 @@ def train_ranker(
     (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
     (:mod:`weakrank.ranker`). The run directory is not locked (:func:`weakrank.pipeline.train` is the stage that
     locks it)."""
-    from weakrank.training.policy.callback import PolicyCallback
     from weakrank.training.shipped import ship
 
     tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
-    result = trainer.fit(resume=resume, show_progress=progress)
-    for callback in trainer.callbacks:
-        if isinstance(callback, PolicyCallback) and tc.policy_path and tc.sampler == "policy":
-            callback.save(tc.policy_path)
+    result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
         teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
         if teacher is not None:

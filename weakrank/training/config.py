@@ -12,11 +12,13 @@ from typing import Any
 from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.keys import check_keys, schema
-from weakrank.training.policy.rewards import REWARDS
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) read like the learning rate
 SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
+# AC-IR's rewards (computed by weakrank.reproduction.acir.rewards): named here, so that checking [train] imports
+# nothing of the reproduction
+POLICY_REWARDS = ("diff", "raw", "ceil", "ceil_running")
 AUTO = "auto"  # max_length read from the training pairs (weakrank.training.lengths)
 GROUPS = {  # each option's "group": a section of `weakrank train --help`, a column of the guide's table
     "model": "the ranker that is trained",
@@ -105,7 +107,7 @@ class TrainConfig:
     policy_every: int = field(default=20, metadata={
         "group": "objective", "help": "AC-IR: steps between two sampler choices"})
     policy_reward: str = field(default="diff", metadata={
-        "group": "objective", "choices": REWARDS,
+        "group": "objective", "choices": POLICY_REWARDS,
         "help": "AC-IR reward: change of validation MAP (diff), MAP (raw), MAP − ceiling (ceil) or MAP − best so far "
                 "(ceil_running)"})
     policy_ceiling: float = field(default=1.0, metadata={

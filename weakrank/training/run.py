@@ -14,15 +14,13 @@ from weakrank.io import check_output, mark_written, write_run
 from weakrank.loaders.trec import load_trec
 from weakrank.ranker import FusedRanker, RanksPassages, load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.training.callbacks import TrainerCallback
+from weakrank.training.callbacks import TrainerCallback, sampler_callback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
-from weakrank.training.policy import ActorCriticAgent, TermWeightedEncoder
-from weakrank.training.policy.callback import PolicyCallback
-from weakrank.training.rankers import Ranker, new_ranker
-from weakrank.training.samplers import NegativeSampler, make_sampler
+from weakrank.training.rankers import new_ranker
+from weakrank.training.samplers import make_sampler
 from weakrank.training.trainer import Trainer, prepare_run
 
 
@@ -38,30 +36,19 @@ def trainer_from_config(
     callbacks: list[TrainerCallback] | None = None, card: dict | None = None,
 ) -> Trainer:
     """A :class:`Trainer` of ``data`` as ``tc`` says: after :func:`prepare_run` (seeds, process group), a fresh
-    model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and,
-    with a policy sampler, the AC-IR callback that drives it (after ``callbacks``)."""
+    model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and
+    the callback that drives the sampler when it needs one (after ``callbacks``: AC-IR's, for a policy sampler,
+    :func:`~weakrank.training.callbacks.sampler_callback`)."""
     tc = resolve_max_length(tc, data)
     prepare_run(tc)
     model = new_ranker(tc)
     sampler = make_sampler(tc, passages["passage_id"].tolist())
     callbacks = list(callbacks or [])
-    if tc.sampler in ("policy", "random_policy"):
-        callbacks.append(policy_callback(tc, model, sampler, passages["text"].tolist()))
+    driver = sampler_callback(tc.sampler)  # AC-IR's, for a policy sampler
+    if driver is not None:
+        callbacks.append(driver(tc, model, sampler, passages["text"].tolist()))
     return Trainer(model, objective_from_config(tc), sampler, tc, callbacks, data=data, dev_data=dev_data,
                    out_dir=out_dir, card=card)
-
-
-def policy_callback(tc: TrainConfig, model: Ranker, sampler: NegativeSampler, texts: list[str]) -> PolicyCallback:
-    """AC-IR over the samplers of ``sampler`` (a switch), its state read with ``model``'s word embeddings weighted
-    over the collection's ``texts`` (a saved policy at ``policy_path`` is reused and updated)."""
-    encoder = TermWeightedEncoder(model.tokenizer, model.encoder.get_input_embeddings().weight, texts)
-    actions = list(sampler.samplers)
-    if tc.policy_path and Path(tc.policy_path).exists():
-        agent = ActorCriticAgent.load(tc.policy_path, seed=tc.seed)
-    else:
-        agent = ActorCriticAgent(actions, encoder.state_dim, seed=tc.seed)
-    return PolicyCallback(agent, encoder, sampler, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
-                          uniform=tc.sampler == "random_policy", seed=tc.seed, ceiling=tc.policy_ceiling)
 
 
 def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",

@@ -21,19 +21,16 @@ from typing import Any
 import pandas as pd
 
 from weakrank.baselines import METHODS, bm25_negatives
-from weakrank.config import GOLD, ONE_LF_VOTES, PipelineConfig, did_you_mean
-from weakrank.dataset import Dataset
+from weakrank.config import PipelineConfig, did_you_mean
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
-from weakrank.experiment.systems import unsupervised_runs
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
 from weakrank.keys import check_keys, schema
-from weakrank.label_models import fit_labels
-from weakrank.label_models.base import with_labels
 from weakrank.labeling import lf_names
-from weakrank.noise import corrupt_labels, sentence_encoder
 from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
+from weakrank.reproduction.labels import check_label_sources, source_labels
+from weakrank.reproduction.systems import unsupervised_runs
 from weakrank.stages.training import model_dir, score_split, train_config, train_ranker
 from weakrank.training import TrainConfig
 from weakrank.training.config import SAMPLERS
@@ -88,21 +85,10 @@ def check_grid(cfg: PipelineConfig) -> None:
     check_keys(exp.train, schema(TrainConfig), f"{where} [train]", None)
 
 
-def check_vote_sources(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
-    """Each ``votes:<lf>`` of the grid's ``train_label_models`` names an LF of the votes table, else a
-    :class:`ConfigError` naming the file, the grid and the LF (with the closest known one)."""
-    names = lf_names(votes)
-    for model in cfg.experiment.trained_label_models:
-        lf = model.removeprefix(ONE_LF_VOTES)
-        if model.startswith(ONE_LF_VOTES) and lf not in names:
-            raise ConfigError(f"{cfg.source}: experiment grid {cfg.name!r}: train_label_models {model!r}: no LF {lf!r} "
-                              f"in the votes{did_you_mean(lf, names)}; the LFs: {names}")
-
-
 def grid_cells(cfg: PipelineConfig, votes: pd.DataFrame) -> list[Cell]:
     """Every cell of the grid ``cfg.experiment``, in table order."""
     check_grid(cfg)
-    check_vote_sources(cfg, votes)
+    check_label_sources(cfg, votes)
     exp = cfg.experiment
     cells = [Cell(name, "unsupervised") for name in lf_names(votes)]
     if len(lf_names(votes)) > 1:
@@ -173,16 +159,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         name = f"{params['label_model'].replace(':', '-')}_noise{params['noise']:g}_seed{cell.seed}.parquet"
         labels_path = root / "labels" / name
         if not labels_path.exists():
-            votes = read_parquet(paths.votes)
-            if params["label_model"] == GOLD:
-                labels = gold_labels(votes)
-            elif params["label_model"].startswith(ONE_LF_VOTES):
-                labels = one_lf_labels(votes, params["label_model"].removeprefix(ONE_LF_VOTES))
-            else:
-                labels = fit_labels(votes, cfg.aggregate.label_model(params["label_model"]))
-            if params["noise"]:
-                passages = Dataset.load(paths.dataset).passages
-                labels, _ = corrupt_labels(labels, passages, params["noise"], sentence_encoder(), seed=cell.seed)
+            labels = source_labels(cfg, read_parquet(paths.votes), params["label_model"], params["noise"], cell.seed)
             write_parquet(labels, labels_path)
         overrides["labels"] = str(labels_path)
     if params.get("sampler") == "policy":
@@ -198,21 +175,6 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
             shutil.copyfile(workdir / "policy.pt", tmp)
     shutil.rmtree(workdir, ignore_errors=True)  # keep the scores, not the weights
     return run
-
-
-def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
-    """The judged pairs of ``votes`` labelled by their gold relevance, with confidence 1 (labels.parquet's shape)."""
-    judged = votes.dropna(subset=["gold"])
-    gold = (judged["gold"] > 0).astype(int)
-    return judged.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
-
-
-def one_lf_labels(votes: pd.DataFrame, lf: str) -> pd.DataFrame:
-    """Labels from one LF's votes alone (Xu et al.'s BERT-PR on BM25 votes): +1 relevant, −1 not, both with
-    confidence 1; an abstain is neither, as the other LFs' votes are dropped (a negative needs a vote)."""
-    column = f"vote_{lf}"
-    own = votes.drop(columns=[c for c in votes.columns if c.startswith("vote_") and c != column])
-    return with_labels(own, (own[column].to_numpy(dtype=float) + 1) / 2)
 
 
 def cell_overrides(cfg: PipelineConfig, cell: Cell) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-REWARDS = ("diff", "raw", "ceil", "ceil_running")
+from weakrank.training.config import POLICY_REWARDS as REWARDS  # declared with the [train] options that choose one
 
 
 def reward(kind: str, history: Sequence[float], ceiling: float = 1.0) -> float:

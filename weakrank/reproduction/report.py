@@ -24,12 +24,12 @@ from weakrank.evaluation.calibration import (
     reliability_diagram,
 )
 from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
-from weakrank.experiment.grid import Cell, grid_cells
-from weakrank.experiment.systems import label_model_scores
 from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
 from weakrank.lists import minmax_within, softmax_within
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
+from weakrank.reproduction.grid import Cell, grid_cells
+from weakrank.reproduction.systems import label_model_scores
 
 
 def cached_cells(root: Path) -> pd.DataFrame:

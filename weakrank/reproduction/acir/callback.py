@@ -5,28 +5,34 @@ reward of the previous decision, and picks the sampler for the next ``every`` st
 learns a transition once the next decision's action has run a step (it is then not terminal), or at
 the episode's end (terminal): a training run is one episode, and an action chosen at a decision the
 run ended on never ran, so nothing is learned from it. With ``uniform=True`` it is the paper's
-random-policy baseline, which learns nothing.
+random-policy baseline, which learns nothing. :func:`policy_callback` builds it for a trainer whose sampler is
+``policy`` or ``random_policy`` (:data:`weakrank.training.callbacks.SAMPLER_CALLBACKS`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from weakrank.io import write_text
 from weakrank.plots import line_plot
+from weakrank.reproduction.acir.agent import ActorCriticAgent
+from weakrank.reproduction.acir.rewards import reward
+from weakrank.reproduction.acir.state import TermWeightedEncoder, TrainingState
 from weakrank.training.callbacks import TrainerCallback, TrainerView
-from weakrank.training.policy.agent import ActorCriticAgent
-from weakrank.training.policy.rewards import reward
-from weakrank.training.policy.state import TermWeightedEncoder, TrainingState
+from weakrank.training.config import TrainConfig
 from weakrank.training.samplers import SwitchSampler
+
+if TYPE_CHECKING:
+    from weakrank.training.rankers import Ranker
 
 
 class PolicyCallback(TrainerCallback):
-    """AC-IR decisions every ``every`` steps, switching ``sampler``; records the sampler each step ran with."""
+    """AC-IR decisions every ``every`` steps, switching ``sampler``; records the sampler each step ran with and,
+    given ``save_to``, saves the policy there once the episode's last update is learned."""
 
     def __init__(
         self,
@@ -39,8 +45,10 @@ class PolicyCallback(TrainerCallback):
         uniform: bool = False,
         seed: int = 0,
         ceiling: float = 1.0,
+        save_to: str | Path | None = None,
     ) -> None:
         self.agent, self.encoder, self.sampler, self.every = agent, encoder, sampler, every
+        self.save_to = save_to
         self.reward_kind = reward_kind
         self.val_queries, self.uniform, self.ceiling = val_queries, uniform, ceiling
         self.rng = np.random.default_rng(seed)
@@ -92,6 +100,8 @@ class PolicyCallback(TrainerCallback):
             self.transition = (state, action, reward(self.reward_kind, self.maps, self.ceiling), state)
         if self.transition is not None:
             self._learn(done=True)
+        if self.save_to:
+            self.save(self.save_to)
         actions = pd.DataFrame(self.actions, columns=["step", "sampler"])
         write_text(actions.to_csv(index=False), trainer.out_dir / "policy_actions.csv")
         plot_action_frequencies(actions, trainer.out_dir / "policy_actions.png")
@@ -99,6 +109,21 @@ class PolicyCallback(TrainerCallback):
     def save(self, path: str | Path) -> None:
         """Keep the learned policy for the next episode or for reuse."""
         self.agent.save(path)
+
+
+def policy_callback(tc: TrainConfig, model: Ranker, sampler: SwitchSampler, texts: list[str]) -> PolicyCallback:
+    """AC-IR over the samplers of ``sampler`` (a switch), its state read with ``model``'s word embeddings weighted
+    over the collection's ``texts``: a saved policy at ``policy_path`` is reused and, by a ``policy`` sampler (not
+    the uniform ``random_policy``), updated and saved back."""
+    encoder = TermWeightedEncoder(model.tokenizer, model.encoder.get_input_embeddings().weight, texts)
+    actions = list(sampler.samplers)
+    if tc.policy_path and Path(tc.policy_path).exists():
+        agent = ActorCriticAgent.load(tc.policy_path, seed=tc.seed)
+    else:
+        agent = ActorCriticAgent(actions, encoder.state_dim, seed=tc.seed)
+    return PolicyCallback(agent, encoder, sampler, tc.policy_every, tc.policy_reward, tc.policy_val_queries,
+                          uniform=tc.sampler == "random_policy", seed=tc.seed, ceiling=tc.policy_ceiling,
+                          save_to=tc.policy_path if tc.sampler == "policy" else None)
 
 
 def plot_action_frequencies(actions: pd.DataFrame, path: Path, window: int = 20) -> Path:
