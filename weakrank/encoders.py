@@ -61,3 +61,15 @@ def pool_tokens(hidden: torch.Tensor, attention_mask: torch.Tensor, pooling: str
         return hidden[:, 0]
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+def dynamic_int8(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` for CPU inference with its linear layers dynamically quantised to int8 (torch's
+    ``quantize_dynamic``: weights int8, activations quantised per batch); it cannot be trained further."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice: the API is still the one in torch
+        warnings.simplefilter("ignore")
+        return torch.ao.quantization.quantize_dynamic(model.to("cpu").eval(), {torch.nn.Linear}, dtype=torch.qint8)

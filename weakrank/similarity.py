@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from weakrank.encoders import content_hash, pool_tokens
+from weakrank.encoders import content_hash, dynamic_int8, pool_tokens
 from weakrank.io import read_npz, write_npz
 from weakrank.progress import loading_bars_off
 
@@ -107,7 +107,7 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
     key = content_hash(path)
     if (key, None, precision) not in _MODELS:
         loading_bars_off()
-        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)
+        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)  # int8 kernels: CPU
         _MODELS[key, None, precision] = _kept(_encoder(model, batch_size, precision), key)
     default = _MODELS[key, None, precision]
     if max_length is None or max_length == default.model.max_seq_length:
@@ -121,15 +121,7 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
 
 
 def _encoder(model, batch_size: int, precision: str) -> SharedEncoder:
-    if precision == "int8":
-        import warnings
-
-        import torch
-
-        with warnings.catch_warnings():  # torch.ao.quantization's deprecation notice: the API is still torch's
-            warnings.simplefilter("ignore")
-            model = torch.ao.quantization.quantize_dynamic(model.eval(), {torch.nn.Linear}, dtype=torch.qint8)
-    return SharedEncoder(model, batch_size, precision=precision)
+    return SharedEncoder(dynamic_int8(model) if precision == "int8" else model, batch_size, precision=precision)
 
 
 def _file(encoder: SharedEncoder, key: str, folder: Path) -> Path:
