@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import fields
 from pathlib import Path
 
 from weakrank.commands.train import add_train_flags, flag_names, toml_value
 from weakrank.keys import schema
-from weakrank.training.config import TrainConfig
+from weakrank.training.config import TrainConfig, option_fields
 
 SNAPSHOT = Path(__file__).parent / "data" / "train_options.json"
 
@@ -20,7 +19,7 @@ def current_options() -> dict:
     hints = schema(TrainConfig)
     keys = [[f.name, str(hints[f.name]), toml_value(f.default), f.metadata["group"], flag_names(f),
              list(f.metadata.get("choices") or ()), dict(f.metadata.get("deprecated", {})),
-             list(f.metadata.get("metavar") or ())] for f in fields(TrainConfig)]
+             list(f.metadata.get("metavar") or ())] for f in option_fields()]
     parser = argparse.ArgumentParser()
     add_train_flags(parser)
     flags = [[a.option_strings, a.dest, getattr(a.type, "__name__", str(a.type)), str(a.nargs),
