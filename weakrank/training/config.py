@@ -9,7 +9,6 @@ write, the CLI's flags and the guide's table (:func:`option_fields`)."""
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
@@ -145,13 +144,6 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
         return self.mode != "listwise" and (
             self.sampler in ("bm25", "mixed", "policy", "random_policy") or self.target in ("wsls", "twsls")
         )
-
-    def total_steps(self, per_epoch: int) -> int:
-        """Optimiser steps of a run whose epoch is ``per_epoch`` steps: ``max_steps`` (or ``epochs`` epochs),
-        capped at ``max_epochs`` epochs."""
-        steps = self.max_steps or per_epoch * self.epochs
-        return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
-
 
 
 def option_fields(cls: type = TrainConfig) -> list[Field]:

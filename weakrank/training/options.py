@@ -5,6 +5,7 @@ checking its own ranges. Loads without torch: the CLI's flags are built from it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from weakrank.encoders import POOLINGS
@@ -117,3 +118,9 @@ class LoopOptions:
             raise ConfigError("[train] average_weights must be in [0, 1)")
         if self.grad_accum < 1 or self.batch_size < 1:
             raise ConfigError("[train] batch_size and grad_accum must be >= 1")
+
+    def total_steps(self, per_epoch: int) -> int:
+        """Optimiser steps of a run whose epoch is ``per_epoch`` steps: ``max_steps`` (or ``epochs`` epochs),
+        capped at ``max_epochs`` epochs."""
+        steps = self.max_steps or per_epoch * self.epochs
+        return min(steps, math.ceil(self.max_epochs * per_epoch)) if self.max_epochs else steps
