@@ -127,7 +127,8 @@ def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
 
 # what a loaded ranker may not drag along: the trainer, the pipeline and its config, the label models, the engines
 NOT_FOR_INFERENCE = ["weakrank.training", "weakrank.config", "weakrank.pipeline", "weakrank.engines",
-                     "weakrank.experiment", "weakrank.label_models", "weakrank.commands", "weakrank.cli"]
+                     "weakrank.reproduction", "weakrank.stages", "weakrank.label_models", "weakrank.commands",
+                     "weakrank.cli"]
 
 
 def test_loading_a_ranker_needs_nothing_of_the_weak_supervision_stack():

@@ -12,7 +12,7 @@ from typing import Any, get_args, get_origin
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.errors import ConfigError
 from weakrank.keys import schema
-from weakrank.training.config import GROUPS, TrainConfig
+from weakrank.training.config import GROUPS, TrainConfig, option_fields
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -93,7 +93,7 @@ def options_table() -> str:
     """The Markdown table of every ``[train]`` key: its flag, its default (``TrainConfig()``), its group and its
     help; docs/guide.md holds it verbatim (tested)."""
     rows = ["| `[train]` key | flag | default | group | meaning |", "|---|---|---|---|---|"]
-    for f in fields(TrainConfig):
+    for f in option_fields():
         rows.append(f"| `{f.name}` | `{flag_names(f)[0]}` | `{toml_value(f.default)}` | {f.metadata['group']} | "
                     f"{f.metadata['help'].replace('|', '/')} |")
     return "\n".join(rows) + "\n"
@@ -117,7 +117,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys."""
     groups = {name: p.add_argument_group(f"[train] {name}", description) for name, description in GROUPS.items()}
     hints = schema(TrainConfig)
-    for f in fields(TrainConfig):
+    for f in option_fields():
         groups[f.metadata["group"]].add_argument(*flag_names(f), **flag_options(f, hints[f.name]))
 
 

@@ -10,36 +10,14 @@ mean of its two pairs' confidences. A pair is a negative only when labelled 0 wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.lists import minmax_over, standardize_within
+from weakrank.training.batches import Batch, ListBatch
 from weakrank.training.samplers import NegativeSampler, QueryList
-
-
-@dataclass(frozen=True)
-class ListBatch:
-    """One listwise batch: per query, its text, a group of its candidates and their teacher scores."""
-
-    queries: list[str]
-    passages: list[list[str]]
-    teacher: list[np.ndarray]
-
-
-@dataclass(frozen=True)
-class Batch:
-    """Texts and targets of one training batch: triplets (pos/neg) or pointwise pairs."""
-
-    queries: list[str]
-    positives: list[str]
-    negatives: list[str]
-    confidence: np.ndarray  # per triplet: sqrt(c+ · c−)
-    ns_score: np.ndarray  # negative's normalised sampler score
-    pos_confidence: np.ndarray
-    neg_confidence: np.ndarray
 
 
 def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:

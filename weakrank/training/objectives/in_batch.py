@@ -1,15 +1,18 @@
-"""The bi-encoder's in-batch loss (Sharma et al., label relaxation): PR, LS or label relaxation."""
+"""The bi-encoder's in-batch loss (Sharma et al., label relaxation): PR, LS or label relaxation
+(``mode = "in_batch"``, ``loss = "ce"``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+from weakrank.training.batches import Batch
+from weakrank.training.objectives.base import SmoothedObjective, TrainSettings, plain_target, refuse
 
-from weakrank.training.data import Batch
-from weakrank.training.losses import in_batch_cross_entropy, in_batch_relaxation, weighted_mean
-from weakrank.training.objectives.base import SmoothedObjective, check
-from weakrank.training.rankers import Ranker
+if TYPE_CHECKING:
+    import torch
+
+    from weakrank.training.objectives.base import Ranker
 
 TARGETS = ("plain", "ls", "tls", "relax")
 
@@ -21,6 +24,7 @@ class InBatch(SmoothedObjective):
     or label relaxation (relax, ``alpha``) over them. Weighted by the positive's confidence when ``noise_aware``.
     Needs a :class:`~weakrank.ranker.bi_encoder.BiEncoder` (its ``tokenize_all``)."""
 
+    loss = "ce"
     target: str = "plain"
     epsilon: float = 0.1
     alpha: float = 0.1
@@ -29,9 +33,28 @@ class InBatch(SmoothedObjective):
 
     def __post_init__(self) -> None:
         self.check_smoothing(TARGETS)
-        check(0 <= self.alpha < 1, "InBatch", f"alpha = {self.alpha!r} must be in [0, 1)")
+
+    @classmethod
+    def selects(cls, cfg: TrainSettings) -> bool:
+        return cfg.mode == "in_batch"
+
+    @classmethod
+    def from_config(cls, cfg: TrainSettings) -> InBatch:
+        return cls(plain_target(cfg), cfg.epsilon, cfg.alpha, cfg.two_stage_fraction, cfg.noise_aware)
+
+    @classmethod
+    def check_config(cls, cfg: TrainSettings) -> None:
+        if cfg.mode != "in_batch":
+            return
+        refuse(cfg.architecture == "bi-encoder" and cfg.loss == "ce",
+               "[train] mode = 'in_batch' (in-batch negatives) needs architecture = 'bi-encoder', loss = 'ce'")
+        refuse(cfg.target in ("noise_aware", *TARGETS), "[train] in_batch takes target plain, noise_aware, ls, tls or relax")
 
     def __call__(self, model: Ranker, batch: Batch, step: int, total: int) -> torch.Tensor:
+        import torch
+
+        from weakrank.training.losses import in_batch_cross_entropy, in_batch_relaxation, weighted_mean
+
         k = len(batch.queries)
         module = getattr(model, "module", model)
         logits = model(**module.tokenize_all(batch.queries, batch.positives + batch.negatives)).float()

@@ -1,15 +1,28 @@
-"""Label relaxation (Sharma et al., label relaxation) over triplets or single pairs."""
+"""Label relaxation (Sharma et al., label relaxation) over triplets or single pairs (``loss = "ce"`` with a pair
+mode and ``target = "relax"``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
+from weakrank.training.batches import Batch
+from weakrank.training.objectives.base import (
+    PAIR_MODES,
+    Objective,
+    TrainSettings,
+    check_mode,
+    check_targets,
+    pair_scores,
+    pair_weights,
+    plain_target,
+    triplet_weights,
+)
 
-from weakrank.training.data import Batch
-from weakrank.training.losses import relaxation, weighted_mean
-from weakrank.training.objectives.base import Objective, check, check_mode, pair_scores, pair_weights, triplet_weights
-from weakrank.training.rankers import Ranker
+if TYPE_CHECKING:
+    import torch
+
+    from weakrank.training.objectives.base import Ranker
 
 
 @dataclass(frozen=True)
@@ -18,15 +31,28 @@ class LabelRelaxation(Objective):
     y = "the positive ranks first" (``pairwise``) or σ(s) per pair (``pointwise``). Weighted by confidence when
     ``noise_aware``."""
 
+    loss = "ce"
     mode: str = "pairwise"
     alpha: float = 0.1
     noise_aware: bool = False
 
     def __post_init__(self) -> None:
         check_mode("LabelRelaxation", self.mode)
-        check(0 <= self.alpha < 1, "LabelRelaxation", f"alpha = {self.alpha!r} must be in [0, 1)")
+        check_targets(self, "LabelRelaxation")
+
+    @classmethod
+    def selects(cls, cfg: TrainSettings) -> bool:
+        return cfg.loss == "ce" and cfg.mode in PAIR_MODES and plain_target(cfg) == "relax"
+
+    @classmethod
+    def from_config(cls, cfg: TrainSettings) -> LabelRelaxation:
+        return cls(cfg.mode, cfg.alpha, cfg.noise_aware)
 
     def __call__(self, model: Ranker, batch: Batch, step: int, total: int) -> torch.Tensor:
+        import torch
+
+        from weakrank.training.losses import relaxation, weighted_mean
+
         k, device = len(batch.queries), model.device
         scores = pair_scores(model, batch)
         if self.mode == "pairwise":

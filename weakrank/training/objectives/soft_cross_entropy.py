@@ -1,21 +1,27 @@
-"""Soft cross-entropy against plain, LS, T-LS, WSLS or T-WSLS targets, over triplets or single pairs."""
+"""Soft cross-entropy against plain, LS, T-LS, WSLS or T-WSLS targets, over triplets or single pairs
+(``loss = "ce"`` with a pair mode and a target other than relax)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import torch
-
-from weakrank.training.data import Batch
-from weakrank.training.losses import smoothed_target, soft_cross_entropy, weighted_mean
+from weakrank.training.batches import Batch
 from weakrank.training.objectives.base import (
+    PAIR_MODES,
     SmoothedObjective,
+    TrainSettings,
     check_mode,
     pair_scores,
     pair_weights,
+    plain_target,
     triplet_weights,
 )
-from weakrank.training.rankers import Ranker
+
+if TYPE_CHECKING:
+    import torch
+
+    from weakrank.training.objectives.base import Ranker
 
 TARGETS = ("plain", "ls", "tls", "wsls", "twsls")
 
@@ -26,6 +32,7 @@ class SoftCrossEntropy(SmoothedObjective):
     (``pointwise``) against a smoothed target; see :mod:`weakrank.training.losses` for LS and WSLS (Penha & Hauff,
     WSLS). Weighted by confidence when ``noise_aware``."""
 
+    loss = "ce"
     mode: str = "pairwise"
     target: str = "plain"
     epsilon: float = 0.1
@@ -36,7 +43,19 @@ class SoftCrossEntropy(SmoothedObjective):
         check_mode("SoftCrossEntropy", self.mode)
         self.check_smoothing(TARGETS)
 
+    @classmethod
+    def selects(cls, cfg: TrainSettings) -> bool:
+        return cfg.loss == "ce" and cfg.mode in PAIR_MODES and plain_target(cfg) != "relax"
+
+    @classmethod
+    def from_config(cls, cfg: TrainSettings) -> SoftCrossEntropy:
+        return cls(cfg.mode, plain_target(cfg), cfg.epsilon, cfg.two_stage_fraction, cfg.noise_aware)
+
     def __call__(self, model: Ranker, batch: Batch, step: int, total: int) -> torch.Tensor:
+        import torch
+
+        from weakrank.training.losses import smoothed_target, soft_cross_entropy, weighted_mean
+
         epsilon = self.epsilon_at(step, total)
         k, device = len(batch.queries), model.device
         scores = pair_scores(model, batch)
