@@ -36,7 +36,8 @@ from weakrank.baselines import column_run, fusion_runs
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix

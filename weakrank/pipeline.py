@@ -30,8 +30,8 @@ from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
-from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
+from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_run, write_text
 from weakrank.judging import read_judged_qrels
 from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
 from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names

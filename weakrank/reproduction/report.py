@@ -23,8 +23,8 @@ from weakrank.evaluation.calibration import (
     ranking_ece,
     reliability_diagram,
 )
-from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
+from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend, to_markdown
+from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.lists import minmax_within, softmax_within
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
