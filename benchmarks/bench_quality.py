@@ -48,9 +48,9 @@ from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.reproduction.systems import label_model_scores
 from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
+from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
-from weakrank.training.run import training_data
 from weakrank.training.shipped import ship
 
 ROOT = Path(__file__).resolve().parents[1]

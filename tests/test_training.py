@@ -11,6 +11,7 @@ from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BertPR, BiEncoder, TrainConfig, TrainerCallback
+from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
 from weakrank.training.objectives import (
@@ -22,7 +23,6 @@ from weakrank.training.objectives import (
     SoftCrossEntropy,
     objective_from_config,
 )
-from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
 from weakrank.training.trainer import Trainer, prepare_run, teacher_ndcg
 

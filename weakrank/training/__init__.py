@@ -10,11 +10,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from weakrank.io import write_run
     from weakrank.ranker.bi_encoder import BiEncoder
     from weakrank.ranker.cross_encoder import BertPR
+    from weakrank.training.build import trainer_from_config
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.config import TrainConfig
-    from weakrank.training.run import trainer_from_config, write_run
     from weakrank.training.trainer import Trainer, prepare_run
 
 __all__ = [
@@ -24,7 +25,7 @@ _HOMES = {
     "TrainerCallback": "weakrank.training.callbacks", "BiEncoder": "weakrank.ranker.bi_encoder",
     "TrainConfig": "weakrank.training.config",
     "BertPR": "weakrank.ranker.cross_encoder",
-    **dict.fromkeys(["trainer_from_config", "write_run"], "weakrank.training.run"),
+    "trainer_from_config": "weakrank.training.build", "write_run": "weakrank.io",
     "Trainer": "weakrank.training.trainer", "prepare_run": "weakrank.training.trainer",
 }
 

@@ -3,7 +3,7 @@ early stopping on every dev query: agreement with the teacher's ranking (gold MA
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
-settings and callbacks; :func:`weakrank.training.run.trainer_from_config` builds them from a ``TrainConfig``.
+settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``.
 """
 
 from __future__ import annotations
