@@ -183,10 +183,10 @@ def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None,
 
 
 class Trainer:
-    """Fine-tunes ``model`` (:class:`BertPR` or :class:`BiEncoder`) on ``data`` by ``objective``, negatives drawn by
-    ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end. Evaluates on
-    ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model card) and
-    history under ``out_dir``. Build the model after :func:`prepare_run`."""
+    """Fine-tunes ``model`` (:class:`CrossEncoderRanker` or :class:`BiEncoder`) on ``data`` by ``objective``,
+    negatives drawn by ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end.
+    Evaluates on ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model
+    card) and history under ``out_dir``. Build the model after :func:`prepare_run`."""
 
     def __init__(
         self,
