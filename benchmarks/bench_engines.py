@@ -6,7 +6,7 @@ partitioned Parquet dataset; each engine streams it partition by partition with 
 whatever the number of pairs. Peak memory is the RSS of the driver plus all its child processes
 (Dask workers, the Spark JVM and its Python workers), sampled every 0.1 s. Cluster start-up is
 timed apart. Reference: ``local``, the same partitions labelled one after another in this process
-(:class:`~weakrank.engines.shipping.LFBundle`, as a Dask worker labels them; the ``local`` engine of
+(:class:`~weakrank.engines.bundle.LFBundle`, as a Dask worker labels them; the ``local`` engine of
 ``weakrank label`` holds all pairs in memory instead), measured in the same run (ratios vs local).
 
 Run: ``python benchmarks/bench_engines.py --pairs 1000000 [--pairs 4000000] [--engines local,dask,spark]``.
@@ -31,8 +31,8 @@ from matplotlib.figure import Figure
 from labeling_functions import make_bm25, make_tfidf, word_overlap
 from weakrank.dataset import Dataset
 from weakrank.engines import EngineConfig, run_engine
+from weakrank.engines.bundle import bundle_lfs
 from weakrank.engines.partitions import iter_votes, part_ids, read_part, vote_columns, write_pairs, write_votes_part
-from weakrank.engines.shipping import ship
 from weakrank.io import atomic_dir
 from weakrank.loaders import load_dataset
 from weakrank.plots import save_figure
@@ -115,7 +115,7 @@ def vote_counts(votes_dir: Path) -> tuple[int, np.ndarray]:
 
 def label_in_process(pairs_dir: Path, out_dir: Path, lfs: list, dataset: Dataset) -> None:
     """The reference: every partition labelled in this process, one after another (memory: one partition)."""
-    bundle = ship(lfs, dataset)
+    bundle = bundle_lfs(lfs, dataset)
     with atomic_dir(out_dir) as tmp:
         for part in part_ids(pairs_dir):
             write_votes_part(bundle.label(read_part(pairs_dir, part)), tmp, part)

@@ -33,7 +33,8 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
 from weakrank.baselines import fusion_runs
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, to_markdown, write_parquet, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import read_parquet, write_parquet, write_text
 from weakrank.label_models import with_judgments
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix

@@ -29,7 +29,8 @@ from snorkel.labeling import PandasLFApplier, labeling_function
 
 from labeling_functions import make_bm25, make_tfidf
 from weakrank.dataset import Dataset
-from weakrank.io import to_markdown, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import write_text
 from weakrank.labeling import apply_lfs, vote_matrix
 from weakrank.lf import VoteRule
 from weakrank.loaders import load_dataset

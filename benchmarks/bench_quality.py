@@ -36,7 +36,8 @@ from weakrank.baselines import column_run, fusion_runs
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import usable
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix
@@ -47,9 +48,9 @@ from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.reproduction.systems import label_model_scores
 from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
+from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
-from weakrank.training.run import training_data
 from weakrank.training.shipped import ship
 
 ROOT = Path(__file__).resolve().parents[1]

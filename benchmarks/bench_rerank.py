@@ -27,7 +27,8 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, trained_name
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet, to_markdown, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import read_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE

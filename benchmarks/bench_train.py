@@ -5,7 +5,7 @@ One run times three systems on the same batches of real TrecQA triplets (each tr
 
 * ``weakrank``: :meth:`weakrank.training.trainer.Trainer.step` (hinge loss, clipping, scheduler, as
   configured by default);
-* ``plain``: the ceiling: the same BertPR encoder and head (same initialisation), tokenise, forward,
+* ``plain``: the ceiling: the same CrossEncoderRanker encoder and head (same initialisation), tokenise, forward,
   pairwise hinge loss on the scores, backward, ``torch.optim.AdamW`` step (the Trainer's optimiser
   class with its default implementation), with no clipping and no scheduler;
 * ``sentence-transformers``: a ``CrossEncoder`` (``num_labels=1``) on the same packaged MiniLM, trained
@@ -49,7 +49,7 @@ from transformers import AutoTokenizer
 
 from weakrank.encoders import resolve_model
 from weakrank.loaders import load_dataset
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.training import TrainConfig
 from weakrank.training.data import Batch, TrainingData
 from weakrank.training.objectives import objective_from_config
@@ -89,7 +89,7 @@ def weakrank_step(cfg: TrainConfig, data: TrainingData) -> tuple[StepFn, Trainer
 def plain_step(cfg: TrainConfig, device: torch.device, dtype: torch.dtype | None) -> StepFn:
     """Tokenise, forward, hinge loss, backward, AdamW: the same encoder and head as the Trainer's."""
     torch.manual_seed(cfg.seed)  # the Trainer seeds the same way before building its model: same head
-    model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length).to(device)
+    model = CrossEncoderRanker.from_encoder(cfg.encoder, max_length=cfg.max_length).to(device)
     if cfg.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
     model.train()

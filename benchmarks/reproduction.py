@@ -41,7 +41,8 @@ import pandas as pd
 from bench_quality import ROOT
 from scipy.stats import norm, ttest_rel
 
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import read_metadata, read_parquet, write_text
 
 BENCH = ROOT / "benchmarks"
 LF_QUALITY, CELLS = BENCH / "reproduction_lf_quality.csv", BENCH / "reproduction_cells.csv"

@@ -406,11 +406,11 @@ def test_a_truncated_lf_score_cache_is_recomputed(tmp_path):
 
 
 def test_a_truncated_model_head_is_a_located_error_at_rerank(tmp_path, capsys):
-    from weakrank.training import BertPR
+    from weakrank.training import CrossEncoderRanker
 
     cfg = _config(_trec(tmp_path), "[train]\nmax_steps = 1")
     assert main(["ingest", str(cfg), "--quiet"]) == 0
-    best = BertPR.from_encoder("minilm", max_length=32).save(tmp_path / "run" / "model" / "best")
+    best = CrossEncoderRanker.from_encoder("minilm", max_length=32).save(tmp_path / "run" / "model" / "best")
     head = best / "head.safetensors"
     head.write_bytes(head.read_bytes()[:20])
     capsys.readouterr()

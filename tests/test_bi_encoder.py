@@ -7,10 +7,10 @@ from tests.test_training import assert_one_step_lowers_the_loss, labelled, small
 from weakrank.errors import ConfigError
 from weakrank.ranker import load_ranker
 from weakrank.training import BiEncoder, TrainConfig
+from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import in_batch_cross_entropy, in_batch_relaxation
 from weakrank.training.objectives import InBatch
-from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import UniformSampler
 
 PAIRS = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas are yellow.")]

@@ -388,11 +388,11 @@ def test_quiet_silences_every_warning_and_without_it_a_warning_is_one_line(tmp_p
 def test_loading_a_model_draws_no_loading_weights_bar():
     from transformers.utils import logging
 
-    from weakrank.training import BertPR
+    from weakrank.training import CrossEncoderRanker
 
     logging.enable_progress_bar()  # as a terminal has it
     try:
-        BertPR.from_encoder("minilm", max_length=32)
+        CrossEncoderRanker.from_encoder("minilm", max_length=32)
         assert not logging.is_progress_bar_enabled()
     finally:
         logging.disable_progress_bar()

@@ -12,9 +12,9 @@ from transformers import AutoTokenizer, BertConfig, BertModel
 from tests.test_training import labelled
 from weakrank.encoders import resolve_model
 from weakrank.training import TrainConfig
+from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData
 from weakrank.training.distributed import DistEnv, micro_batches
-from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import UniformSampler
 
 

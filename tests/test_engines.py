@@ -7,7 +7,7 @@ import pytest
 
 from labeling_functions import make_bm25, make_embedding_cosine, make_tfidf, word_overlap
 from tests.conftest import shared
-from weakrank.engines import EngineConfig, label_dataset, label_to_parquet, run_engine, shipping
+from weakrank.engines import EngineConfig, bundle, label_dataset, label_to_parquet, run_engine
 from weakrank.engines.partitions import iter_votes, part_ids, partition_bounds, read_part, vote_columns
 from weakrank.errors import ConfigError
 from weakrank.labeling import apply_lfs, lf_names
@@ -114,7 +114,7 @@ def test_embedding_model_loads_once_per_dask_worker(wikiqa, dask_client, tmp_pat
     votes = label_dataset(small, lfs, engine, tmp_path, progress=False)
     assert len(part_ids(tmp_path / "pairs")) > 2  # more partitions than workers
     pd.testing.assert_frame_equal(votes, reference)
-    loads = dask_client.run(lambda: len(shipping._RESOURCES))
+    loads = dask_client.run(lambda: len(bundle._RESOURCES))
     assert len(loads) == 2 and max(loads.values()) == 1  # at most one load per worker process, however many parts
 
 

@@ -17,7 +17,7 @@ from weakrank.cli import main
 from weakrank.errors import DataError
 from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.stages.training import run_teacher
 from weakrank.training.shipped import ship
@@ -50,7 +50,7 @@ def test_a_planted_lf_file_never_runs_without_the_opt_in(model, tmp_path):
     (model / "lfs" / "user_lfs.py").write_text(planted(marker))
     with pytest.warns(UntrustedCodeWarning, match=r"lfs/user_lfs\.py.*trust_code=True"):
         ranker = load_ranker(model)
-    assert isinstance(ranker, BertPR) and not marker.exists()  # the student alone
+    assert isinstance(ranker, CrossEncoderRanker) and not marker.exists()  # the student alone
     assert isinstance(load_ranker(model, trust_code=True), FusedRanker) and marker.exists()
 
 

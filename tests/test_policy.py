@@ -140,8 +140,8 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     from tests.conftest import shared
     from weakrank.loaders import load_dataset
     from weakrank.training import TrainConfig
+    from weakrank.training.build import trainer_from_config
     from weakrank.training.data import TrainingData
-    from weakrank.training.run import trainer_from_config
 
     ds = load_dataset("trecqa", shared("trecqa"), splits=("train", "dev")).subset(max_queries=8)
     labels = ds.candidates.assign(label=ds.candidates["gold"].astype(int), confidence=0.9,

@@ -8,7 +8,7 @@ import pytest
 
 import weakrank.pyterrier as wpt
 from weakrank.ranker import load_ranker
-from weakrank.training import BertPR
+from weakrank.training import CrossEncoderRanker
 
 
 def first_stage_results(tiny) -> pd.DataFrame:
@@ -21,7 +21,7 @@ def first_stage_results(tiny) -> pd.DataFrame:
 
 def test_a_saved_ranker_reranks_a_first_stage_in_a_pipeline(tiny, tmp_path):
     pt = pytest.importorskip("pyterrier")
-    path = BertPR.from_encoder("minilm", max_length=32).save(tmp_path / "m")
+    path = CrossEncoderRanker.from_encoder("minilm", max_length=32).save(tmp_path / "m")
     results = first_stage_results(tiny)
     pipeline = pt.Transformer.from_df(results) >> wpt.reranker(path)
     assert isinstance(pipeline[1], wpt.WeakrankReranker) and isinstance(pipeline[1], pt.Transformer)

@@ -19,7 +19,7 @@ from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.stages.training import run_teacher, score_split
 
@@ -30,8 +30,8 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
     cfg, _ = trained
     best = RunPaths(cfg.run_dir).models() / "best"
     ranker = load_ranker(best, device="cpu", trust_code=True)  # a user's LF file: trusted
-    assert isinstance(ranker, FusedRanker) and isinstance(ranker.student, BertPR)
-    assert isinstance(load_ranker(best, student_only=True), BertPR)
+    assert isinstance(ranker, FusedRanker) and isinstance(ranker.student, CrossEncoderRanker)
+    assert isinstance(load_ranker(best, student_only=True), CrossEncoderRanker)
     # the batch fusion over labelled votes: the student's run averaged with the teacher fitted on every pair
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     teacher = ScoreFusionModel(**cfg.aggregate.options).fit(score_matrix(votes), votes["query_id"].to_numpy())
@@ -85,7 +85,7 @@ def test_without_the_teacher_the_directory_loads_as_the_student(trained, tmp_pat
     cfg, _ = trained
     student = shutil.copytree(RunPaths(cfg.run_dir).models() / "best", tmp_path / "student")
     (student / FUSION_FILE).unlink()
-    assert isinstance(load_ranker(student), BertPR)
+    assert isinstance(load_ranker(student), CrossEncoderRanker)
     with pytest.warns(UserWarning, match="holds no teacher"):
         run = score_split(cfg, student, "test", student_only=False)
     assert np.allclose(run["score"], score_split(cfg, student, "test")["score"])

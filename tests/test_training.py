@@ -10,7 +10,8 @@ from tests.conftest import shared
 from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
 from weakrank.ranker.cross_encoder import write_model_card
-from weakrank.training import BertPR, BiEncoder, TrainConfig, TrainerCallback
+from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
+from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData
 from weakrank.training.losses import listwise_kl
 from weakrank.training.objectives import (
@@ -22,7 +23,6 @@ from weakrank.training.objectives import (
     SoftCrossEntropy,
     objective_from_config,
 )
-from weakrank.training.run import trainer_from_config
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
 from weakrank.training.trainer import Trainer, prepare_run, teacher_ndcg
 
@@ -92,14 +92,14 @@ def test_one_step_lowers_the_loss_for_every_objective(tiny_data):
     ):
         torch.manual_seed(0)
         cfg = small(**changes)
-        assert_one_step_lowers_the_loss(BertPR.from_encoder("minilm", max_length=32), batch, cfg, 5e-4)
+        assert_one_step_lowers_the_loss(CrossEncoderRanker.from_encoder("minilm", max_length=32), batch, cfg, 5e-4)
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
 def test_saved_and_reloaded_model_gives_the_same_scores(tmp_path, pooling):
-    model = BertPR.from_encoder("minilm", max_length=32, pooling=pooling)
+    model = CrossEncoderRanker.from_encoder("minilm", max_length=32, pooling=pooling)
     pairs = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas.")]
-    back = BertPR.load(model.save(tmp_path / "m"), device="cpu")
+    back = CrossEncoderRanker.load(model.save(tmp_path / "m"), device="cpu")
     assert back.pooling == pooling
     assert np.allclose(model.predict(pairs), back.predict(pairs), atol=1e-6)
     assert (tmp_path / "m" / "config.json").exists()  # the encoder is a plain from_pretrained directory
@@ -200,7 +200,7 @@ def test_the_trainer_runs_the_objective_sampler_and_callbacks_it_is_given(tiny_d
             hooks.append("end")
 
     prepare_run(args)
-    model = BertPR.from_encoder("minilm", max_length=32)
+    model = CrossEncoderRanker.from_encoder("minilm", max_length=32)
     trainer = Trainer(model, Spy(), UniformSampler(), args, [Hooks()], data=tiny_data, dev_data=tiny_data,
                       out_dir=tmp_path / "m")
     assert trainer.fit(show_progress=False).step == 2
@@ -346,7 +346,7 @@ def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scor
     from sentence_transformers import CrossEncoder
 
     torch.manual_seed(0)
-    model = BertPR.from_encoder("minilm", max_length=32, pooling=pooling)
+    model = CrossEncoderRanker.from_encoder("minilm", max_length=32, pooling=pooling)
     long = "a passage longer than max_length, truncated the same way by both " * 8
     pairs = [("capital of france", "Paris is the capital of France."), ("capital of france", "Bananas."), ("q", long)]
     loaded = CrossEncoder(str(model.save(tmp_path / "m")), device="cpu")
@@ -356,7 +356,7 @@ def test_sentence_transformers_cross_encoder_loads_the_saved_model_with_its_scor
 
 
 def test_the_model_card_says_how_the_model_was_trained(tmp_path):
-    directory = BertPR.from_encoder("minilm", max_length=32).save(tmp_path / "m")
+    directory = CrossEncoderRanker.from_encoder("minilm", max_length=32).save(tmp_path / "m")
     card = write_model_card(directory, {"labels": "snorkel", "LFs": ["bm25", "tfidf"], "steps": 20}, {"dev_map": 0.5})
     text = card.read_text()
     assert "| LFs | bm25, tfidf |" in text and "| steps | 20 |" in text and "| dev_map | 0.5000 |" in text

@@ -42,12 +42,13 @@ def _owner_alive(leftover: Path, name: str) -> bool | None:
     found = LEFTOVER.fullmatch(leftover.name)
     if found is None or found["name"] != name:
         return None
-    return process_alive(int(found["pid"]))
+    return _process_alive(int(found["pid"]))
 
 
-def process_alive(pid: int) -> bool:
+def _process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs (this one included; one of another user counts as running; no id that is not
-    a process's, 0, negative or huge, does)."""
+    a process's, 0, negative or huge, does). Only :func:`settle` asks, of a leftover's writer: the run-dir lock
+    (:mod:`weakrank.lock`) reads no process id, and it imports this module, so this stays here."""
     if pid == os.getpid():
         return True
     if pid <= 0:
@@ -199,12 +200,6 @@ def read_npz(path: str | Path) -> dict[str, np.ndarray]:
             return {name: data[name] for name in data.files}
     except (OSError, ValueError, zipfile.BadZipFile) as err:  # missing, truncated, or not an .npz file
         raise DataError(f"not a readable .npz file ({err})", file=path) from None
-
-
-def to_markdown(table: pd.DataFrame, floatfmt: str = ".3f") -> str:
-    """``table`` as Markdown with its index: floats as ``floatfmt``, whole-number columns (counts) as integers."""
-    whole = [pd.api.types.is_integer_dtype(table[c]) for c in table.columns]
-    return table.to_markdown(floatfmt=("", *(".0f" if w else floatfmt for w in whole)))
 
 
 def write_text(text: str, path: str | Path) -> Path:

@@ -111,7 +111,7 @@ class RankingLF:
 
     def __getstate__(self) -> dict[str, Any]:
         # Shipped to workers (pickled) without the dataset it was fitted on, and without a per-process
-        # resource (a model), which each worker loads once itself (see weakrank.engines.shipping).
+        # resource (a model), which each worker loads once itself (see weakrank.engines.bundle).
         state = dict(self.__dict__, _fitted_on=None)
         if self.per_process:
             state["resource"] = None

@@ -30,10 +30,10 @@ from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
-from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_parquet, write_run, write_text
+from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_run, write_text
 from weakrank.judging import read_judged_qrels
-from weakrank.label_models import MODELS, fit_labels, fit_predict, judged_gold, judged_queries, usable, with_judgments
+from weakrank.label_models import MODELS, few_shot_queries, fit_labels, fit_predict, judged_gold, usable, with_judgments
 from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
@@ -140,7 +140,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
         labels = with_judgments(label_model.fit_table(votes, gold).labels_table(votes), gold)
         queries = list(dict.fromkeys(votes.loc[gold > 0, "query_id"]))
     else:
-        queries = judged_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
+        queries = few_shot_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
         if cfg.aggregate.gold_queries and len(queries) < cfg.aggregate.gold_queries:
             raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "

@@ -26,7 +26,7 @@ from weakrank.io import atomic_dir, settle
 from weakrank.progress import tqdm
 from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.ranker.bi_encoder import BiEncoder
-from weakrank.ranker.cross_encoder import CONFIG_FILE as BERT_PR_FILE
+from weakrank.ranker.cross_encoder import CONFIG_FILE as CROSS_ENCODER_FILE
 
 MANIFEST = "manifest.json"
 
@@ -43,7 +43,7 @@ def load_encoder(name_or_path: str) -> BiEncoder:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if (path / BI_ENCODER_FILE).exists():
         return BiEncoder.load(path, device)
-    if (path / BERT_PR_FILE).exists():
+    if (path / CROSS_ENCODER_FILE).exists():
         raise ConfigError(f"{path} is a cross-encoder: it scores pairs and cannot index (use `weakrank rerank`)")
     return BiEncoder.from_encoder(name_or_path).to(device)
 

@@ -43,7 +43,7 @@ def student_backend(args: argparse.Namespace) -> str:
 
 def cmd_rerank(args: argparse.Namespace) -> None:
     if args.run:  # queries never labelled: a TREC run, its queries and its collection
-        from weakrank.training.run import rerank_trec
+        from weakrank.ranker.rerank import rerank_trec
 
         missing = [flag for flag, value in (("--model-dir", args.model), ("--queries", args.queries),
                                             ("--collection", args.collection)) if not value]

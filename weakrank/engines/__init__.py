@@ -20,8 +20,8 @@ from typing import Any
 import pandas as pd
 
 from weakrank.dataset import Dataset
+from weakrank.engines.bundle import bundle_lfs
 from weakrank.engines.partitions import read_votes, write_pairs
-from weakrank.engines.shipping import ship
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, SCORE, apply_lfs
@@ -74,7 +74,7 @@ def run_engine(
     """Label the pairs dataset ``pairs_dir`` with the Dask or Spark ``engine`` into the votes dataset ``out_dir``
     (atomically); ``local`` labels in process, through :func:`label_dataset`."""
     _distributed(engine)
-    bundle = ship(lfs, dataset, engine.chunk_size)
+    bundle = bundle_lfs(lfs, dataset, engine.chunk_size)
     with atomic_dir(out_dir) as tmp:
         if engine.name == "dask":
             from weakrank.engines import dask_engine

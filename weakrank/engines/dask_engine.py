@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from weakrank.engines.bundle import LFBundle
 from weakrank.engines.partitions import pairs_dataset, part_ids, read_part, write_votes_part
-from weakrank.engines.shipping import LFBundle
 from weakrank.progress import tqdm
 
 

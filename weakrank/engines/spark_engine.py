@@ -15,8 +15,8 @@ from pathlib import Path
 import cloudpickle
 import pandas as pd
 
+from weakrank.engines.bundle import LFBundle, spark_schema
 from weakrank.engines.partitions import part_ids
-from weakrank.engines.shipping import LFBundle, spark_schema
 
 _BUNDLES: dict[str, LFBundle] = {}  # per Python worker process: run key → unpickled LFs
 

@@ -13,6 +13,12 @@ from weakrank.evaluation.run_checks import checked_run
 from weakrank.evaluation.significance import average_over_seeds, mean_std, paired_tests
 
 
+def to_markdown(table: pd.DataFrame, floatfmt: str = ".3f") -> str:
+    """``table`` as Markdown with its index: floats as ``floatfmt``, whole-number columns (counts) as integers."""
+    whole = [pd.api.types.is_integer_dtype(table[c]) for c in table.columns]
+    return table.to_markdown(floatfmt=("", *(".0f" if w else floatfmt for w in whole)))
+
+
 def results_table(results: dict[str, list[pd.DataFrame]], baseline: str = "bm25", alpha: float = 0.05) -> pd.DataFrame:
     """Numeric table: ``<metric>`` means, ``<metric> std`` over seeds, ``<metric> sig`` (+/−/blank vs baseline) and
     ``<metric> p`` (the paired t-test's p-value against the baseline after Bonferroni; NaN on the baseline's row).

@@ -49,7 +49,7 @@ def usable(name: str, n_lfs: int) -> bool:
     return n_lfs >= MODELS[name].min_lfs
 
 
-def judged_queries(votes: pd.DataFrame, split: str, n: int) -> list[str]:
+def few_shot_queries(votes: pd.DataFrame, split: str, n: int) -> list[str]:
     """The first ``n`` queries of ``split`` (in table order) whose candidates are judged, with a relevant one and
     a non-relevant one: the few a user judged for few-shot mode."""
     rows = votes[(votes["split"] == split) & votes["gold"].notna()]
@@ -130,7 +130,7 @@ __all__ = [
     "gold_of",
     "judged_gold",
     "with_judgments",
-    "judged_queries",
+    "few_shot_queries",
     "usable",
     "check_votes",
     "labels_from_proba",

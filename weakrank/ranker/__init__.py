@@ -4,20 +4,22 @@
 - :class:`FusedRanker` (``fused.py``): the student averaged per query with its :class:`Teacher` (``teacher.py``:
   the LFs and the fusion label model's fitted state, scoring from that state alone), ``save`` / ``load``;
 - ``teacher_state.py``: a model directory read as untrusted input (no code runs without ``trust_code``);
-- the students: :class:`BertPR` (``cross_encoder.py``) and :class:`BiEncoder` (``bi_encoder.py``), both
-  :class:`RanksPassages` (``ranking.py``), run by one of :data:`BACKENDS` (``student.py``; ONNX Runtime in
-  ``onnx_runtime.py``).
+- the students: :class:`CrossEncoderRanker` (``cross_encoder.py``) and :class:`BiEncoder` (``bi_encoder.py``),
+  both :class:`RanksPassages` (``ranking.py``), run by one of :data:`BACKENDS` (``student.py``; ONNX Runtime in
+  ``onnx_runtime.py``);
+- ``rerank.py``: a model directory loaded (warning when a teacher is asked of one that holds none) and run over
+  pairs.
 
 Nothing here imports the trainer, the pipeline config, the label models or the engines (``tests/test_layers.py``).
 """
 
 from weakrank.ranker.bi_encoder import BiEncoder
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.fused import FusedRanker, UntrustedCodeWarning, average_views
 from weakrank.ranker.load import load_ranker
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import BACKENDS, Student, load_student
 from weakrank.ranker.teacher import Teacher
 
-__all__ = ["BACKENDS", "BertPR", "BiEncoder", "FusedRanker", "RanksPassages", "Student", "Teacher",
+__all__ = ["BACKENDS", "BiEncoder", "CrossEncoderRanker", "FusedRanker", "RanksPassages", "Student", "Teacher",
            "UntrustedCodeWarning", "average_views", "load_ranker", "load_student"]

@@ -1,7 +1,7 @@
 """A bi-encoder ranker: query and passage embedded apart by a sentence-transformers model, scored by
 ``scale · cos(query, passage)`` (the logit that ``MultipleNegativesRankingLoss`` uses, scale 20).
 
-It has the interface of :class:`~weakrank.ranker.cross_encoder.BertPR` (``tokenize``/``forward``/``score``,
+It has the interface of :class:`~weakrank.ranker.cross_encoder.CrossEncoderRanker` (``tokenize``/``forward``/``score``,
 ``predict``, ``save``/``load``, ``encoder``, ``tokenizer``, ``head``), so the same trainer, losses and
 rerank code serve both. It starts from the packaged MiniLM by default, which is also the
 ``embedding_cosine`` LF: the weak bi-encoder starts from the strongest signal the pipeline has. Saved as a

@@ -1,8 +1,10 @@
-"""BERT-PR: "query [SEP] passage" → transformer encoder → [CLS] (or mean) pooling → MLP (100, 10, ReLU) → one score.
+"""The cross-encoder student (Xu et al.'s BERT-PR): "query [SEP] passage" → transformer encoder → [CLS] (or mean)
+pooling → MLP (100, 10, ReLU) → one score.
 
 Saved as a directory: the encoder and tokenizer in Hugging Face format (``from_pretrained``-loadable),
 ``head.safetensors`` and ``bert_pr.json`` for the MLP head, and the same head as sentence-transformers (>= 6)
-modules, so that ``CrossEncoder(directory)`` gives :meth:`BertPR.predict`'s scores (not a random classifier).
+modules, so that ``CrossEncoder(directory)`` gives :meth:`CrossEncoderRanker.predict`'s scores (not a random
+classifier).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from weakrank.io import write_text
 from weakrank.progress import loading_bars_off
 from weakrank.ranker.ranking import RanksPassages
 
+# bert_pr.json: a historical name (the class was BertPR), kept so that every model directory saved before loads
 HEAD_FILE, CONFIG_FILE, CARD_FILE = "head.safetensors", "bert_pr.json", "README.md"
 ST = "sentence_transformers."  # the package of the module classes in modules.json (sentence-transformers 6)
 
 
-class BertPR(nn.Module, RanksPassages):
+class CrossEncoderRanker(nn.Module, RanksPassages):
     """A cross-encoder ranker: one relevance score (a logit) per query–passage pair."""
 
     def __init__(self, encoder: nn.Module, tokenizer, hidden: tuple[int, ...] = (100, 10), max_length: int = 256,
@@ -45,7 +48,8 @@ class BertPR(nn.Module, RanksPassages):
         self.hidden = tuple(hidden)
 
     @classmethod
-    def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256, pooling: str = "cls") -> BertPR:
+    def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256,
+                     pooling: str = "cls") -> CrossEncoderRanker:
         """A fresh ranker on a pretrained encoder (a HF name, a local path, or ``"minilm"``)."""
         path = resolve_model(name_or_path)
         loading_bars_off()
@@ -122,11 +126,11 @@ class BertPR(nn.Module, RanksPassages):
                     {"model_type": "CrossEncoder", "activation_fn": "torch.nn.modules.linear.Identity"})
 
     @classmethod
-    def load(cls, directory: str | Path, device: str | None = None) -> BertPR:
+    def load(cls, directory: str | Path, device: str | None = None) -> CrossEncoderRanker:
         """A ranker saved by :meth:`save`."""
         directory = Path(directory)
         if not (directory / CONFIG_FILE).exists():
-            raise FileNotFoundError(f"{directory} holds no BERT-PR model ({CONFIG_FILE} missing)")
+            raise FileNotFoundError(f"{directory} holds no cross-encoder ranker ({CONFIG_FILE} missing)")
         config = json.loads((directory / CONFIG_FILE).read_text())
         loading_bars_off()
         model = cls(

@@ -23,14 +23,14 @@ import torch
 
 from weakrank.errors import WeakrankError
 from weakrank.io import atomic_path, file_sha256, write_text
-from weakrank.ranker.cross_encoder import CONFIG_FILE, HEAD_FILE, BertPR
+from weakrank.ranker.cross_encoder import CONFIG_FILE, HEAD_FILE, CrossEncoderRanker
 from weakrank.ranker.ranking import RanksPassages
 
 ONNX_DIR, SOURCE_FILE = "onnx", "source.json"
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def onnx_file(model: BertPR, directory: str | Path, int8: bool) -> Path:
+def onnx_file(model: CrossEncoderRanker, directory: str | Path, int8: bool) -> Path:
     """The student's ONNX file (exported and, with ``int8``, quantised on first use)."""
     try:
         import onnxruntime  # noqa: F401
@@ -93,7 +93,7 @@ def _write_record(folder: Path, weights: str, files: dict[str, str]) -> dict[str
     return files
 
 
-def _export(model: BertPR, path: Path) -> None:
+def _export(model: CrossEncoderRanker, path: Path) -> None:
     """``model`` (on the CPU, eval mode) as an ONNX graph from token ids to one score per pair."""
     model = model.to("cpu").eval()
     example = model.tokenize(["a query"], ["a passage of a few words"])
@@ -116,9 +116,9 @@ def _export(model: BertPR, path: Path) -> None:
 
 
 class OnnxCrossEncoder(RanksPassages):
-    """``predict`` of a :class:`BertPR` student through an ONNX Runtime session (length-sorted batches)."""
+    """``predict`` of a :class:`CrossEncoderRanker` student through an ONNX Runtime session (length-sorted batches)."""
 
-    def __init__(self, model: BertPR, directory: str | Path, int8: bool = False, threads: int = 0) -> None:
+    def __init__(self, model: CrossEncoderRanker, directory: str | Path, int8: bool = False, threads: int = 0) -> None:
         import onnxruntime as ort
 
         self.tokenizer, self.max_length = model.tokenizer, model.max_length

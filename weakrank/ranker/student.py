@@ -7,11 +7,11 @@ from pathlib import Path
 from weakrank.errors import WeakrankError
 from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.ranker.bi_encoder import BiEncoder
-from weakrank.ranker.cross_encoder import CONFIG_FILE as BERT_PR_FILE
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CONFIG_FILE as CROSS_ENCODER_FILE
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.ranking import RanksPassages
 
-Student = BertPR | BiEncoder
+Student = CrossEncoderRanker | BiEncoder
 # where a loaded student runs, as sentence-transformers' CrossEncoder(..., backend=): PyTorch; PyTorch with its
 # linear layers dynamically quantised to int8 (CPU); ONNX Runtime on the CPU (cross-encoders), fp32 or int8
 BACKENDS = ("torch", "int8", "onnx", "onnx-int8")
@@ -27,14 +27,15 @@ def load_student(directory: str | Path, device: str | None = None, backend: str 
     directory = Path(directory)
     if (directory / BI_ENCODER_FILE).exists():
         student = BiEncoder.load(directory, device)
-    elif (directory / BERT_PR_FILE).exists():
-        student = BertPR.load(directory, device)
+    elif (directory / CROSS_ENCODER_FILE).exists():
+        student = CrossEncoderRanker.load(directory, device)
     else:
-        raise FileNotFoundError(f"{directory} holds no weakrank ranker ({BERT_PR_FILE} or {BI_ENCODER_FILE} missing)")
+        raise FileNotFoundError(
+            f"{directory} holds no weakrank ranker ({CROSS_ENCODER_FILE} or {BI_ENCODER_FILE} missing)")
     if backend.startswith("onnx"):
         from weakrank.ranker.onnx_runtime import OnnxCrossEncoder
 
-        if not isinstance(student, BertPR):
+        if not isinstance(student, CrossEncoderRanker):
             raise WeakrankError(f"{directory}: backend {backend!r} runs cross-encoders; this is a bi-encoder")
         return OnnxCrossEncoder(student, directory, int8=backend == "onnx-int8")
     return quantized(student) if backend == "int8" else student

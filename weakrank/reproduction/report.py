@@ -23,8 +23,8 @@ from weakrank.evaluation.calibration import (
     ranking_ece,
     reliability_diagram,
 )
-from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend
-from weakrank.io import read_metadata, read_parquet, to_markdown, write_text
+from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend, to_markdown
+from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.lists import minmax_within, softmax_within
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
@@ -105,7 +105,7 @@ def action_figure(cells: pd.DataFrame, actions_dir: Path, path: Path) -> Path | 
                      xlabel="training step", ylabel="share of runs (10-step window)")
 
 
-def gold_of(gold: pd.Series, run: pd.DataFrame) -> np.ndarray:
+def gold_of_run(gold: pd.Series, run: pd.DataFrame) -> np.ndarray:
     """0/1 gold of a run's (query, passage) pairs."""
     return gold.loc[list(zip(run["query_id"], run["passage_id"]))].to_numpy(int)
 
@@ -124,12 +124,12 @@ def calibration_section(votes: pd.DataFrame, cells: pd.DataFrame, grid: dict[str
     probabilities, softmaxes, ranking = {}, {}, {}
     for model in options:
         run = column_run(votes.assign(p=label_model_scores(votes, model, **options[model])), "p", split)
-        probabilities[model] = (run["score"].to_numpy(), gold_of(gold, run))
+        probabilities[model] = (run["score"].to_numpy(), gold_of_run(gold, run))
     trained = cells[[grid[key].kind != "unsupervised" for key in cells["key"]]] if len(cells) else cells
     for _, cell in trained.drop_duplicates("row").iterrows():
         run = read_parquet(runs / f"{cell['key']}.parquet")
         scores, queries = run["score"].to_numpy(), run["query_id"].to_numpy()
-        y = gold_of(gold, run)
+        y = gold_of_run(gold, run)
         if dict(grid[cell["key"]].train).get("mode") == "pointwise":  # trained as the logit of P(relevant)
             probabilities[cell["row"]] = (expit(scores), y)
         softmaxes[cell["row"]] = (softmax_within(scores, queries), y)

@@ -62,9 +62,9 @@ def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
     """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and labels (see
-    :func:`~weakrank.training.run.trainer_from_config`)."""
+    :func:`~weakrank.training.build.trainer_from_config`)."""
+    from weakrank.training.build import trainer_from_config, training_data
     from weakrank.training.label_checks import check_label_table
-    from weakrank.training.run import trainer_from_config, training_data
 
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
@@ -176,7 +176,7 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
                 trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
-    from weakrank.training.run import loaded_ranker, score_pairs
+    from weakrank.ranker.rerank import loaded_ranker, score_pairs
 
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 from weakrank.ranker.bi_encoder import BiEncoder
-from weakrank.ranker.cross_encoder import BertPR
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.training.config import TrainConfig
 
-Ranker = BertPR | BiEncoder
+Ranker = CrossEncoderRanker | BiEncoder
 
 
 def new_ranker(cfg: TrainConfig) -> Ranker:
@@ -19,7 +19,7 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
     if cfg.architecture == "bi-encoder":
         model = BiEncoder.from_encoder(cfg.encoder, max_length=cfg.max_length, scale=cfg.scale)
     else:
-        model = BertPR.from_encoder(cfg.encoder, max_length=cfg.max_length, pooling=cfg.pooling)
+        model = CrossEncoderRanker.from_encoder(cfg.encoder, max_length=cfg.max_length, pooling=cfg.pooling)
     if cfg.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
     return model

@@ -3,7 +3,7 @@ early stopping on every dev query: agreement with the teacher's ranking (gold MA
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
-settings and callbacks; :func:`weakrank.training.run.trainer_from_config` builds them from a ``TrainConfig``.
+settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``.
 """
 
 from __future__ import annotations
@@ -183,10 +183,10 @@ def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None,
 
 
 class Trainer:
-    """Fine-tunes ``model`` (:class:`BertPR` or :class:`BiEncoder`) on ``data`` by ``objective``, negatives drawn by
-    ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end. Evaluates on
-    ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model card) and
-    history under ``out_dir``. Build the model after :func:`prepare_run`."""
+    """Fine-tunes ``model`` (:class:`CrossEncoderRanker` or :class:`BiEncoder`) on ``data`` by ``objective``,
+    negatives drawn by ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end.
+    Evaluates on ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model
+    card) and history under ``out_dir``. Build the model after :func:`prepare_run`."""
 
     def __init__(
         self,

@@ -19,10 +19,10 @@ from weakrank.training.batches import Batch, ListBatch
 if TYPE_CHECKING:
     import torch
 
-    from weakrank.training.bi_encoder import BiEncoder
-    from weakrank.training.cross_encoder import BertPR
+    from weakrank.ranker.bi_encoder import BiEncoder
+    from weakrank.ranker.cross_encoder import CrossEncoderRanker
 
-    Ranker = BertPR | BiEncoder
+    Ranker = CrossEncoderRanker | BiEncoder
 
 PAIR_MODES = ("pairwise", "pointwise")
 # a [train] configuration (weakrank.training.config.TrainConfig, which is built from the objectives' options: not

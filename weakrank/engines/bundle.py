@@ -1,4 +1,4 @@
-"""LFs on workers: fit once on the driver, ship (pickle) to workers, label one partition there.
+"""LFs bundled for workers: fit once on the driver, pickled to workers, label one partition there.
 
 Data-derived resources (BM25 index, TF-IDF vocabulary) are fitted once on the driver and travel
 with the LF, so every worker scores with exactly the same statistics. Resources marked
@@ -29,7 +29,7 @@ _RESOURCES: dict[str, Any] = {}  # per-process cache of per_process resources, b
 
 @dataclass(frozen=True)
 class LFBundle:
-    """The shipped LFs as one object (engines scatter/broadcast it whole, not item by item)."""
+    """The LFs bundled for workers as one object (engines scatter/broadcast it whole, not item by item)."""
 
     lfs: tuple[RankingLF, ...]
     chunk_size: int = CHUNK_SIZE
@@ -49,7 +49,7 @@ def resource_key(lf: RankingLF) -> str:
     return cache_key(lf, hashlib.sha1(cloudpickle.dumps(lf.fit_fn)).hexdigest(), "")
 
 
-def ship(lfs: Sequence[RankingLF], dataset: Dataset, chunk_size: int = CHUNK_SIZE) -> LFBundle:
+def bundle_lfs(lfs: Sequence[RankingLF], dataset: Dataset, chunk_size: int = CHUNK_SIZE) -> LFBundle:
     """Copies of ``lfs`` ready to pickle: data resources fitted on ``dataset``, models left to workers."""
     shipped = []
     for lf in lfs:

@@ -1,0 +1,46 @@
+"""A model directory loaded and run over pairs: :func:`loaded_ranker` (the shipped ranker, or its student alone,
+with a warning when the teacher is asked of a directory that holds none), :func:`score_pairs`, and
+:func:`rerank_trec`, a TREC run of any queries reranked (``weakrank rerank --run``). The rerank stage
+(:func:`weakrank.stages.training.score_split`) scores with these too."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.io import check_output, mark_written, write_run
+from weakrank.loaders.trec import load_trec
+from weakrank.ranker.fused import FusedRanker
+from weakrank.ranker.load import load_ranker
+from weakrank.ranker.ranking import RanksPassages
+from weakrank.ranker.teacher_state import FUSION_FILE
+
+
+def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",
+                  trust_code: bool = False) -> RanksPassages:
+    """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
+    ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code)
+    if not student_only and not isinstance(ranker, FusedRanker) and not (Path(model) / FUSION_FILE).exists():
+        warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
+                      "scoring with the student alone", stacklevel=2)
+    return ranker
+
+
+def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64) -> pd.DataFrame:
+    """``query_id, passage_id, score`` of the rows of ``pairs`` (``query_id, passage_id, query, passage``)."""
+    return pairs[["query_id", "passage_id"]].assign(score=ranker.score_frame(pairs, batch_size=batch_size))
+
+
+def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
+                batch_size: int = 64, backend: str = "torch", trust_code: bool = False, force: bool = False) -> Path:
+    """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
+    model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
+    labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
+    (:func:`~weakrank.io.check_output`)."""
+    check_output(out, {"--run": run, "--queries": queries, "--collection": collection}, force)
+    dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
+    tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
+    ranker = loaded_ranker(model, backend=backend, trust_code=trust_code)
+    return mark_written(write_run(score_pairs(ranker, dataset.pairs(), batch_size), out, tag))
