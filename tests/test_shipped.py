@@ -232,3 +232,12 @@ def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(tra
     refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
     assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
     assert run_teacher(cfg).fusion_state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
+
+
+def test_the_rerank_command_offers_every_backend_the_loader_has():
+    from weakrank.cli import build_parser
+    from weakrank.ranker import BACKENDS
+
+    rerank = next(a for a in build_parser()._subparsers._group_actions[0].choices["rerank"]._actions
+                  if "--backend" in a.option_strings)
+    assert list(rerank.choices) == list(BACKENDS)  # the parser stays light (no torch): its names are written out

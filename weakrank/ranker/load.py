@@ -24,7 +24,7 @@ def load_ranker(directory: str | Path, device: str | None = None, student_only: 
     from their saved options and arrays. A teacher with a user's LF file (in the directory's ``lfs/``) runs that
     file only with ``trust_code``; without it the student is returned alone, with a warning."""
     if backend not in BACKENDS:
-        raise WeakrankError(f"backend {backend!r}: choose one of {BACKENDS}")
+        raise WeakrankError(f"backend {backend!r}: choose one of {list(BACKENDS)}")
     directory = Path(directory)
     check_model_files(directory)
     if student_only or not has_teacher(directory):
