@@ -5,7 +5,8 @@ Every section is a typed dataclass: a misspelt section or key, or a value of the
 kept as a table and read into a :class:`~weakrank.training.config.TrainConfig` (as strictly) when training
 starts, with the command line's overrides. Relative paths (``run_dir``, ``[dataset] path``, the BEIR loader's
 ``run``, ``path/to/file.py:function`` LFs, ``[train] labels`` and ``policy_path``) are resolved against the config
-file's folder, so a config runs from any directory.
+file's folder, so a config runs from any directory. (Over 300 lines: each section's dataclass sits beside the
+checks of its keys, so that a section reads in one place.)
 """
 
 from __future__ import annotations
@@ -296,7 +297,8 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
     as do an unknown dataset loader or loader option and an LF that does not resolve (:mod:`weakrank.inputs`: its
     file or module is imported, nothing is called). What a stage reads (the dataset's files, the label model's LF
     count, the splits) is checked by that stage before it writes (:mod:`weakrank.validation`): a stage that does
-    not read it, or a run directory already ingested, needs none of it.
+    not read it, or a run directory already ingested, needs none of it. (Long: the sections are read and checked
+    in the order a person reads the file, so that the first error reported is the first in the file.)
 
     From Python, as the command line's flags do: ``run_dir`` (relative to the current folder) replaces the file's,
     ``max_queries`` keeps the first N queries of each split at ingest, and each other keyword is a section whose

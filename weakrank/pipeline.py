@@ -2,7 +2,8 @@
 ``train``, ``rerank``, ``evaluate`` (and ``select``, ``index``, ``corrupt``), and :func:`run`, which runs them in
 order as ``weakrank run`` does. Each checks what it reads of the config (:mod:`weakrank.validation`) before it
 takes the run-dir lock, reads and writes files of the run directory (its layout: :mod:`weakrank.paths`) and
-returns what it wrote; the ``weakrank`` commands parse arguments, call one of these and print."""
+returns what it wrote; the ``weakrank`` commands parse arguments, call one of these and print. (Over 300 lines:
+one stage runner by design, every stage a function here; what they share lives in :mod:`weakrank.stages`.)"""
 
 from __future__ import annotations
 
@@ -191,7 +192,8 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
     from judged queries) and, with gold, the quality table (each LF, every label model, the configured
     aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
-    ``attrs["legend"]``."""
+    ``attrs["legend"]``. (Long: it writes each of the analysis folder's files in turn, beside the table it
+    came from.)"""
     from weakrank.analysis import (  # sklearn: imported when it runs, so `run` checks the config without it
         QUALITY_LEGEND,
         VIEWS_LEGEND,

@@ -72,7 +72,8 @@ def load_beir(
 
     The queries of ``qrels/<split>.tsv`` form each of ``splits``; ``unlabelled`` names a split for every
     other query of ``queries.jsonl`` (no gold: weak training needs none). Duplicate ids, a query judged in
-    two splits and a run naming an unknown query or passage are located errors.
+    two splits and a run naming an unknown query or passage are located errors. (Long: one pass over BEIR's three
+    inputs, each file checked where it is read, so that every error names its own file and line.)
     """
     corpus = read_jsonl(path / "corpus.jsonl", ("_id", "text"), ("title",))
     check_unique(corpus, "_id", "_id", "passage id")

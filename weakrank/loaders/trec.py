@@ -108,7 +108,8 @@ def load_trec(
 
     Queries without judgements have no gold. A run naming a query outside its split's queries file or a
     passage outside the collection, and a query id in two queries files, are located errors; qrels lines
-    of queries outside the split are ignored (one qrels file may serve every split).
+    of queries outside the split are ignored (one qrels file may serve every split). (Long: one pass over the
+    files of every split, each checked where it is read, so that every error names its own file and line.)
     """
     files = _split_files(path, splits, queries, run, qrels, split)
     passages = read_tsv(path / collection, ["passage_id", "text"], header=False)

@@ -3,7 +3,8 @@ early stopping on every dev query: agreement with the teacher's ranking (gold MA
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
-settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``.
+settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. (Over 300 lines: one class
+whose parts — checkpoints, resume, early stopping, AMP, DDP — all read and write the loop's state.)
 """
 
 from __future__ import annotations
