@@ -100,27 +100,27 @@ def shared_encoder(path: str, max_length: int | None = None, batch_size: int = 6
     the same model, length and precision share one, so their texts are encoded once. A model is known by its
     content (:func:`~weakrank.encoders.content_hash`), not its path: one changed in place is loaded again and reads
     none of the old one's encodings."""
-    from sentence_transformers import SentenceTransformer
-
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {list(PRECISIONS)}, got {precision!r}")
     key = content_hash(path)
     if (key, None, precision) not in _MODELS:
-        loading_bars_off()
-        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)  # int8 kernels: CPU
-        _MODELS[key, None, precision] = _kept(_encoder(model, batch_size, precision), key)
+        _MODELS[key, None, precision] = _kept(_encoder(path, None, batch_size, precision), key)
     default = _MODELS[key, None, precision]
     if max_length is None or max_length == default.model.max_seq_length:
         return default
     if (key, max_length, precision) not in _MODELS:
-        loading_bars_off()
-        model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)
-        model.max_seq_length = max_length
-        _MODELS[key, max_length, precision] = _kept(_encoder(model, batch_size, precision), key)
+        _MODELS[key, max_length, precision] = _kept(_encoder(path, max_length, batch_size, precision), key)
     return _MODELS[key, max_length, precision]
 
 
-def _encoder(model, batch_size: int, precision: str) -> SharedEncoder:
+def _encoder(path: str, max_length: int | None, batch_size: int, precision: str) -> SharedEncoder:
+    """A fresh :class:`SharedEncoder` of the model at ``path`` (int8: on the CPU, where its kernels run)."""
+    from sentence_transformers import SentenceTransformer
+
+    loading_bars_off()
+    model = SentenceTransformer(path, device="cpu" if precision == "int8" else None)
+    if max_length is not None:
+        model.max_seq_length = max_length
     return SharedEncoder(dynamic_int8(model) if precision == "int8" else model, batch_size, precision=precision)
 
 
