@@ -32,6 +32,7 @@ from weakrank.labeling import SCORE
 from weakrank.lists import average_precisions, standardize_within
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
+from weakrank.stages.training import model_dir
 
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 EMBEDDING = "embedding_cosine"
@@ -59,6 +60,10 @@ def measure(name: str) -> list[dict]:
     passages = read_parquet(paths.dataset / "passages.parquet").set_index("passage_id")["text"]
     qrels = read_parquet(paths.dataset / "qrels.parquet")
     students = {"label-free": trained_name(cfg, 0, False), "select 10": trained_name(cfg, 0, False, labels=str(selected))}
+    # the checkpoint the shipped ranker uses (best, else final), loaded once; the evaluated split's scores are
+    # bench_quality's cached run of it
+    rankers = {student: load_ranker(model_dir(cfg, f"bench/models/{key}"), student_only=True)
+               for student, key in students.items()}
     splits = {"test": EVAL_SPLIT[name]} | ({"dev": "dev"} if EVAL_SPLIT[name] != "dev" else {})
     judged_queries = set(read_metadata(selected)["gold_queries"])
     out = []
@@ -79,8 +84,11 @@ def measure(name: str) -> list[dict]:
 
         pairs = list(zip(texts.loc[rows["query_id"]], passages.loc[rows["passage_id"]]))
         for student, key in students.items():
-            ranker = load_ranker(paths.root / "bench" / "models" / key / "final", student_only=True)
-            s = standardize_within(np.asarray(ranker.predict(pairs), float)[:, None], groups)[:, 0]
+            if queries == "test":
+                raw = keys.merge(read_parquet(paths.root / "bench" / f"{key}.parquet"), how="left")["score"]
+            else:
+                raw = rankers[student].predict(pairs)
+            s = standardize_within(np.asarray(raw, float)[:, None], groups)[:, 0]
             for teacher, t in teachers.items():
                 t = standardize_within(t[:, None], groups)[:, 0]
                 out += [{"dataset": name, "queries": queries, "student": student, "teacher": teacher, "w": w,

@@ -264,14 +264,15 @@ def train(cfg: PipelineConfig, *, resume: bool = False, progress: bool = True,
     group is left however training ends."""
     from weakrank.training.distributed import teardown
 
-    check_config(cfg, ("train",), train_split=train_config(cfg, **overrides).train_split)
+    tc = train_config(cfg, **overrides)
+    check_config(cfg, ("train",), train_split=tc.train_split)
     main = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 writes, so only it locks
     try:
         with run_dir_lock(cfg.run_dir, "train") if main else nullcontext():
             train_ranker(cfg, resume=resume, progress=progress, callbacks=callbacks, **overrides)
     finally:
         teardown()
-    return model_dir(cfg, train_config(cfg, **overrides).output)
+    return model_dir(cfg, tc.output)
 
 
 @stage("rerank", eval_split="split")
