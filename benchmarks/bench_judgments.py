@@ -63,6 +63,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--per-query", type=int, default=6)
     parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select set trains a student")
+    parser.add_argument("--judged-repeats", type=int, default=None,
+                        help="[train] judged_repeats of the students trained on select's sets (default: the config's)")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the README's table")
     args = parser.parse_args()
@@ -140,7 +142,7 @@ def measure(name: str, cfg, args) -> list[dict]:
                 path = paths.root / "bench" / f"labels_select{n}.parquet"
                 write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
                                                       "gold_queries": sorted({q for q in chosen})})
-                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet)
+                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_repeats=args.judged_repeats)
             relevant = votes.loc[gold > 0, "query_id"].nunique()
             out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
                         "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,
@@ -149,9 +151,12 @@ def measure(name: str, cfg, args) -> list[dict]:
     return out
 
 
-def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: bool = True) -> float:
-    """Test MAP of the shipped ranker trained on ``labels`` (None: labels.parquet; cached by bench_quality)."""
-    overrides = {"labels": str(labels)} if labels else {}
+def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: bool = True, **train) -> float:
+    """Test MAP of the shipped ranker trained on ``labels`` (None: labels.parquet; cached by bench_quality) with
+    ``train`` overrides of ``[train]``."""
+    overrides = {k: v for k, v in train.items() if v is not None}
+    if labels:
+        overrides["labels"] = str(labels)
     trained_run(cfg, split, 0, False, quiet, **overrides)
     run = shipped_run(cfg, split, 0, **overrides)
     return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())

@@ -232,6 +232,18 @@ def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
         TrainConfig(list_fraction=0.0)
 
 
+def test_judged_lists_are_kept_and_seen_judged_repeats_times_an_epoch(tiny):
+    labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2],  # q1: a clear top
+                                   judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2: a person judged it
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train", list_fraction=0.5, judged_repeats=3)
+    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.judged == {"q2"}
+    assert [qid for qid, _ in data.anchors].count("q2") == 3 and [qid for qid, _ in data.anchors].count("q1") == 1
+    assert len(data.epoch_order(0, 0, listwise=True)) == 4
+    assert sorted(TrainingData(labels, tiny.queries, tiny.passages, "train").list_ids) == ["q1", "q2"]
+    with pytest.raises(ConfigError, match="judged_repeats"):
+        TrainConfig(judged_repeats=0)
+
+
 def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):
     labels = labelled(tiny).assign(split="train", score_bm25=[3.0, 9.0, 1.0, 2.0, 6.0, 7.0])
     data = TrainingData(labels, tiny.queries, tiny.passages, "train")

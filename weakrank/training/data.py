@@ -4,7 +4,9 @@ listwise distillation, groups of a query's candidates with the label model's sco
 Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranking score) of
 labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
-``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled.
+``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
+query a person judged (labels' ``judged`` column, few-shot mode) is always kept and seen ``judged_repeats`` times
+an epoch.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class TrainingData:
         ns_lf: str | None = "bm25",
         min_confidence: float = 0.0,
         list_fraction: float = 1.0,
+        judged_repeats: int = 1,
     ) -> None:
         self.supervised = supervised
         rows = labels[labels["split"] == split]
@@ -76,12 +79,17 @@ class TrainingData:
                 qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
                 g["teacher"].to_numpy(),
             )
-        kept = confident_lists(self.lists, list_fraction)
+        judged = set(rows.loc[rows["judged"].notna(), "query_id"]) if "judged" in rows.columns else set()
+        kept = confident_lists(self.lists, list_fraction) | judged
         self.anchors = [
             (qid, int(i)) for qid, ql in self.lists.items() if qid in kept for i in np.flatnonzero(ql.labels == 1)
         ]
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
+        # a person's judgments are a handful of lists among thousands: each is seen judged_repeats times an epoch
+        self.anchors += [a for a in self.anchors if a[0] in judged] * (judged_repeats - 1)
+        self.list_ids += [qid for qid in self.list_ids if qid in judged] * (judged_repeats - 1)
+        self.judged = judged
         self.split = split
 
     def units(self, listwise: bool = False) -> list:
