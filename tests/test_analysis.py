@@ -33,6 +33,22 @@ def test_quality_table_by_hand():
     assert flipped.loc["a", "AUC"] == pytest.approx(1 - auc_a)
 
 
+def test_query_quality_is_scikit_learn_s_auc_and_the_top_s_share_per_query():
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(2, 15, size=60)
+    pairs = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(60)], sizes),
+                          "gold": rng.integers(0, 2, size=sizes.sum()),
+                          "s": rng.integers(0, 4, size=sizes.sum()).astype(float)})  # many ties
+    per_query = query_quality(pairs, {"s": "s"}).set_index("query_id")
+    for qid, rows in pairs.groupby("query_id"):
+        if 0 < rows["gold"].sum() < len(rows):
+            top = rows["s"] == rows["s"].max()
+            assert per_query.loc[qid, "AUC"] == pytest.approx(roc_auc_score(rows["gold"], rows["s"]))
+            assert per_query.loc[qid, "P@1"] == pytest.approx(rows.loc[top, "gold"].mean())
+        else:
+            assert qid not in per_query.index
+
+
 def test_quality_figure_labels_bars_and_draws_the_auc_chance_line():
     from weakrank.plots import quality_figure
 

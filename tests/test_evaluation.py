@@ -275,7 +275,7 @@ def test_a_grid_trains_on_one_lfs_own_votes(tmp_path, tiny):
         grid.grid_cells(load_config(cfg_path), votes)
 
 
-def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
+def test_the_fusions_skip_an_lf_on_the_lists_it_cannot_rank():
     """An LF tied on a whole list abstains there: RRF and CombSUM of that list are those of the other LFs
     alone (ranx would rank the tied list in an arbitrary order); where it ranks, it counts."""
     from weakrank.baselines import fusion_runs
@@ -292,7 +292,30 @@ def test_ranx_fusion_skips_an_lf_on_the_lists_it_cannot_rank():
         assert np.allclose(with_tied[system]["score"][q1], without[system]["score"][q1])
         assert not np.allclose(with_tied[system]["score"][q2], without[system]["score"][q2])
     alone = fusion_runs(votes.assign(score_b=0.0, score_tied=0.0))  # only LF a ranks: its own order
-    assert (alone["fusion:rrf"]["score"].rank() == votes["score_a"].rank()).all()
+    for system in ("fusion:rrf", "fusion:combsum"):
+        ranks = alone[system].groupby("query_id")["score"].rank()
+        assert (ranks == votes.groupby("query_id")["score_a"].rank()).all()
+
+
+def test_the_fusions_are_ranx_s_on_lists_without_ties():
+    """ranx's ``fuse`` (RRF; CombSUM of zmuv-normalised scores) is the reference of weakrank's numpy fusions."""
+    from ranx import Run, fuse
+
+    from weakrank.baselines import fusion_runs
+
+    rng = np.random.default_rng(1)
+    sizes = rng.integers(2, 12, size=40)
+    votes = pd.DataFrame({"query_id": np.repeat([f"q{i}" for i in range(40)], sizes),
+                          "passage_id": [f"p{i}" for i in range(sizes.sum())], "split": "test"})
+    for name in ("a", "b", "c"):
+        votes[f"score_{name}"], votes[f"vote_{name}"] = rng.normal(size=len(votes)) * rng.uniform(0.1, 10), 0
+    ours = fusion_runs(votes)
+    runs = [Run.from_df(pd.DataFrame({"q_id": votes["query_id"].astype(object), "doc_id": votes["passage_id"].astype(object),
+                                      "score": votes[f"score_{n}"]}), name=n) for n in ("a", "b", "c")]
+    for system, (method, norm) in {"fusion:rrf": ("rrf", "min-max"), "fusion:combsum": ("sum", "zmuv")}.items():
+        theirs = fuse(runs, norm=norm, method=method).to_dataframe().set_index(["q_id", "doc_id"])["score"]
+        keys = pd.MultiIndex.from_arrays([votes["query_id"], votes["passage_id"]])
+        assert np.allclose(ours[system]["score"].to_numpy(), theirs.reindex(keys).to_numpy(), atol=1e-9), system
 
 
 def test_the_table_prints_p_values_and_its_legend_even_when_nothing_is_significant():

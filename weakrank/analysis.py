@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import roc_auc_score
 
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix, vote_matrix
@@ -42,24 +41,32 @@ def lf_summary(votes: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
-def _query_quality(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float, float]:
-    top = scores == scores.max()
-    p_at_1 = gold[top].mean()
-    return p_at_1, p_at_1 / gold.sum(), roc_auc_score(gold, scores)
-
-
 def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFrame:
     """P@1, R@1 and AUC of each ``name → score column`` of ``pairs`` against ``gold``, per query (a row per
-    scorer and query with a relevant and a non-relevant candidate): what paired tests between scorers need."""
+    scorer and query with a relevant and a non-relevant candidate): what paired tests between scorers need. AUC is
+    the Mann–Whitney statistic over the query's list, tied scores sharing their mean rank (scikit-learn's
+    ``roc_auc_score`` per query is the reference, in a test), computed for all queries at once."""
     judged = pairs.dropna(subset=["gold"])
     judged = judged.assign(gold=judged["gold"].astype(int))
     stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
     usable = stats.index[(stats["sum"] > 0) & (stats["sum"] < stats["size"])]
     judged = judged[judged["query_id"].isin(usable)]
-    groups = list(judged.groupby("query_id", sort=False))
-    frames = [pd.DataFrame([_query_quality(g[column].to_numpy(), g["gold"].to_numpy()) for _, g in groups],
-                           columns=["P@1", "R@1", "AUC"]).assign(scorer=name, query_id=[q for q, _ in groups])
-              for name, column in scorers.items()]
+    by = judged.groupby("query_id", sort=False)
+    gold = judged["gold"].to_numpy(float)
+    relevant = by["gold"].sum()
+    queries = relevant.index
+    pairs_ranked = relevant * (by.size() - relevant)
+    frames = []
+    for name, column in scorers.items():
+        scores = judged[column].astype(float)
+        top = (scores == scores.groupby(judged["query_id"], sort=False).transform("max")).to_numpy()
+        p_at_1 = (pd.Series(gold * top).groupby(judged["query_id"].to_numpy(), sort=False).sum()
+                  / pd.Series(top.astype(float)).groupby(judged["query_id"].to_numpy(), sort=False).sum())
+        ranks = scores.groupby(judged["query_id"], sort=False).rank(method="average").to_numpy()
+        rank_sum = pd.Series(ranks * gold).groupby(judged["query_id"].to_numpy(), sort=False).sum()
+        auc = (rank_sum - relevant * (relevant + 1) / 2) / pairs_ranked
+        frames.append(pd.DataFrame({"scorer": name, "query_id": queries, "P@1": p_at_1[queries].to_numpy(),
+                                    "R@1": (p_at_1 / relevant)[queries].to_numpy(), "AUC": auc[queries].to_numpy()}))
     columns = ["scorer", "query_id", "P@1", "R@1", "AUC"]
     table = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
     return table.assign(scorer=pd.Categorical(table["scorer"], categories=list(scorers)))  # a scorer without rows too
