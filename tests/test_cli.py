@@ -398,12 +398,10 @@ def test_loading_a_model_draws_no_loading_weights_bar():
         logging.disable_progress_bar()
 
 
-def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys, monkeypatch):
+def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys):
     """Issue 44: without gold, analyze reports how the fusion model's views agree and, where it cannot tell two
     apart, says so in one line with the commands that judge a few queries; `run` prints it at its end."""
     from tests.test_analysis import score_votes
-
-    monkeypatch.setattr("weakrank.pipeline.fusion_runs", lambda votes: {})  # no RRF: ranx compiles for 20 CPU s
 
     cfg = tmp_path / "views.toml"
     cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\n[label]\nlfs = ["bm25", "embedding_cosine", '
