@@ -63,8 +63,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--per-query", type=int, default=6)
     parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select set trains a student")
-    parser.add_argument("--judged-repeats", type=int, default=None,
-                        help="[train] judged_repeats of the students trained on select's sets (default: the config's)")
+    parser.add_argument("--judged-share", type=float, default=None,
+                        help="[train] judged_share of the students trained on select's sets (default: the config's)")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the README's table")
     args = parser.parse_args()
@@ -142,7 +142,7 @@ def measure(name: str, cfg, args) -> list[dict]:
                 path = paths.root / "bench" / f"labels_select{n}.parquet"
                 write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
                                                       "gold_queries": sorted({q for q in chosen})})
-                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_repeats=args.judged_repeats)
+                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_share=args.judged_share)
             relevant = votes.loc[gold > 0, "query_id"].nunique()
             out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
                         "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,

@@ -66,7 +66,8 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 # keys added to TrainConfig after runs were cached: left out of the cache key at their default value, so the
 # cached runs (trained identically) stay valid
 LATER_KEYS = {"architecture": "cross-encoder", "pooling": "cls", "scale": 20.0, "interpolate": 1.0, "max_epochs": 0.0,
-              "list_fraction": 1.0, "average_weights": 0.0, "keep_checkpoint": False, "anchor": 0.0}
+              "list_fraction": 1.0, "average_weights": 0.0, "keep_checkpoint": False, "anchor": 0.0,
+              "judged_share": 0.1}  # options added later, at their defaults: earlier caches stay valid
 
 
 def effective(cfg, tc: TrainConfig) -> TrainConfig:

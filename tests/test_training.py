@@ -12,7 +12,7 @@ from weakrank.loaders import load_dataset
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
 from weakrank.training.build import trainer_from_config
-from weakrank.training.data import TrainingData
+from weakrank.training.data import TrainingData, repeats
 from weakrank.training.losses import listwise_kl
 from weakrank.training.objectives import (
     Hinge,
@@ -232,16 +232,17 @@ def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
         TrainConfig(list_fraction=0.0)
 
 
-def test_judged_lists_are_kept_and_seen_judged_repeats_times_an_epoch(tiny):
+def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
     labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2],  # q1: a clear top
                                    judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2: a person judged it
-    data = TrainingData(labels, tiny.queries, tiny.passages, "train", list_fraction=0.5, judged_repeats=3)
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train", list_fraction=0.5, judged_share=0.75)
     assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.judged == {"q2"}
     assert [qid for qid, _ in data.anchors].count("q2") == 3 and [qid for qid, _ in data.anchors].count("q1") == 1
     assert len(data.epoch_order(0, 0, listwise=True)) == 4
-    assert sorted(TrainingData(labels, tiny.queries, tiny.passages, "train").list_ids) == ["q1", "q2"]
-    with pytest.raises(ConfigError, match="judged_repeats"):
-        TrainConfig(judged_repeats=0)
+    assert sorted(TrainingData(labels, tiny.queries, tiny.passages, "train", judged_share=0.0).list_ids) == ["q1", "q2"]
+    assert repeats(10, 2000, 0.1) == 22 and repeats(10, 83, 0.1) == 1  # WikiQA's train split; TrecQA's: once
+    with pytest.raises(ConfigError, match="judged_share"):
+        TrainConfig(judged_share=1.0)
 
 
 def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):

@@ -21,11 +21,11 @@ from weakrank.training.trainer import Trainer, prepare_run
 
 def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str) -> TrainingData:
     """The lists of ``split`` that a run as ``tc`` says sees (``list_fraction`` thins the train split only, and
-    ``judged_repeats`` repeats its judged lists)."""
+    ``judged_share`` repeats its judged lists)."""
     return TrainingData(labels, dataset.queries, dataset.passages, split, supervised=tc.supervised,
                         ns_lf=tc.ns_lf if tc.needs_ns_score else None, min_confidence=tc.min_confidence,
                         list_fraction=tc.list_fraction if split == tc.train_split else 1.0,
-                        judged_repeats=tc.judged_repeats if split == tc.train_split else 1)
+                        judged_share=tc.judged_share if split == tc.train_split else 0.0)
 
 
 def trainer_from_config(

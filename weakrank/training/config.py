@@ -72,9 +72,10 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
     list_fraction: float = field(default=1.0, metadata={
         "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
                                       "top-1 margin), in (0, 1]"})
-    judged_repeats: int = field(default=1, metadata={
-        "group": "objective", "help": "few-shot mode: each judged query's list (or anchor) is seen this many times "
-                                      "an epoch, so a handful of judgments weigh against thousands of pseudo-labels"})
+    judged_share: float = field(default=0.1, metadata={
+        "group": "objective", "help": "few-shot mode: the judged queries' lists (or anchors) are repeated until they "
+                                      "are this share of an epoch, so a handful of judgments weigh against thousands "
+                                      "of pseudo-labels (0: each once), in [0, 1)"})
     min_confidence: float = field(default=0.0, metadata={
         "group": "objective", "help": "a pair labelled 0 is a negative only with at least this confidence (and a vote)"})
     negatives: int = field(default=1, metadata={"group": "objective", "help": "negatives per positive (pairwise)"})
@@ -120,8 +121,8 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
         check_targets(self, "[train]")
         if not 0 < self.list_fraction <= 1:
             raise ConfigError("[train] list_fraction must be in (0, 1]")
-        if self.judged_repeats < 1:
-            raise ConfigError("[train] judged_repeats must be >= 1")
+        if not 0 <= self.judged_share < 1:
+            raise ConfigError("[train] judged_share must be in [0, 1)")
         if not 0 <= self.min_confidence <= 1:
             raise ConfigError("[train] min_confidence must be in [0, 1]")
         if self.target == "noise_aware":

@@ -5,8 +5,8 @@ Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranki
 labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
-query a person judged (labels' ``judged`` column, few-shot mode) is always kept and seen ``judged_repeats`` times
-an epoch.
+query a person judged (labels' ``judged`` column, few-shot mode) is always kept and repeated until the judged
+queries make up ``judged_share`` of an epoch (:func:`repeats`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,14 @@ def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:
     return set(margins.index[margins >= margins.quantile(1.0 - fraction)])
 
 
+def repeats(judged: int, others: int, share: float) -> int:
+    """How many times each of ``judged`` units is put in an epoch beside ``others`` so that the judged ones make up
+    about ``share`` of it; at least once (a small split whose judged queries are that share already: once)."""
+    if not judged or share <= 0:
+        return 1
+    return max(1, round(share * others / ((1 - share) * judged)))
+
+
 class TrainingData:
     """The labelled lists of one split, with texts, ready to yield batches."""
 
@@ -44,7 +52,7 @@ class TrainingData:
         ns_lf: str | None = "bm25",
         min_confidence: float = 0.0,
         list_fraction: float = 1.0,
-        judged_repeats: int = 1,
+        judged_share: float = 0.0,
     ) -> None:
         self.supervised = supervised
         rows = labels[labels["split"] == split]
@@ -86,9 +94,11 @@ class TrainingData:
         ]
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
-        # a person's judgments are a handful of lists among thousands: each is seen judged_repeats times an epoch
-        self.anchors += [a for a in self.anchors if a[0] in judged] * (judged_repeats - 1)
-        self.list_ids += [qid for qid in self.list_ids if qid in judged] * (judged_repeats - 1)
+        # a person's judgments are a handful of lists among thousands: each is seen more often, as judged_share says
+        for units in (self.anchors, self.list_ids):
+            ids = [unit[0] if isinstance(unit, tuple) else unit for unit in units]
+            mine = [unit for unit, qid in zip(units, ids) if qid in judged]
+            units += mine * (repeats(len(mine), len(units) - len(mine), judged_share) - 1)
         self.judged = judged
         self.split = split
 
