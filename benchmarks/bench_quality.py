@@ -1,7 +1,7 @@
 """One quality benchmark: every system a user could already have, beside the weak ranker, on test splits.
 
 Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
-RRF and CombSUM fusions of the LFs (ranx), each label model used as a ranker, the weak ranker (the student)
+RRF and CombSUM fusions of the LFs, each label model used as a ranker, the weak ranker (the student)
 trained with the config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), ``shipped``: that
 model as a user loads it (``load_ranker(model_dir)``: the student averaged with its teacher, the fusion label
 model over the LFs fitted without gold on every labelled pair), ``weak+lfs``: the same average with a teacher
@@ -190,9 +190,10 @@ def compare_systems(description: str, csv_name: str, systems, contrasts: list[tu
         float_format=lambda v: f"{v:.4f}"))
 
 
-def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_encoder: bool
+def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_encoder: bool, trained: bool = True
                      ) -> tuple[pd.DataFrame, dict[str, pd.Series]]:
-    """The dataset's rows of the quality table, and each system's per-query MAP (mean over seeds)."""
+    """The dataset's rows of the quality table, and each system's per-query MAP (mean over seeds); without
+    ``trained``, only the systems that need no training (BM25, the LFs, their fusions, the label models)."""
     cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
     paths = RunPaths(cfg.run_dir)
     if not paths.votes.exists():
@@ -215,15 +216,16 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
             runs[f"labels:{model}"] = [column_run(scored, "p", split)]
     minutes: dict[str, float] = {}
     kinds = [("weak", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
-    for system, gold, n in kinds:
+    for system, gold, n in kinds if trained else ():
         runs[system], minutes[system] = [], 0.0
         for seed in range(n):
             run, took = trained_run(cfg, split, seed, gold, quiet)
             runs[system].append(run)
             minutes[system] += took / n
-    runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
-    runs["shipped"] = [shipped_run(cfg, split, seed) for seed in range(seeds)]
-    if bi_encoder:  # the bi-encoder starts from the embedding LF's own model
+    if trained:
+        runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
+        runs["shipped"] = [shipped_run(cfg, split, seed) for seed in range(seeds)]
+    if bi_encoder and trained:  # the bi-encoder starts from the embedding LF's own model
         run, minutes["weak:bi-encoder"] = trained_run(cfg, split, 0, False, quiet, **BI_ENCODER)
         runs["weak:bi-encoder"], runs["weak:bi-encoder+lfs"] = [run], [fuse_ranker(votes, run, split)]
     per_query = {s: [evaluate_run(r, qrels, require=REQUIRE[name], rn=()) for r in rs] for s, rs in runs.items()}
@@ -298,6 +300,9 @@ def main() -> None:
     parser.add_argument("--markdown", action="store_true", help="only print quality.csv as the README's table")
     parser.add_argument("--no-supervised", action="store_true", help="skip the gold-label ranker")
     parser.add_argument("--bi-encoder", action="store_true", help="also the weak bi-encoder (1 seed)")
+    parser.add_argument("--untrained", action="store_true",
+                        help="only the rows that need no training (BM25, LFs, fusions, label models); the trained "
+                             "rows of quality.csv are kept as they are")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "quality.csv"
@@ -307,14 +312,16 @@ def main() -> None:
         return
     for name in args.datasets:
         seeds = args.seeds or SEEDS[name]
-        table, per_query_map = evaluate_dataset(name, seeds, args.quiet, not args.no_supervised, args.bi_encoder)
+        table, per_query_map = evaluate_dataset(name, seeds, args.quiet, not args.no_supervised, args.bi_encoder,
+                                                not args.untrained)
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
         print(table.drop(columns=["dataset"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
+        if not args.untrained:
+            print(significance(name, per_query_map, f"labels:{cfg.aggregate.model}"))
         old = pd.read_csv(csv) if csv.exists() else pd.DataFrame()  # re-read: another run may have written
-        if len(old):  # rows of trained systems not run this time (--no-supervised, no --bi-encoder) are kept
+        if len(old):  # rows of trained systems not run this time (--untrained, --no-supervised, no --bi-encoder)
             kept = old[(old["dataset"] == name) & ~old["system"].isin(table["system"])
-                       & (old["system"].isin(["supervised"]) | old["system"].str.startswith("weak:"))]
+                       & (args.untrained | old["system"].isin(["supervised"]) | old["system"].str.startswith("weak:"))]
             old = pd.concat([old[old["dataset"] != name], table, kept], ignore_index=True)
         else:
             old = table
