@@ -51,22 +51,22 @@ def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFra
     stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
     usable = stats.index[(stats["sum"] > 0) & (stats["sum"] < stats["size"])]
     judged = judged[judged["query_id"].isin(usable)]
-    by = judged.groupby("query_id", sort=False)
+    key = judged["query_id"].to_numpy()
+
+    def summed(values: np.ndarray) -> pd.Series:  # per query, in the order the queries come
+        return pd.Series(values).groupby(key, sort=False).sum()
+
     gold = judged["gold"].to_numpy(float)
-    relevant = by["gold"].sum()
-    queries = relevant.index
-    pairs_ranked = relevant * (by.size() - relevant)
+    relevant = summed(gold)
+    pairs_ranked = relevant * (summed(np.ones(len(gold))) - relevant)
     frames = []
     for name, column in scorers.items():
-        scores = judged[column].astype(float)
-        top = (scores == scores.groupby(judged["query_id"], sort=False).transform("max")).to_numpy()
-        p_at_1 = (pd.Series(gold * top).groupby(judged["query_id"].to_numpy(), sort=False).sum()
-                  / pd.Series(top.astype(float)).groupby(judged["query_id"].to_numpy(), sort=False).sum())
-        ranks = scores.groupby(judged["query_id"], sort=False).rank(method="average").to_numpy()
-        rank_sum = pd.Series(ranks * gold).groupby(judged["query_id"].to_numpy(), sort=False).sum()
-        auc = (rank_sum - relevant * (relevant + 1) / 2) / pairs_ranked
-        frames.append(pd.DataFrame({"scorer": name, "query_id": queries, "P@1": p_at_1[queries].to_numpy(),
-                                    "R@1": (p_at_1 / relevant)[queries].to_numpy(), "AUC": auc[queries].to_numpy()}))
+        scores = judged[column].astype(float).groupby(key, sort=False)
+        top = (judged[column].astype(float) == scores.transform("max")).to_numpy(float)
+        p_at_1 = summed(gold * top) / summed(top)
+        auc = (summed(scores.rank(method="average").to_numpy() * gold) - relevant * (relevant + 1) / 2) / pairs_ranked
+        frames.append(pd.DataFrame({"scorer": name, "query_id": relevant.index, "P@1": p_at_1.to_numpy(),
+                                    "R@1": (p_at_1 / relevant).to_numpy(), "AUC": auc.to_numpy()}))
     columns = ["scorer", "query_id", "P@1", "R@1", "AUC"]
     table = pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
     return table.assign(scorer=pd.Categorical(table["scorer"], categories=list(scorers)))  # a scorer without rows too
