@@ -178,7 +178,8 @@ def markdown(table: pd.DataFrame, n: int = 10) -> str:
     random draws of ``n`` (median and 10–90 %); the shipped ranker without judgments and with select's ``n``; the
     lines to beat."""
     out = []
-    for name, rows in table.groupby("dataset", sort=False):
+    order = [name for name in EVAL_SPLIT if name in set(table["dataset"])]  # the collections in the README's order
+    for name, rows in sorted(table.groupby("dataset", sort=False), key=lambda item: order.index(item[0])):
         chosen = rows[rows["method"] == "select"].set_index("n")
         free = rows[rows["method"] == "label-free"].iloc[0]
         random = rows[(rows["method"] == "random") & (rows["n"] == n)]["labels_map"]
