@@ -72,7 +72,7 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
     list_fraction: float = field(default=1.0, metadata={
         "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
                                       "top-1 margin), in (0, 1]"})
-    judged_share: float = field(default=0.1, metadata={
+    judged_share: float = field(default=0.3, metadata={
         "group": "objective", "help": "few-shot mode: the judged queries' lists (or anchors) are repeated until they "
                                       "are this share of an epoch, so a handful of judgments weigh against thousands "
                                       "of pseudo-labels (0: each once), in [0, 1)"})
