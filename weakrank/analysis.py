@@ -61,8 +61,9 @@ def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFra
     pairs_ranked = relevant * (summed(np.ones(len(gold))) - relevant)
     frames = []
     for name, column in scorers.items():
-        scores = judged[column].astype(float).groupby(key, sort=False)
-        top = (judged[column].astype(float) == scores.transform("max")).to_numpy(float)
+        values = judged[column].astype(float)
+        scores = values.groupby(key, sort=False)
+        top = (values == scores.transform("max")).to_numpy(float)
         p_at_1 = summed(gold * top) / summed(top)
         auc = (summed(scores.rank(method="average").to_numpy() * gold) - relevant * (relevant + 1) / 2) / pairs_ranked
         frames.append(pd.DataFrame({"scorer": name, "query_id": relevant.index, "P@1": p_at_1.to_numpy(),

@@ -95,10 +95,9 @@ class TrainingData:
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
         # a person's judgments are a handful of lists among thousands: each is seen more often, as judged_share says
-        for units in (self.anchors, self.list_ids):
-            ids = [unit[0] if isinstance(unit, tuple) else unit for unit in units]
-            mine = [unit for unit, qid in zip(units, ids) if qid in judged]
-            units += mine * (repeats(len(mine), len(units) - len(mine), judged_share) - 1)
+        mine = ([a for a in self.anchors if a[0] in judged], [qid for qid in self.list_ids if qid in judged])
+        for units, theirs in zip((self.anchors, self.list_ids), mine):
+            units += theirs * (repeats(len(theirs), len(units) - len(theirs), judged_share) - 1)
         self.judged = judged
         self.split = split
 
