@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 from scipy.stats import ttest_rel
 
 from weakrank import pipeline
@@ -67,7 +68,7 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 # cached runs (trained identically) stay valid
 LATER_KEYS = {"architecture": "cross-encoder", "pooling": "cls", "scale": 20.0, "interpolate": 1.0, "max_epochs": 0.0,
               "list_fraction": 1.0, "average_weights": 0.0, "keep_checkpoint": False, "anchor": 0.0,
-              "judged_share": 0.3}  # options added later, at their defaults: earlier caches stay valid
+              "judged_share": 0.3, "judged_after": 0.0}  # as earlier runs trained: their caches stay valid
 
 
 def effective(cfg, tc: TrainConfig) -> TrainConfig:
@@ -103,13 +104,15 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
 def trained_name(cfg, seed: int, supervised: bool, **overrides) -> str:
     """The cache name of a ranker trained as ``[train]`` (+ ``overrides``) says: its config, labels and seed."""
     tc = train_config(cfg, seed=seed, supervised=supervised or None, **overrides)
-    content = "gold"  # a supervised ranker never reads the pseudo-labels: new labels leave its cache valid
+    content, judged = "gold", False  # a supervised ranker never reads the pseudo-labels: new labels leave its cache valid
     if not supervised:
-        labels = read_parquet(tc.labels or RunPaths(cfg.run_dir).labels,
-                              columns=["query_id", "passage_id", "label", "score"])
+        path = tc.labels or RunPaths(cfg.run_dir).labels
+        labels = read_parquet(path, columns=["query_id", "passage_id", "label", "score"])
         content = hashlib.sha1(pd.util.hash_pandas_object(labels, index=False).to_numpy().tobytes()).hexdigest()
+        judged = "judged" in pq.read_schema(path).names
+    unread = {"fuse_lfs", "labels"} | (set() if judged else {"judged_after"})  # fuse_lfs: at rerank only
     training = {k: v for k, v in asdict(effective(cfg, tc)).items()
-                if k not in ("fuse_lfs", "labels") and LATER_KEYS.get(k, object()) != v}  # fuse_lfs: at rerank only
+                if k not in unread and LATER_KEYS.get(k, object()) != v}
     source = {"labels_file": Path(tc.labels).name} if tc.labels else {}  # the same pairs and scores, other splits
     blob = json.dumps({**training, "labels": content, **source}, sort_keys=True, default=str)
     key = hashlib.sha1(blob.encode()).hexdigest()[:12]

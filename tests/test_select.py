@@ -114,6 +114,10 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     model = RunPaths(run).models() / "best"
     card = (model / "README.md").read_text()
     assert all(qid in card for qid in meta["gold_queries"])  # the card records the judged queries
-    teacher = json.loads((model / "weakrank_fusion.json").read_text())["teacher"]
-    assert teacher["choice"] == meta["params"]["choice"] and teacher["few_shot_reason"]
+    shipped = json.loads((model / "weakrank_fusion.json").read_text())
+    assert shipped["teacher"]["choice"] == meta["params"]["choice"] and shipped["teacher"]["few_shot_reason"]
+    # the student saved before the judged queries joined its training grades its weight on them: too few to change it
+    assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == 0.5
+    assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])
+    assert "shipped ranker: 2 judged queries have a relevant passage, fewer than the 6" in printed
     assert (RunPaths(run).runs / "evaluation.csv").exists()

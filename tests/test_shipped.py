@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from weakrank import pipeline
@@ -241,3 +242,45 @@ def test_the_rerank_command_offers_every_backend_the_loader_has():
     rerank = next(a for a in build_parser()._subparsers._group_actions[0].choices["rerank"]._actions
                   if "--backend" in a.option_strings)
     assert list(rerank.choices) == list(BACKENDS)  # the parser stays light (no torch): its names are written out
+
+
+class Fixed:
+    """A student or teacher whose score of a passage is given by a table (passage text → score)."""
+
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
+
+    def predict(self, pairs, batch_size: int = 64) -> np.ndarray:
+        return np.array([self.scores[p] for _, p in pairs])
+
+    def score_frame(self, pairs: pd.DataFrame) -> np.ndarray:
+        return np.array([self.scores[p] for p in pairs["passage"]])
+
+
+def judged_lists(queries: int, seed: int = 0) -> pd.DataFrame:
+    """``queries`` lists of 6 passages, the first 4 judged (one relevant), the other 2 not."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for q in range(queries):
+        relevant = rng.integers(4)
+        rows += [{"query_id": f"q{q}", "passage_id": f"q{q}p{i}", "query": f"query {q}", "passage": f"q{q}p{i}",
+                  "judged": float(i == relevant) if i < 4 else np.nan} for i in range(6)]
+    return pd.DataFrame(rows)
+
+
+def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_clearly_ahead():
+    from weakrank.training.shipped import choose_student_weight
+
+    pairs = judged_lists(10)
+    rng = np.random.default_rng(1)
+    knows = {p: j + rng.normal(scale=0.1) if j == j else 5.0 for p, j in zip(pairs["passage"], pairs["judged"])}
+    guesses = dict(zip(pairs["passage"], rng.normal(size=len(pairs))))
+    weight, choice, maps = choose_student_weight(Fixed(knows), Fixed(guesses), pairs)  # the student knows
+    assert weight > 0.5 and "taken" in choice.reason() and maps["student weight 1"] == 1.0
+    weight, choice, _ = choose_student_weight(Fixed(guesses), Fixed(knows), pairs)  # the teacher knows
+    assert weight < 0.5 and choice.name == f"student weight {weight:g}"
+    weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(knows), pairs)  # both do: nothing to choose
+    assert weight == 0.5 and "nothing beats the even average" in choice.reason()
+    few = pairs[pairs["query_id"].isin(["q0", "q1", "q2"])]
+    weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(guesses), few)
+    assert weight == 0.5 and "3 judged queries have a relevant passage, fewer than the 6" in choice.reason()

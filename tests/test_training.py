@@ -24,7 +24,7 @@ from weakrank.training.objectives import (
     objective_from_config,
 )
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
-from weakrank.training.trainer import Trainer, prepare_run, teacher_ndcg
+from weakrank.training.trainer import HELD_OUT, Trainer, prepare_run, teacher_ndcg
 
 
 def labelled(dataset, confidence: float = 0.8) -> pd.DataFrame:
@@ -243,6 +243,45 @@ def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
     assert repeats(10, 2000, 0.1) == 22 and repeats(10, 83, 0.1) == 1  # WikiQA's train split; TrecQA's: once
     with pytest.raises(ConfigError, match="judged_share"):
         TrainConfig(judged_share=1.0)
+
+
+def test_judged_queries_are_held_out_until_judged_after_and_the_student_is_saved_then(tiny, tmp_path):
+    labels = labelled(tiny).assign(split="train", judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2 judged
+    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
+    assert data.units(judged=False) == [a for a in data.anchors if a[0] == "q1"]
+    assert data.epoch_order(0, 0, listwise=True, judged=False) == ["q1"]
+
+    class Seen(TrainerCallback):
+        def __init__(self) -> None:
+            self.queries: list[list[str]] = []
+
+        def on_step(self, trainer, batch, loss, grad_norm) -> None:
+            self.queries.append(sorted(set(batch.queries)))
+
+    seen = Seen()
+    trainer = trainer_from_config(small(max_steps=6, batch_size=1, judged_after=0.5), data, None, tmp_path / "m",
+                                  tiny.passages, [seen])
+    assert trainer.switch_step == 3
+    trainer.fit(show_progress=False)
+    q2 = tiny.queries.set_index("query_id").loc["q2", "text"]
+    assert all(q2 not in step for step in seen.queries[:3]) and any(q2 in step for step in seen.queries[3:])
+    held_out = tmp_path / "m" / HELD_OUT
+    assert "| steps | 3 |" in (held_out / "README.md").read_text()  # the student before it saw the judged query
+    # a resumed run crosses the switch as a whole one does; a fresh run leaves no earlier run's held-out student
+    keep = dict(max_steps=6, batch_size=1, judged_after=0.5, checkpoint_every=1, keep_checkpoint=True)
+    first = trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages)
+    first.total_steps = 2  # killed before the switch, its checkpoint kept
+    first.fit(show_progress=False)
+    assert not (tmp_path / "r" / HELD_OUT).exists()
+    resumed = Seen()
+    trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages, [resumed]).fit(
+        resume=True, show_progress=False)
+    assert resumed.queries == seen.queries[2:] and (tmp_path / "r" / HELD_OUT).is_dir()
+    trainer_from_config(small(max_steps=2, batch_size=1, judged_after=0.0), data, None, tmp_path / "r",
+                        tiny.passages).fit(show_progress=False)
+    assert not (tmp_path / "r" / HELD_OUT).exists()
+    with pytest.raises(ConfigError, match="judged_after"):
+        TrainConfig(judged_after=1.0)
 
 
 def test_wsls_scores_are_min_max_over_the_query_negatives_and_need_the_lf(tiny):

@@ -21,9 +21,21 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def print_trained(model: Path) -> None:
-    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun)."""
-    if int(os.environ.get("RANK", "0")) == 0:
-        print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
+    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where judged queries chose
+    it, the student's weight in the shipped ranker and why."""
+    import json
+
+    from weakrank.ranker.teacher_state import FUSION_FILE
+
+    if int(os.environ.get("RANK", "0")) != 0:
+        return
+    print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
+    shipped = model / FUSION_FILE
+    mix = json.loads(shipped.read_text()).get("mix") if shipped.exists() else None
+    if mix:
+        print(f"shipped ranker: {mix['reason']}")
+        print("  MAP on the judged queries: " + ", ".join(f"{name} {value:.3f}" for name, value in
+                                                       sorted(mix["judged_map"].items(), key=lambda item: -item[1])))
 
 
 def cmd_train(args: argparse.Namespace) -> None:

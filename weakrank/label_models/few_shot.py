@@ -75,8 +75,9 @@ def candidate_aps(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, go
 
 @dataclass(frozen=True)
 class Choice:
-    """What the judged queries chose, and why: the best candidate's lead over the label-free weighting in MAP and
-    in standard errors of the paired difference, over ``queries`` judged queries with a relevant passage."""
+    """What the judged queries chose, and why: the best candidate's lead over the ``baseline`` (``kept``: how a
+    person names it) in MAP and in standard errors of the paired difference, over ``queries`` judged queries with a
+    relevant passage."""
 
     name: str
     best: str
@@ -84,30 +85,34 @@ class Choice:
     errors: float
     queries: int
     margin: float
+    baseline: str = LABEL_FREE
+    kept: str = "the label-free weighting"
 
     def reason(self) -> str:
         """One sentence for a person."""
         if self.queries < MIN_QUERIES:
             return (f"{self.queries} judged queries have a relevant passage, fewer than the {MIN_QUERIES} a change "
-                    "needs: the label-free weighting is kept")
-        if self.best == LABEL_FREE:
-            return f"on {self.queries} judged queries nothing beats the label-free weighting: it is kept"
+                    f"needs: {self.kept} is kept")
+        if self.best == self.baseline:
+            return f"on {self.queries} judged queries nothing beats {self.kept}: it is kept"
         verdict = ("taken" if self.name == self.best else
-                   f"not clearly ahead (it takes {MIN_LEAD:g} MAP and {self.margin:g} SE): the label-free weighting is kept")
-        return (f"on {self.queries} judged queries the best is {self.best}, {self.lead:+.3f} MAP over the label-free "
-                f"weighting ({self.errors:.1f} SE): {verdict}")
+                   f"not clearly ahead (it takes {MIN_LEAD:g} MAP and {self.margin:g} SE): {self.kept} is kept")
+        return (f"on {self.queries} judged queries the best is {self.best}, {self.lead:+.3f} MAP over {self.kept} "
+                f"({self.errors:.1f} SE): {verdict}")
 
 
-def choose(aps: pd.DataFrame, margin: float = MARGIN) -> Choice:
-    """The rule of the module doc over ``aps`` (:func:`candidate_aps`; its first column is the label-free one)."""
+def choose(aps: pd.DataFrame, margin: float = MARGIN, baseline: str = LABEL_FREE,
+           kept: str = "the label-free weighting") -> Choice:
+    """The rule of the module doc over ``aps`` (:func:`candidate_aps`: a column per candidate, a row per judged
+    query), ``baseline`` the column kept unless another beats it clearly (``kept``: its name in the reason)."""
     if len(aps) < MIN_QUERIES:
-        return Choice(LABEL_FREE, LABEL_FREE, 0.0, 0.0, len(aps), margin)
+        return Choice(baseline, baseline, 0.0, 0.0, len(aps), margin, baseline, kept)
     from scipy.stats import norm, t
 
     means = aps.mean()
-    best = max(aps.columns, key=lambda name: (means[name], -list(aps.columns).index(name)))
-    gap = (aps[best] - aps[LABEL_FREE]).to_numpy()
+    best = max(aps.columns, key=lambda name: (means[name], name == baseline, -list(aps.columns).index(name)))
+    gap = (aps[best] - aps[baseline]).to_numpy()
     error = gap.std(ddof=1) / np.sqrt(len(gap))
     errors = float(gap.mean() / error) if error > 0 else (np.inf if gap.mean() > 0 else 0.0)
-    taken = best != LABEL_FREE and gap.mean() >= MIN_LEAD and errors > t.ppf(norm.cdf(margin), len(gap) - 1)
-    return Choice(best if taken else LABEL_FREE, best, float(gap.mean()), errors, len(gap), margin)
+    taken = best != baseline and gap.mean() >= MIN_LEAD and errors > t.ppf(norm.cdf(margin), len(gap) - 1)
+    return Choice(best if taken else baseline, best, float(gap.mean()), errors, len(gap), margin, baseline, kept)

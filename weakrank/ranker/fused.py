@@ -5,7 +5,8 @@ A trained model directory holds the student (a cross-encoder or bi-encoder that 
 Loading it runs no code of its own unless the caller trusts it (:meth:`FusedRanker.load`).
 :func:`weakrank.ranker.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores are those of
 ``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF scores, each
-standardised over the query's list, averaged (:func:`average_views`). They compare candidates of one list only.
+standardised over the query's list, averaged (:func:`average_views`; evenly unless a person's judgments chose the
+student's weight, :mod:`weakrank.training.shipped`). They compare candidates of one list only.
 """
 
 from __future__ import annotations
@@ -24,21 +25,23 @@ from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
 
-def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """The mean of two scores of the same pairs, each standardised within its group (query).
+def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray, student_weight: float = 0.5) -> np.ndarray:
+    """The weighted mean of two scores of the same pairs, each standardised within its group (query): ``ranker``'s
+    weight ``student_weight``, ``teacher``'s the rest.
 
     The student is not one more LF of the fusion model: it learned from that fusion, so its agreement with the
     LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683, below its
     labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
     views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
-    return views.mean(axis=1)
+    return views @ np.array([1.0 - student_weight, student_weight])
 
 
 class FusedRanker(RanksPassages):
-    """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list."""
+    """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
+    standardised scores weighted ``student_weight`` and the teacher's the rest."""
 
-    def __init__(self, student: RanksPassages, teacher: Teacher) -> None:
-        self.student, self.teacher = student, teacher
+    def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = 0.5) -> None:
+        self.student, self.teacher, self.student_weight = student, teacher, student_weight
 
     @property
     def lfs(self) -> list:
@@ -50,8 +53,11 @@ class FusedRanker(RanksPassages):
         if pairs.empty:
             return np.zeros(0)
         pairs = pairs.reset_index(drop=True)
-        student = self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
-        return average_views(self.teacher.score_frame(pairs), student, pairs["query_id"].to_numpy())
+        zero = np.zeros(len(pairs))  # a view of weight 0 is not run
+        student = (self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size)
+                   if self.student_weight > 0 else zero)
+        teacher = self.teacher.score_frame(pairs) if self.student_weight < 1 else zero
+        return average_views(teacher, student, pairs["query_id"].to_numpy(), self.student_weight)
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64,
                 groups: Sequence[str] | None = None) -> np.ndarray:
@@ -64,7 +70,7 @@ class FusedRanker(RanksPassages):
     def save(self, directory: str | Path) -> Path:
         """Write the student and its teacher into ``directory``; :meth:`load` (and :func:`load_ranker`) read it."""
         self.student.save(directory)
-        self.teacher.save(directory)
+        self.teacher.save(directory, student_weight=self.student_weight)
         return Path(directory)
 
     @classmethod
@@ -87,7 +93,7 @@ class FusedRanker(RanksPassages):
                           UntrustedCodeWarning, stacklevel=2)
             return student
         precision = "int8" if backend in INT8_BACKENDS else "fp32"  # the encoder LFs run as the student does
-        return cls(student, Teacher.from_checked(directory, state, precision))
+        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight)
 
 
 class UntrustedCodeWarning(UserWarning):

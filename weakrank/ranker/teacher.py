@@ -78,10 +78,11 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path) -> Path:
+    def save(self, directory: str | Path, student_weight: float = 0.5, mix: dict | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
-        on which scores are which, and last ``weakrank_fusion.json`` (the commit point). Returns that file."""
+        on which scores are which, and last ``weakrank_fusion.json`` (the commit point), with the student's weight
+        in the shipped ranker (``mix``: how it was chosen). Returns that file."""
         directory = Path(directory)
         entries = []
         for lf, spec, options, saved in zip(self.lfs, self.specs, self.options, self.saved):
@@ -95,8 +96,9 @@ class Teacher:
             entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
                             "options": _portable_options(lf.name, options, directory), "state": state})
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
-                                      if e["spec"].startswith(LF_DIR + "/")}))
-        return write_text(json.dumps({"lfs": entries, "teacher": self.fusion_state}, indent=1), directory / FUSION_FILE)
+                                      if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
+        saved = {"lfs": entries, "teacher": self.fusion_state, "student_weight": student_weight}
+        return write_text(json.dumps({**saved, **({"mix": mix} if mix else {})}, indent=1), directory / FUSION_FILE)
 
     @classmethod
     def from_checked(cls, directory: str | Path, checked: TeacherState, precision: str = "fp32") -> Teacher:
@@ -109,7 +111,7 @@ class Teacher:
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
-    def _card(self, directory: Path, code: list[str]) -> None:
+    def _card(self, directory: Path, code: list[str], student_weight: float, mix: dict | None) -> None:
         """The model card's section that says which scores are which."""
         card = directory / "README.md"
         if not card.exists():
@@ -119,9 +121,12 @@ class Teacher:
         text = card.read_text().split("\n## Which scores", 1)[0].rstrip("\n")
         text += ("\n\n## Which scores\n\n"
                  "- `weakrank.ranker.load_ranker(dir)`, `weakrank rerank` and `weakrank.pyterrier.reranker(dir)`: "
-                 "the shipped ranker, the student averaged with its teacher per query (both standardised over the "
-                 f"query's list). The teacher is the fusion label model over the LFs, weights {weights}.\n"
+                 f"the shipped ranker, the student (weight {student_weight:g}) averaged with its teacher per query "
+                 "(both standardised over the query's list). The teacher is the fusion label model over the LFs, "
+                 f"weights {weights}.\n"
                  "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
+        if mix and mix.get("reason"):
+            text += f"- The student's weight, chosen on judged queries it had not trained on: {mix['reason']}.\n"
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

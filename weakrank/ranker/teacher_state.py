@@ -36,10 +36,12 @@ class LFEntry:
 
 @dataclass(frozen=True)
 class TeacherState:
-    """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, and the model's state."""
+    """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, the model's state and the
+    student's weight in the shipped ranker (0.5 where the file names none)."""
 
     lfs: list[LFEntry]
     teacher: dict[str, Any]
+    student_weight: float = 0.5
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -66,7 +68,12 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
         raise DataError(f"LF {twice[0]!r} is named twice", file=path, field="lfs")
     teacher = _field(saved, "teacher", dict, path)
     check_fusion_state(teacher, len(lfs), path)
-    return TeacherState(lfs, teacher)
+    weight = saved.get("student_weight", 0.5)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
+        raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
+    if "mix" in saved:
+        _field(saved, "mix", dict, path)
+    return TeacherState(lfs, teacher, float(weight))
 
 
 def inside(directory: Path, relative: object, field: str, path: Path) -> Path:

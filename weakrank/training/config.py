@@ -76,6 +76,11 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
         "group": "objective", "help": "few-shot mode: the judged queries' lists (or anchors) are repeated until they "
                                       "are this share of an epoch, so a handful of judgments weigh against thousands "
                                       "of pseudo-labels (0: each once), in [0, 1)"})
+    judged_after: float = field(default=0.7, metadata={
+        "group": "objective", "help": "few-shot mode: the judged queries join training after this share of its "
+                                      "steps; the student saved then, which has not seen them, chooses on them its "
+                                      "weight in the shipped ranker (0: they train from the start, the weight "
+                                      "stays 0.5), in [0, 1)"})
     min_confidence: float = field(default=0.0, metadata={
         "group": "objective", "help": "a pair labelled 0 is a negative only with at least this confidence (and a vote)"})
     negatives: int = field(default=1, metadata={"group": "objective", "help": "negatives per positive (pairwise)"})
@@ -123,6 +128,8 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
             raise ConfigError("[train] list_fraction must be in (0, 1]")
         if not 0 <= self.judged_share < 1:
             raise ConfigError("[train] judged_share must be in [0, 1)")
+        if not 0 <= self.judged_after < 1:
+            raise ConfigError("[train] judged_after must be in [0, 1)")
         if not 0 <= self.min_confidence <= 1:
             raise ConfigError("[train] min_confidence must be in [0, 1]")
         if self.target == "noise_aware":

@@ -6,7 +6,8 @@ labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's co
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
 query a person judged (labels' ``judged`` column, few-shot mode) is always kept and repeated until the judged
-queries make up ``judged_share`` of an epoch (:func:`repeats`).
+queries make up ``judged_share`` of an epoch (:func:`repeats`); an epoch can also leave them out (the
+trainer does until ``judged_after``).
 """
 
 from __future__ import annotations
@@ -101,17 +102,21 @@ class TrainingData:
         self.judged = judged
         self.split = split
 
-    def units(self, listwise: bool = False) -> list:
-        """What an epoch goes over: the anchors, or (``listwise``) the ids of the lists the teacher ranks."""
-        return self.list_ids if listwise else self.anchors
+    def units(self, listwise: bool = False, judged: bool = True) -> list:
+        """What an epoch goes over: the anchors, or (``listwise``) the ids of the lists the teacher ranks; without
+        the judged queries' unless ``judged``."""
+        units = self.list_ids if listwise else self.anchors
+        if judged or not self.judged:
+            return units
+        return [u for u in units if (u if listwise else u[0]) not in self.judged]
 
     def steps_per_epoch(self, batch_size: int, listwise: bool = False) -> int:
         """Optimiser steps in one pass over :meth:`units` at ``batch_size``."""
         return -(-len(self.units(listwise)) // batch_size)
 
-    def epoch_order(self, seed: int, epoch: int, listwise: bool = False) -> list:
-        """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly."""
-        units = self.units(listwise)
+    def epoch_order(self, seed: int, epoch: int, listwise: bool = False, judged: bool = True) -> list:
+        """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly (:meth:`units`)."""
+        units = self.units(listwise, judged)
         order = np.random.default_rng([seed, epoch]).permutation(len(units))
         return [units[i] for i in order]
 

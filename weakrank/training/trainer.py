@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -37,6 +38,7 @@ from weakrank.training.rankers import Ranker
 from weakrank.training.samplers import NegativeSampler
 
 CHECKPOINT = "checkpoint.pt"
+HELD_OUT = "held_out"  # the student saved before the judged queries joined training (few-shot mode)
 TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
 # settings a resumed run may change: they decide when to evaluate and save, not what is learnt
 RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "keep_checkpoint", "patience", "fuse_lfs"})
@@ -52,6 +54,7 @@ class Progress:
     best: float = -1.0
     bad_evals: int = 0
     history: list[dict] = field(default_factory=list)
+    judged_in: bool = False  # the judged queries have joined training (few-shot mode, after ``judged_after``)
 
 
 def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
@@ -228,6 +231,10 @@ class Trainer:
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = args.total_steps(self.steps_per_epoch)
+        # few-shot mode: the judged queries are held out of the first steps, so that the student saved before they
+        # join (HELD_OUT) can be graded on them (the shipped ranker's mix, weakrank.training.shipped)
+        self.switch_step = (round(args.judged_after * self.total_steps)
+                            if data.judged and not args.supervised and args.judged_after > 0 else 0)
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
@@ -298,6 +305,8 @@ class Trainer:
             info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
         if args.interpolate < 1:
             info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
+        if self.switch_step:
+            info["judged queries trained from step"] = self.switch_step
         with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
               interpolated(self.model.encoder, self.start_weights, args.interpolate)):
             self.model.save(tmp)
@@ -347,6 +356,18 @@ class Trainer:
         for k, v in weights.items():
             self.average[k] += (v - self.average[k]) / n
 
+    @property
+    def judged_in(self) -> bool:
+        """Whether this epoch's batches may hold the judged queries (always, unless some are held out at first)."""
+        return not self.switch_step or self.progress.judged_in
+
+    def hold_out(self) -> None:
+        """Save the student as it is before the judged queries join training (``HELD_OUT``); a new epoch, with them,
+        begins."""
+        self.save_model(self.out_dir / HELD_OUT)
+        self.progress.judged_in = True
+        self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
+
     def evaluate(self) -> dict[str, float]:
         """:func:`ranking_metrics` of the dev lists against their labels (pseudo-labels in weak mode, gold in
         supervised mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
@@ -370,8 +391,10 @@ class Trainer:
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get(self.selection, float("nan"))
-        # the first (smoothing) stage of T-LS/T-WSLS: its checkpoints are never the best model
-        if np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps):
+        # the first (smoothing) stage of T-LS/T-WSLS, and the steps before the judged queries join: their
+        # checkpoints are never the best model, nor do they stop training
+        if (np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps)
+                or not self.judged_in):
             return False
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
@@ -391,13 +414,17 @@ class Trainer:
             self.resume()
         elif self.dist.is_main:
             (self.out_dir / TRAIN_CONFIG).unlink(missing_ok=True)
+            shutil.rmtree(self.out_dir / HELD_OUT, ignore_errors=True)  # an earlier run's
         show_progress = show_progress and self.dist.is_main
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
-            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise)
+            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.judged_in)
             batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
             for b in range(self.progress.batch_in_epoch, len(batches)):
+                if not self.judged_in and self.progress.step >= self.switch_step:
+                    self.hold_out()
+                    break
                 rng = np.random.default_rng([args.seed, self.progress.epoch, b])
                 if self.listwise:
                     batch = self.data.list_batch(batches[b], args.group_size, rng)
