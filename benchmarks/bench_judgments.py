@@ -12,7 +12,8 @@ their judgments go to ``[aggregate] judgments``. Per collection and N:
 
 For each, the test MAP of the labels (the fusion label model, its combination chosen by the judged queries: the
 teacher) and, for ``select`` at the sizes of ``--students`` and for the label-free run, of the shipped ranker (a
-student retrained on those labels, averaged with its teacher, as ``load_ranker`` loads it; 1 seed). Random draws
+student retrained on those labels, averaged with its teacher, as ``load_ranker`` loads it, its weight
+``student_weight`` chosen on the judged queries it had not yet trained on; 1 seed). Random draws
 are measured by their teacher alone: 200 trainings per size do not fit this machine. The best LF, CombSUM and RRF
 are the lines to beat. Writes ``benchmarks/judgments.csv`` and ``benchmarks/judgments.png``; ``--markdown``
 prints the README's table from the CSV.
@@ -25,10 +26,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
+from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_name, trained_run
 
 from weakrank.baselines import fusion_runs
 from weakrank.config import load_config
@@ -40,7 +42,9 @@ from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
 from weakrank.paths import RunPaths
+from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.selection import asked, informative_order, rankings
+from weakrank.stages.training import model_dir
 
 POOL = "train"
 
@@ -65,6 +69,8 @@ def main() -> None:
     parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select set trains a student")
     parser.add_argument("--judged-share", type=float, default=None,
                         help="[train] judged_share of the students trained on select's sets (default: the config's)")
+    parser.add_argument("--judged-after", type=float, default=None,
+                        help="[train] judged_after of the students trained on select's sets (default: the config's)")
     parser.add_argument("--keep-label-free", action="store_true",
                         help="the label-free shipped ranker's MAP from judgments.csv instead of training it again")
     parser.add_argument("--quiet", action="store_true")
@@ -128,9 +134,9 @@ def measure(name: str, cfg, args) -> list[dict]:
               "combsum_map": reference.get("fusion:combsum"), "rrf_map": reference.get("fusion:rrf")}
     _, label_free = teacher(None)
     shipped = (previous_label_free(name) if args.keep_label_free else
-               shipped_map(cfg, split, qrels, name, None, args.quiet) if args.students else None)
+               shipped_map(cfg, split, qrels, name, None, args.quiet)[0] if args.students else None)
     out = [{**common, "n": 0, "method": "label-free", "draw": 0, "passages": 0, "with_relevant": 0,
-            "choice": "label-free", "labels_map": label_free, "shipped_map": shipped}]
+            "choice": "label-free", "labels_map": label_free, "shipped_map": shipped, "student_weight": 0.5}]
     rng = np.random.default_rng(0)
     for n in args.sizes:
         draws = [("select", 0, order[:n])] + [("random", d, list(rng.choice(list(ranked), size=n, replace=False)))
@@ -139,17 +145,18 @@ def measure(name: str, cfg, args) -> list[dict]:
             pairs = {qid: asked(ranked[qid], args.per_query) for qid in chosen}
             gold = person(votes, pairs, name)
             model, labels_map = teacher(gold)
-            shipped = None
+            shipped, weight = None, None
             if method == "select" and n in args.students:
                 labels = with_judgments(model.labels_table(votes), gold)
                 path = paths.root / "bench" / f"labels_select{n}.parquet"
                 write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
                                                       "gold_queries": sorted({q for q in chosen})})
-                shipped = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_share=args.judged_share)
+                shipped, weight = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_share=args.judged_share,
+                                              judged_after=args.judged_after)
             relevant = votes.loc[gold > 0, "query_id"].nunique()
             out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
                         "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,
-                        "shipped_map": shipped})
+                        "shipped_map": shipped, "student_weight": weight})
         print(f"{name} N={n}: select chose {out[-args.draws - 1]['choice']!r}", flush=True)
     return out
 
@@ -162,15 +169,19 @@ def previous_label_free(name: str) -> float:
     return float(found.iloc[0]) if len(found) else float("nan")
 
 
-def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: bool = True, **train) -> float:
+def shipped_map(cfg, split: str, qrels: pd.DataFrame, name: str, labels, quiet: bool = True,
+                **train) -> tuple[float, float]:
     """Test MAP of the shipped ranker trained on ``labels`` (None: labels.parquet; cached by bench_quality) with
-    ``train`` overrides of ``[train]``."""
+    ``train`` overrides of ``[train]``, and its student's weight (chosen on the judged queries it had not trained
+    on)."""
     overrides = {k: v for k, v in train.items() if v is not None}
     if labels:
         overrides["labels"] = str(labels)
     trained_run(cfg, split, 0, False, quiet, **overrides)
     run = shipped_run(cfg, split, 0, **overrides)
-    return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean())
+    saved = json.loads((model_dir(cfg, f"bench/models/{trained_name(cfg, 0, False, **overrides)}") /
+                        FUSION_FILE).read_text())
+    return float(evaluate_run(run, qrels, require=REQUIRE[name], rn=())["MAP"].mean()), saved.get("student_weight", 0.5)
 
 
 def markdown(table: pd.DataFrame, n: int = 10) -> str:

@@ -284,3 +284,24 @@ def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_
     few = pairs[pairs["query_id"].isin(["q0", "q1", "q2"])]
     weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(guesses), few)
     assert weight == 0.5 and "3 judged queries have a relevant passage, fewer than the 6" in choice.reason()
+
+
+def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
+    cfg, _ = trained
+    best = RunPaths(cfg.run_dir).models() / "best"
+    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
+    even = load_ranker(best, device="cpu", trust_code=True)
+    groups = pairs["query_id"].to_numpy()
+    teacher = standardize_within(even.teacher.score_frame(pairs).reshape(-1, 1), groups)[:, 0]
+    student = standardize_within(even.student.predict(list(zip(pairs["query"], pairs["passage"]))).reshape(-1, 1),
+                                 groups)[:, 0]
+    assert np.allclose(even.score_frame(pairs), (teacher + student) / 2, atol=1e-6)
+    for weight, expected in ((0.0, teacher), (1.0, student), (0.25, 0.75 * teacher + 0.25 * student)):
+        moved = shutil.copytree(best, tmp_path / f"w{weight}")
+        saved = json.loads((moved / FUSION_FILE).read_text())
+        saved.update(student_weight=weight, mix={"reason": "chosen by hand"})
+        (moved / FUSION_FILE).write_text(json.dumps(saved))
+        ranker = load_ranker(moved, device="cpu", trust_code=True)
+        assert ranker.student_weight == weight and np.allclose(ranker.score_frame(pairs), expected, atol=1e-6)
+        ranker.save(tmp_path / f"again{weight}")  # saved again, the weight and how it was chosen go with it
+        assert json.loads((tmp_path / f"again{weight}" / FUSION_FILE).read_text())["mix"] == {"reason": "chosen by hand"}

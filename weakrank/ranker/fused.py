@@ -38,10 +38,11 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray, s
 
 class FusedRanker(RanksPassages):
     """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
-    standardised scores weighted ``student_weight`` and the teacher's the rest."""
+    standardised scores weighted ``student_weight`` and the teacher's the rest (``mix``: how judgments chose it)."""
 
-    def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = 0.5) -> None:
-        self.student, self.teacher, self.student_weight = student, teacher, student_weight
+    def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = 0.5,
+                 mix: dict | None = None) -> None:
+        self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 
     @property
     def lfs(self) -> list:
@@ -70,7 +71,7 @@ class FusedRanker(RanksPassages):
     def save(self, directory: str | Path) -> Path:
         """Write the student and its teacher into ``directory``; :meth:`load` (and :func:`load_ranker`) read it."""
         self.student.save(directory)
-        self.teacher.save(directory, student_weight=self.student_weight)
+        self.teacher.save(directory, student_weight=self.student_weight, mix=self.mix)
         return Path(directory)
 
     @classmethod
@@ -93,7 +94,7 @@ class FusedRanker(RanksPassages):
                           UntrustedCodeWarning, stacklevel=2)
             return student
         precision = "int8" if backend in INT8_BACKENDS else "fp32"  # the encoder LFs run as the student does
-        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight)
+        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.mix)
 
 
 class UntrustedCodeWarning(UserWarning):

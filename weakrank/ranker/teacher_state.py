@@ -37,11 +37,12 @@ class LFEntry:
 @dataclass(frozen=True)
 class TeacherState:
     """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, the model's state and the
-    student's weight in the shipped ranker (0.5 where the file names none)."""
+    student's weight in the shipped ranker (0.5 where the file names none) and how judgments chose it (``mix``)."""
 
     lfs: list[LFEntry]
     teacher: dict[str, Any]
     student_weight: float = 0.5
+    mix: dict[str, Any] | None = None
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -71,9 +72,8 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    if "mix" in saved:
-        _field(saved, "mix", dict, path)
-    return TeacherState(lfs, teacher, float(weight))
+    mix = _field(saved, "mix", dict, path) if "mix" in saved else None
+    return TeacherState(lfs, teacher, float(weight), mix)
 
 
 def inside(directory: Path, relative: object, field: str, path: Path) -> Path:
