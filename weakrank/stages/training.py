@@ -118,23 +118,24 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_d
     judged query that the student had not trained on, the even average): graded on the judged queries by the
     student saved before they joined training (``held_out/``), or, when none was held out, by the model on the
     judged queries outside the train split (:func:`~weakrank.training.shipped.choose_student_weight`)."""
+    import pyarrow.parquet as pq
+
     from weakrank.ranker import load_student
     from weakrank.training.shipped import EVEN, choose_student_weight
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
-    labels = label_table(paths, tc)
-    if "judged" not in labels.columns:
+    source = label_source(paths, tc)
+    if "judged" not in pq.read_schema(source).names:  # no judging file: nothing more is read
         return EVEN, None
+    labels = read_parquet(source, columns=["query_id", "passage_id", "split", "judged"])
     held_out = out_dir / HELD_OUT
     unseen = labels if held_out.is_dir() else labels[labels["split"] != tc.train_split]
     queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
     if not queries:
         return EVEN, None
     rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged"]]
-    dataset = Dataset.load(paths.dataset)
-    pairs = rows.merge(dataset.queries.rename(columns={"text": "query"})[["query_id", "query"]], on="query_id") \
-                .merge(dataset.passages.rename(columns={"text": "passage"})[["passage_id", "passage"]], on="passage_id")
+    pairs = Dataset.load(paths.dataset).pairs().merge(rows, on=["query_id", "passage_id"])
     student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
     weight, choice, maps = choose_student_weight(student, teacher, pairs)
     return weight, {"reason": choice.reason(), "judged_map": maps, "queries": sorted(queries)}
