@@ -68,6 +68,25 @@ def _wikiqa_dir(tmp_path, rows):
     return tmp_path
 
 
+def test_wikiqa_bm25_candidates_pool_every_sentence(tmp_path):
+    rows = [["Q1", "when did the apple tree bloom", "D1", "t", "D1-0", "the apple tree bloomed in may", "1"],
+            ["Q1", "when did the apple tree bloom", "D1", "t", "D1-1", "apples are red", "0"],
+            ["Q2", "how deep is the sea", "D2", "t", "D2-0", "the sea is deep and blue", "1"],
+            ["Q2", "how deep is the sea", "D2", "t", "D2-1", "an apple tree by the sea", "0"]]
+    header = "QuestionID\tQuestion\tDocumentID\tDocumentTitle\tSentenceID\tSentence\tLabel\n"
+    (tmp_path / "WikiQA-train.tsv").write_text(header + "".join("\t".join(r) + "\n" for r in rows))
+    listed = load_dataset("wikiqa", tmp_path, splits=("train",))
+    ds = load_dataset("wikiqa", tmp_path, splits=("train",), candidates="bm25", k=3)
+    assert ds.candidates.groupby("query_id").size().eq(3).all()  # three of the four sentences, not the two listed
+    got = ds.candidates.set_index(["query_id", "passage_id"])["gold"]
+    assert got[("Q1", "D1-0")] == 1 and got[("Q2", "D2-0")] == 1
+    assert got[("Q1", "D2-1")] == 0  # another question's sentence is judged not relevant
+    assert ("Q1", "D1-0") in set(zip(ds.qrels["query_id"], ds.qrels["passage_id"]))
+    pd.testing.assert_frame_equal(ds.passages, listed.passages)
+    with pytest.raises(ConfigError, match="options.candidates must be 'listed' or 'bm25'"):
+        load_dataset("wikiqa", tmp_path, splits=("train",), candidates="dense")
+
+
 def test_bad_label_names_file_row_and_field(tmp_path):
     rows = [["Q1", "what is x", "D1", "t", "D1-0", "x is y", "1"], ["Q1", "what is x", "D1", "t", "D1-1", "z", "yes"]]
     with pytest.raises(DataError, match=r"WikiQA-train.tsv:3: Label: label 'yes' is not 0 or 1"):
