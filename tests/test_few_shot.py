@@ -71,8 +71,10 @@ def test_the_rule_takes_a_clear_winner_alone_and_keeps_the_label_free_weighting_
     assert choose(aps, margin=0.0).name == "embedding alone"  # no margin: the best alone
     aps["embedding alone"] = aps[LABEL_FREE] + 0.015  # ahead on every query, but by too little to matter
     assert choose(aps).name == LABEL_FREE
-    few = choose(aps.iloc[:5].assign(**{"embedding alone": aps[LABEL_FREE].iloc[:5] + 0.5}))
-    assert few.name == LABEL_FREE and "fewer than the 6" in few.reason()  # far ahead, but on 5 queries
+    far = aps.assign(**{"embedding alone": aps[LABEL_FREE] + 0.3 + rng.normal(scale=0.2, size=10)})
+    assert choose(far.iloc[:5]).name == "embedding alone"  # far ahead on 5 queries: taken
+    few = choose(far.iloc[:4])
+    assert few.name == LABEL_FREE and "fewer than the 5" in few.reason()  # far ahead, but on 4 queries
 
 
 def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():

@@ -15,6 +15,7 @@ from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata, read_parquet
 from weakrank.judging import read_judging_file
+from weakrank.label_models.few_shot import MIN_QUERIES
 from weakrank.paths import RunPaths
 from weakrank.selection import select_pairs
 
@@ -119,5 +120,5 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     # the student saved before the judged queries joined its training grades its weight on them: too few to change it
     assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == 0.5
     assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])
-    assert "shipped ranker: 2 judged queries have a relevant passage, fewer than the 6" in printed
+    assert f"shipped ranker: 2 judged queries have a relevant passage, fewer than the {MIN_QUERIES}" in printed
     assert (RunPaths(run).runs / "evaluation.csv").exists()
