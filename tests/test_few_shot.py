@@ -121,11 +121,12 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     assert read_metadata(RunPaths(tmp_path).labels)["gold_queries"] == ["vq1", "vq2"]
     from weakrank.commands.stages import _print_few_shot_choice
 
-    _print_few_shot_choice(RunPaths(tmp_path).labels)  # what `weakrank aggregate` prints in few-shot mode
+    _print_few_shot_choice(RunPaths(tmp_path).labels, cfg)  # what `weakrank aggregate` prints in few-shot mode
     printed = capsys.readouterr().out
     maps = read_metadata(RunPaths(tmp_path).labels)["params"]["few_shot_map"]
     assert printed.startswith("few-shot: 2 judged queries have a relevant passage, fewer than")
     assert f"label-free {maps[LABEL_FREE]:.3f}" in printed
+    assert f"to judge more: weakrank select {cfg.source} --more" in printed  # too few to choose: how to add more
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]

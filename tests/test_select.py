@@ -66,8 +66,16 @@ def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
     table = read_judging_file(path)
     assert (table["relevance"] == "").all() and table["query_id"].nunique() == 2
     path.write_text(path.read_text().replace("\t\n", "\t1\n", 1))
-    with pytest.raises(DataError, match="holds judgments already"):
+    with pytest.raises(DataError, match="holds judgments already: .* add queries to it with --more"):
         pipeline.select(cfg, queries=2)
+    # --more: the file's rows and judgment stay first, the next queries not in it follow
+    _, added = pipeline.select(cfg, queries=2, per_query=3, more=True)
+    grown = read_judging_file(path)
+    pd.testing.assert_frame_equal(grown.iloc[:len(table)].drop(columns="relevance"), table.drop(columns="relevance"))
+    assert grown["relevance"].iloc[0] == "1" and (grown["relevance"].iloc[1:] == "").all()
+    assert set(added["query_id"]).isdisjoint(table["query_id"]) and grown["query_id"].nunique() == 4
+    with pytest.raises(DataError, match="no judging file to add queries to"):
+        pipeline.select(cfg, output=tmp_path / "none.tsv", more=True)
 
 
 def test_judgments_of_the_evaluated_split_are_refused(tmp_path):
@@ -121,4 +129,5 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == 0.5
     assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])
     assert f"shipped ranker: 2 judged queries have a relevant passage, fewer than the {MIN_QUERIES}" in printed
+    assert f"to judge more: weakrank select {config} --more" in printed
     assert (RunPaths(run).runs / "evaluation.csv").exists()

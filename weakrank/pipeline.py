@@ -155,11 +155,12 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
 
 @stage("select", stages=())
 def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
-           output: str | Path | None = None) -> tuple[Path, pd.DataFrame]:
+           output: str | Path | None = None, more: bool = False) -> tuple[Path, pd.DataFrame]:
     """Choose ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of their
     candidates for a person to judge (:mod:`weakrank.selection`; no gold is read) and write them as a judging file
-    (default ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). Returns the file
-    and the chosen pairs."""
+    (default ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more``
+    the file's rows and judgments are kept and the next ``queries`` queries not in it are added after them. Returns
+    the file and the pairs chosen now."""
     from weakrank.judging import judged, read_judging_file, write_judging_file
     from weakrank.selection import select_pairs
 
@@ -170,8 +171,12 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
                           "then measured; select from another split (default train)")
     if queries < 1 or per_query < 2:
         raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
-    if out.exists() and judged(read_judging_file(out)).any():
-        raise DataError("holds judgments already: judge it to the end, or name another --output", file=out)
+    kept = read_judging_file(out) if out.exists() else None
+    if kept is not None and not more and judged(kept).any():
+        raise DataError("holds judgments already: judge it to the end, add queries to it with --more, or name "
+                        "another --output", file=out)
+    if more and kept is None:
+        raise DataError("no judging file to add queries to: run select without --more first", file=out)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     if split not in set(votes["split"]):
@@ -179,10 +184,12 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
     dataset = Dataset.load(paths.dataset)
     texts = dataset.queries.set_index("query_id")["text"].to_dict()
-    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    skip = set(kept["query_id"]) if more else set()
+    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"), skip)
     passages = dataset.passages.set_index("passage_id")["text"]
     rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages))
-    write_judging_file(rows[["query_id", "passage_id", "query", "passage"]], out)
+    rows = rows[["query_id", "passage_id", "query", "passage"]]
+    write_judging_file(pd.concat([kept, rows], ignore_index=True) if more else rows, out)
     return out, pairs
 
 

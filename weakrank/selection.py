@@ -16,6 +16,8 @@ the combinations are asked about: each combination's first, then each one's seco
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 import pandas as pd
 
@@ -74,10 +76,13 @@ def asked(lists: list[list[str]], per_query: int) -> list[str]:
 
 
 def select_pairs(votes: pd.DataFrame, texts: dict[str, str], split: str, queries: int, per_query: int = 6,
-                 seed: int = 0, options: dict | None = None) -> pd.DataFrame:
-    """The ``queries`` queries of ``split`` (``texts``: query id → text) and up to ``per_query`` candidates each
-    that a person should judge (module doc): ``query_id, passage_id, disagreement`` in judging order."""
+                 seed: int = 0, options: dict | None = None, skip: Collection[str] = ()) -> pd.DataFrame:
+    """The ``queries`` queries of ``split`` (``texts``: query id → text; none of ``skip``) and up to ``per_query``
+    candidates each that a person should judge (module doc): ``query_id, passage_id, disagreement`` in judging
+    order."""
     ranked, answerable = rankings(votes[votes["split"] == split], options)
+    skip = set(skip)
+    order = [qid for qid in informative_order(ranked, answerable, texts, seed) if qid not in skip]
     rows = [{"query_id": qid, "passage_id": pid, "disagreement": len({r[0] for r in ranked[qid]})}
-            for qid in informative_order(ranked, answerable, texts, seed)[:queries] for pid in asked(ranked[qid], per_query)]
+            for qid in order[:queries] for pid in asked(ranked[qid], per_query)]
     return pd.DataFrame(rows, columns=["query_id", "passage_id", "disagreement"])

@@ -12,10 +12,10 @@ def cmd_select(args: argparse.Namespace) -> None:
 
     cfg = pipeline_config(args)
     path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
-                                  seed=args.seed, output=args.output)
+                                  seed=args.seed, output=args.output, more=args.more)
     queries = pairs["query_id"].nunique()
-    print(f"chose {queries} queries of split {args.split!r} whose judgments tell the LF combinations apart: "
-          f"{len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
+    print(f"{'added' if args.more else 'chose'} {queries} queries of split {args.split!r} whose judgments tell the "
+          f"LF combinations apart: {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
     print(f"next: weakrank judge {path}   (or fill in its relevance column: 1 relevant, 0 not)\n"
           f"then: weakrank run {args.config} --judgments {path}")
 
@@ -29,3 +29,5 @@ def register(add: AddCommand) -> None:
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=int, default=0, help="breaks ties between equally informative queries")
     p.add_argument("--output", help="the judging file (default <run_dir>/judging.tsv)")
+    p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "
+                   "its rows and judgments (when too few judged queries had a relevant passage)")

@@ -45,7 +45,7 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
     share = labels["label"].mean()
     path = RunPaths(cfg.run_dir).labels
     print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
-    _print_few_shot_choice(path)
+    _print_few_shot_choice(path, cfg)
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
@@ -70,9 +70,11 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)))
 
 
-def _print_few_shot_choice(labels: Path) -> None:
-    """In few-shot mode, what the judged queries chose and why, with each candidate's MAP on them."""
+def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
+    """In few-shot mode, what the judged queries chose and why, with each candidate's MAP on them, and how to judge
+    more queries when too few had a relevant passage to choose anything."""
     from weakrank.io import read_metadata
+    from weakrank.label_models.few_shot import MIN_QUERIES
 
     params = read_metadata(labels).get("params") or {}
     maps = params.get("few_shot_map")
@@ -80,6 +82,9 @@ def _print_few_shot_choice(labels: Path) -> None:
         print(f"few-shot: {params['few_shot_reason']}; the LFs are combined as {params['choice']!r}")
         print("  MAP on the judged queries: " + ", ".join(f"{name} {value:.3f}" for name, value in
                                                        sorted(maps.items(), key=lambda item: -item[1])))
+        if params.get("few_shot_queries", MIN_QUERIES) < MIN_QUERIES:
+            print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
+                  "file), weakrank judge it, then run again")
 
 
 def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:

@@ -99,6 +99,7 @@ class ScoreFusionModel:
         self.choice_ = LABEL_FREE
         self.few_shot_map_: dict[str, float] = {}
         self.few_shot_reason_ = ""
+        self.few_shot_queries_ = 0
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
@@ -136,6 +137,7 @@ class ScoreFusionModel:
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
         self.combine_, self.choice_, self.few_shot_map_, self.few_shot_reason_ = "linear", LABEL_FREE, {}, ""
+        self.few_shot_queries_ = 0
         if gold is not None and np.isfinite(gold).any():
             self.choose_combination(z, informative, groups, np.asarray(gold, dtype=np.float64),
                          list(names) if names is not None else [f"LF {i}" for i in range(scores.shape[1])])
@@ -158,6 +160,7 @@ class ScoreFusionModel:
         aps = candidate_aps(z[rows], np.asarray(groups)[rows], informative[rows], gold[rows], found)
         choice = choose(aps, self.few_shot_margin)
         self.choice_, self.few_shot_map_, self.few_shot_reason_ = choice.name, aps.mean().to_dict(), choice.reason()
+        self.few_shot_queries_ = choice.queries
         if choice.name != LABEL_FREE:
             loadings = np.zeros(z.shape[1])
             for cluster, loading in zip(self.clusters_, self.loadings_):
@@ -217,6 +220,7 @@ class ScoreFusionModel:
             "choice": self.choice_,
             "few_shot_map": self.few_shot_map_,
             "few_shot_reason": self.few_shot_reason_,
+            "few_shot_queries": self.few_shot_queries_,
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
                         "temperature": self.temperature, "few_shot_margin": self.few_shot_margin},
         }
@@ -232,5 +236,6 @@ class ScoreFusionModel:
         model.choice_ = state.get("choice", LABEL_FREE)
         model.few_shot_map_ = dict(state.get("few_shot_map", {}))
         model.few_shot_reason_ = state.get("few_shot_reason", "")
+        model.few_shot_queries_ = int(state.get("few_shot_queries", 0))
         return model
 
