@@ -13,14 +13,14 @@ the list: a condensed list, so a judging file that asks about a few passages per
 :data:`MIN_QUERIES` judged queries with a relevant passage, its mean AP lead over the label-free one at least
 :data:`MIN_LEAD` and beyond ``margin`` standard errors of their paired difference (as a t statistic: the same
 one-sided level as ``margin`` under a normal, on n − 1 degrees of freedom) — and then takes that candidate alone:
-averaging a clear winner with the weightings it beat gives back most of its lead,
-and a lead within the noise of a few queries, or one too small to matter, is not worth the risk of choosing worse
-than no judgment at all (measured: on SemEval, CombSUM led the label-free weighting by 0.012 on 9 judged queries,
-1.5 SE, and was 0.036 below it on the test queries). The constants were chosen on the four shared collections
-and ``pipelines/wikiqa_bm25.toml`` (``benchmarks/bench_judgments.py``, docs/experiments.md): the least that kept
-``select``'s sets from ever choosing below the label-free weighting there. :data:`MIN_QUERIES` was 6 until
-``wikiqa_bm25``, where BM25 chose the candidates from a shared pool and only a quarter of the questions have a
-relevant one: ``select``'s 10 had 5, on which the embedding LF led by 0.29 judged MAP (1.9 SE) and 0.09 test MAP.
+averaging a clear winner with the weightings it beat gives back most of its lead, and a lead within the noise of a
+few queries, or one too small to matter, is not worth the risk of choosing worse than no judgment at all (measured:
+on SemEval, CombSUM led the label-free weighting by 0.012 on 9 judged queries, 1.5 SE, and was 0.036 below it on the
+test queries). The constants were chosen on the four shared collections and ``pipelines/wikiqa_bm25.toml``
+(``benchmarks/bench_judgments.py``, docs/experiments.md): the least that kept ``select``'s sets from ever choosing
+below the label-free weighting there. :data:`MIN_QUERIES` was 6 until ``wikiqa_bm25``, where BM25 chose the
+candidates from a shared pool and only a quarter of the questions have a relevant one: ``select``'s 10 had 5, on
+which the embedding LF led by 0.29 judged MAP (1.9 SE) and 0.09 test MAP.
 """
 
 from __future__ import annotations
