@@ -271,7 +271,7 @@ def few_shot_rows(csv: Path = ROOT / "benchmarks" / "judgments.csv") -> pd.DataF
     """``bench_judgments.py``'s shipped rankers trained on N queries judged as ``weakrank select`` chose them, as
     rows of the quality table (``shipped, N judged``; one seed, no test)."""
     if not csv.exists():
-        return pd.DataFrame()
+        return pd.DataFrame(columns=["dataset", "system", "map", "p1", "seeds", "map_std"])
     table = pd.read_csv(csv)
     table = table[(table["method"] == "select") & table["shipped_map"].notna()]
     return pd.DataFrame({"dataset": table["dataset"], "system": "shipped, " + table["n"].astype(str) + " judged",
@@ -281,7 +281,8 @@ def few_shot_rows(csv: Path = ROOT / "benchmarks" / "judgments.csv") -> pd.DataF
 def markdown(table: pd.DataFrame) -> str:
     """The README table: per system and dataset MAP (± std over seeds) and P@1; †/‡ significantly better/worse
     than BM25 (paired t-test on per-query MAP, p < 0.05); few-shot rows (no test) after the weak ones."""
-    table = pd.concat([table, few_shot_rows()], ignore_index=True)
+    few_shot = few_shot_rows()
+    table = pd.concat([table, few_shot[few_shot["dataset"].isin(table["dataset"])]], ignore_index=True)
     systems = list(table["system"].unique())
     systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)  # the ceiling last
     out = pd.DataFrame(index=pd.Index(systems, name="system"))
