@@ -75,10 +75,14 @@ def main() -> None:
                         help="the label-free shipped ranker's MAP from judgments.csv instead of training it again")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the README's table")
+    parser.add_argument("--plot", action="store_true", help="only draw judgments.png from judgments.csv")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "judgments.csv"
     if args.markdown:
         print(markdown(pd.read_csv(csv)))
+        return
+    if args.plot:
+        plot(pd.read_csv(csv), ROOT / "benchmarks" / "judgments.png")
         return
     for name in args.datasets:
         cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
@@ -219,7 +223,7 @@ def plot(table: pd.DataFrame, path) -> None:
     import matplotlib.pyplot as plt
 
     table = table.astype({"labels_map": float, "shipped_map": float})
-    names = list(dict.fromkeys(table["dataset"]))
+    names = [name for name in EVAL_SPLIT if name in set(table["dataset"])]  # the README's order
     fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False)
     for ax, name in zip(axes[0], names):
         rows = table[table["dataset"] == name]
