@@ -17,7 +17,7 @@ averaging a clear winner with the weightings it beat gives back most of its lead
 few queries, or one too small to matter, is not worth the risk of choosing worse than no judgment at all (measured:
 on SemEval, CombSUM led the label-free weighting by 0.012 on 9 judged queries, 1.5 SE, and was 0.036 below it on the
 test queries). The constants were chosen on the four shared collections and ``pipelines/wikiqa_bm25.toml``
-(``benchmarks/bench_judgments.py``, docs/experiments.md): the least that kept ``select``'s sets from ever choosing
+(``benchmarks/bench_few_shot_rule.py``, docs/experiments.md): the least that kept ``select``'s sets from ever choosing
 below the label-free weighting there. :data:`MIN_QUERIES` was 6 until ``wikiqa_bm25``, where BM25 chose the
 candidates from a shared pool and only a quarter of the questions have a relevant one: ``select``'s 10 had 5, on
 which the embedding LF led by 0.29 judged MAP (1.9 SE) and 0.09 test MAP.
@@ -90,26 +90,30 @@ class Choice:
     margin: float
     baseline: str = LABEL_FREE
     kept: str = "the label-free weighting"
+    min_lead: float = MIN_LEAD
+    min_queries: int = MIN_QUERIES
 
     def reason(self) -> str:
         """One sentence for a person."""
-        if self.queries < MIN_QUERIES:
-            return (f"{self.queries} judged queries have a relevant passage, fewer than the {MIN_QUERIES} a change "
-                    f"needs: {self.kept} is kept")
+        if self.queries < self.min_queries:
+            return (f"{self.queries} judged queries have a relevant passage, fewer than the {self.min_queries} a "
+                    f"change needs: {self.kept} is kept")
         if self.best == self.baseline:
             return f"on {self.queries} judged queries nothing beats {self.kept}: it is kept"
         verdict = ("taken" if self.name == self.best else
-                   f"not clearly ahead (it takes {MIN_LEAD:g} MAP and {self.margin:g} SE): {self.kept} is kept")
+                   f"not clearly ahead (it takes {self.min_lead:g} MAP and {self.margin:g} SE): {self.kept} is kept")
         return (f"on {self.queries} judged queries the best is {self.best}, {self.lead:+.3f} MAP over {self.kept} "
                 f"({self.errors:.1f} SE): {verdict}")
 
 
 def choose(aps: pd.DataFrame, margin: float = MARGIN, baseline: str = LABEL_FREE,
-           kept: str = "the label-free weighting") -> Choice:
+           kept: str = "the label-free weighting", min_lead: float = MIN_LEAD,
+           min_queries: int = MIN_QUERIES) -> Choice:
     """The rule of the module doc over ``aps`` (:func:`candidate_aps`: a column per candidate, a row per judged
-    query), ``baseline`` the column kept unless another beats it clearly (``kept``: its name in the reason)."""
-    if len(aps) < MIN_QUERIES:
-        return Choice(baseline, baseline, 0.0, 0.0, len(aps), margin, baseline, kept)
+    query), ``baseline`` the column kept unless another beats it clearly (``kept``: its name in the reason);
+    ``min_lead`` and ``min_queries``: the rule's constants (``benchmarks/bench_few_shot_rule.py`` varies them)."""
+    if len(aps) < min_queries:
+        return Choice(baseline, baseline, 0.0, 0.0, len(aps), margin, baseline, kept, min_lead, min_queries)
     from scipy.stats import norm, t
 
     means = aps.mean()
@@ -117,5 +121,6 @@ def choose(aps: pd.DataFrame, margin: float = MARGIN, baseline: str = LABEL_FREE
     gap = (aps[best] - aps[baseline]).to_numpy()
     error = gap.std(ddof=1) / np.sqrt(len(gap))
     errors = float(gap.mean() / error) if error > 0 else (np.inf if gap.mean() > 0 else 0.0)
-    taken = best != baseline and gap.mean() >= MIN_LEAD and errors > t.ppf(norm.cdf(margin), len(gap) - 1)
-    return Choice(best if taken else baseline, best, float(gap.mean()), errors, len(gap), margin, baseline, kept)
+    taken = best != baseline and gap.mean() >= min_lead and errors > t.ppf(norm.cdf(margin), len(gap) - 1)
+    return Choice(best if taken else baseline, best, float(gap.mean()), errors, len(gap), margin, baseline, kept,
+                  min_lead, min_queries)
