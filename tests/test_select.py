@@ -130,4 +130,9 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])
     assert f"shipped ranker: 2 judged queries have a relevant passage, fewer than the {MIN_QUERIES}" in printed
     assert f"to judge more: weakrank select {config} --more" in printed
+    # as the hint says: the next query joins the judging file, the judgments stay
+    assert main(["select", config, "--run-dir", str(run), "--more", "--queries", "1", "--per-query", "3"]) == 0
+    assert "added 1 query of split" in capsys.readouterr().out
+    grown = read_judging_file(path)
+    assert grown["query_id"].nunique() == 3 and grown["relevance"].iloc[:len(judged)].tolist() == judged["relevance"].tolist()
     assert (RunPaths(run).runs / "evaluation.csv").exists()

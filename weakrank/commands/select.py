@@ -14,8 +14,9 @@ def cmd_select(args: argparse.Namespace) -> None:
     path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
                                   seed=args.seed, output=args.output, more=args.more)
     queries = pairs["query_id"].nunique()
-    print(f"{'added' if args.more else 'chose'} {queries} queries of split {args.split!r} whose judgments tell the "
-          f"LF combinations apart: {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
+    print(f"{'added' if args.more else 'chose'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
+          f"{args.split!r} whose judgments tell the LF combinations apart: {len(pairs)} passages to read "
+          f"({len(pairs) / max(queries, 1):.1f} a query) → {path}")
     print(f"next: weakrank judge {path}   (or fill in its relevance column: 1 relevant, 0 not)\n"
           f"then: weakrank run {args.config} --judgments {path}")
 
