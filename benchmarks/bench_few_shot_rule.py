@@ -19,7 +19,7 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from bench_judgments import POOL, person
+from bench_judgments import judged_set_options, judged_sets
 from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 
 from weakrank.config import load_config
@@ -31,7 +31,6 @@ from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
 from weakrank.paths import RunPaths
-from weakrank.selection import asked, informative_order, rankings
 
 MIN_QUERIES = (3, 4, 5, 6)
 MIN_LEADS = (0.02, 0.05, 0.1)
@@ -39,7 +38,7 @@ MARGINS = (1.0, 1.5, 2.0)
 LOSS = 0.005  # a draw this far below the label-free teacher counts as a loss
 
 
-def judged_sets(name: str, sizes: list[int], draws: int, per_query: int) -> tuple[dict[str, float], list]:
+def candidate_sets(name: str, sizes: list[int], draws: int, per_query: int) -> tuple[dict[str, float], list]:
     """Each candidate combination's test MAP as a teacher, and ``(n, method, aps)`` for select's set and the random
     sets of each size (``aps``: :func:`few_shot.candidate_aps` on their judged queries)."""
     cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
@@ -61,16 +60,10 @@ def judged_sets(name: str, sizes: list[int], draws: int, per_query: int) -> tupl
     test = {c: test_map(few_shot.combined(z[evaluated], groups[evaluated], informative[evaluated], combination))
             for c, combination in found.items() if c != few_shot.LABEL_FREE}
     test[few_shot.LABEL_FREE] = test_map(model.fused(scores[evaluated], groups[evaluated]))
-    ranked, answerable = rankings(votes[votes["split"] == POOL], options)
-    order = informative_order(ranked, answerable, texts)
-    rng = np.random.default_rng(0)  # the draws of bench_judgments.py
     sets = []
-    for n in sizes:
-        for method, chosen in [("select", order[:n])] + [("random", list(rng.choice(list(ranked), size=n, replace=False)))
-                                                          for _ in range(draws)]:
-            gold = person(votes, {qid: asked(ranked[qid], per_query) for qid in chosen}, name)
-            rows = pd.Series(groups).isin(set(groups[np.isfinite(gold)])).to_numpy()  # as choose_combination reads
-            sets.append((n, method, few_shot.candidate_aps(z[rows], groups[rows], informative[rows], gold[rows], found)))
+    for n, method, _, _, gold in judged_sets(votes, texts, options, name, sizes, draws, per_query):
+        rows = pd.Series(groups).isin(set(groups[np.isfinite(gold)])).to_numpy()  # as choose_combination reads
+        sets.append((n, method, few_shot.candidate_aps(z[rows], groups[rows], informative[rows], gold[rows], found)))
     return test, sets
 
 
@@ -107,10 +100,7 @@ def markdown(table: pd.DataFrame) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--sizes", nargs="+", type=int, default=[5, 10, 20])
-    parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--per-query", type=int, default=6)
+    judged_set_options(parser)
     parser.add_argument("--markdown", action="store_true", help="only print few_shot_rule.csv as a table")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "few_shot_rule.csv"
@@ -122,7 +112,7 @@ def main() -> None:
         if not RunPaths(load_config(ROOT / "pipelines" / f"{name}.toml").run_dir).votes.exists():
             print(f"{name}: no votes.parquet (weakrank run pipelines/{name}.toml --stages ingest,label,aggregate)")
             continue
-        rows += sweep(name, *judged_sets(name, args.sizes, args.draws, args.per_query))
+        rows += sweep(name, *candidate_sets(name, args.sizes, args.draws, args.per_query))
         print(f"{name}: done", flush=True)
     table = pd.DataFrame(rows)
     write_text(table.to_csv(index=False, float_format="%.4f"), csv)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -60,12 +61,33 @@ def person(votes: pd.DataFrame, pairs: dict[str, list[str]], name: str) -> np.nd
     return np.where(keys.isin(wanted), gold, np.nan)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def judged_sets(votes: pd.DataFrame, texts: dict[str, str], options: dict, name: str, sizes: list[int], draws: int,
+                per_query: int) -> Iterator[tuple[int, str, int, dict[str, list[str]], np.ndarray]]:
+    """For each size N, ``select``'s N queries of the pool and ``draws`` random sets of N (the same draws in every
+    run), each as ``(n, method, draw, pairs, gold)``: the passages asked about per query and the simulated person's
+    judgments of them (:func:`person`)."""
+    ranked, answerable = rankings(votes[votes["split"] == POOL], options)
+    order = informative_order(ranked, answerable, texts)
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        sets = [("select", 0, order[:n])] + [("random", d, list(rng.choice(list(ranked), size=n, replace=False)))
+                                             for d in range(draws)]
+        for method, draw, chosen in sets:
+            pairs = {qid: asked(ranked[qid], per_query) for qid in chosen}
+            yield n, method, draw, pairs, person(votes, pairs, name)
+
+
+def judged_set_options(parser: argparse.ArgumentParser) -> None:
+    """The command-line options that say which collections and judged sets are measured."""
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
     parser.add_argument("--sizes", nargs="+", type=int, default=[5, 10, 20])
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--per-query", type=int, default=6)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    judged_set_options(parser)
     parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select set trains a student")
     parser.add_argument("--judged-share", type=float, default=None,
                         help="[train] judged_share of the students trained on select's sets (default: the config's)")
@@ -132,8 +154,6 @@ def measure(name: str, cfg, args) -> list[dict]:
             memo[model.choice_] = test_map(model.fused(test_scores, test_groups))
         return model, memo[model.choice_]
 
-    ranked, answerable = rankings(votes[votes["split"] == POOL], options)
-    order = informative_order(ranked, answerable, texts)
     common = {"dataset": name, "best_lf": best_lf, "best_lf_map": reference[best_lf],
               "combsum_map": reference.get("fusion:combsum"), "rrf_map": reference.get("fusion:rrf")}
     _, label_free = teacher(None)
@@ -141,27 +161,23 @@ def measure(name: str, cfg, args) -> list[dict]:
                shipped_map(cfg, split, qrels, name, None, args.quiet)[0] if args.students else None)
     out = [{**common, "n": 0, "method": "label-free", "draw": 0, "passages": 0, "with_relevant": 0,
             "choice": "label-free", "labels_map": label_free, "shipped_map": shipped, "student_weight": 0.5}]
-    rng = np.random.default_rng(0)
-    for n in args.sizes:
-        draws = [("select", 0, order[:n])] + [("random", d, list(rng.choice(list(ranked), size=n, replace=False)))
-                                              for d in range(args.draws)]
-        for method, draw, chosen in draws:
-            pairs = {qid: asked(ranked[qid], args.per_query) for qid in chosen}
-            gold = person(votes, pairs, name)
-            model, labels_map = teacher(gold)
-            shipped, weight = None, None
-            if method == "select" and n in args.students:
-                labels = with_judgments(model.labels_table(votes), gold)
-                path = paths.root / "bench" / f"labels_select{n}.parquet"
-                write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
-                                                      "gold_queries": sorted({q for q in chosen})})
-                shipped, weight = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_share=args.judged_share,
-                                              judged_after=args.judged_after)
-            relevant = votes.loc[gold > 0, "query_id"].nunique()
-            out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
-                        "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,
-                        "shipped_map": shipped, "student_weight": weight})
-        print(f"{name} N={n}: select chose {out[-args.draws - 1]['choice']!r}", flush=True)
+    for n, method, draw, pairs, gold in judged_sets(votes, texts, options, name, args.sizes, args.draws,
+                                                    args.per_query):
+        model, labels_map = teacher(gold)
+        shipped, weight = None, None
+        if method == "select" and n in args.students:
+            labels = with_judgments(model.labels_table(votes), gold)
+            path = paths.root / "bench" / f"labels_select{n}.parquet"
+            write_parquet(labels, path, metadata={"model": "fusion", "lfs": names, "params": model.state(),
+                                                  "gold_queries": sorted(pairs)})
+            shipped, weight = shipped_map(cfg, split, qrels, name, path, args.quiet, judged_share=args.judged_share,
+                                          judged_after=args.judged_after)
+        if method == "select":
+            print(f"{name} N={n}: select chose {model.choice_!r}", flush=True)
+        relevant = votes.loc[gold > 0, "query_id"].nunique()
+        out.append({**common, "n": n, "method": method, "draw": draw, "passages": sum(map(len, pairs.values())),
+                    "with_relevant": relevant, "choice": model.choice_, "labels_map": labels_map,
+                    "shipped_map": shipped, "student_weight": weight})
     return out
 
 
