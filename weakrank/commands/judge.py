@@ -97,7 +97,8 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
             note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
             continue
         saved = _save(table, path, saved)
-    out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, TREC qrels of the judged rows:\n"
+    out.write(f"\nevery row of {path} is answered: {_counts(table)}.\n{_too_few(table, path)}"
+              "Next, TREC qrels of the judged rows:\n"
               f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config:\n"
               f"    [aggregate] judgments = {json.dumps(str(path))}\n")
 
@@ -113,6 +114,20 @@ def _counts(table: pd.DataFrame) -> str:
     relevant = judged & (values != "0")
     return (f"{judged.sum()} judged ({relevant.sum()} relevant, {(judged & ~relevant).sum()} not), "
             f"{(values == 'skip').sum()} skipped, {(values == '').sum()} left")
+
+
+def _too_few(table: pd.DataFrame, path: Path) -> str:
+    """A line saying how to judge more queries where too few have a relevant passage to change how the LFs are
+    combined (:data:`~weakrank.label_models.few_shot.MIN_QUERIES`); else nothing."""
+    from weakrank.label_models.few_shot import MIN_QUERIES
+
+    answered = table[~table["relevance"].isin(["", "skip", "0"])]
+    queries = answered["query_id"].nunique()
+    if queries >= MIN_QUERIES:
+        return ""
+    return (f"{queries} judged {'query has' if queries == 1 else 'queries have'} a relevant passage; changing how the "
+            f"LFs are combined takes {MIN_QUERIES}: weakrank select CONFIG --more --output {shlex.quote(str(path))} "
+            "adds queries to this file.\n")
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
