@@ -108,11 +108,18 @@ def _first_unjudged(table: pd.DataFrame) -> int | None:
     return int(blank.argmax()) if blank.any() else None
 
 
+def _relevant(table: pd.DataFrame) -> pd.Series:
+    """Which rows of a judging table are judged relevant (a grade above 0)."""
+    from weakrank.judging import judged
+
+    return judged(table) & (table["relevance"] != "0")
+
+
 def _counts(table: pd.DataFrame) -> str:
-    values = table["relevance"]
-    judged = ~values.isin(["", "skip"])
-    relevant = judged & (values != "0")
-    return (f"{judged.sum()} judged ({relevant.sum()} relevant, {(judged & ~relevant).sum()} not), "
+    from weakrank.judging import judged
+
+    values, answered, relevant = table["relevance"], judged(table), _relevant(table)
+    return (f"{answered.sum()} judged ({relevant.sum()} relevant, {(answered & ~relevant).sum()} not), "
             f"{(values == 'skip').sum()} skipped, {(values == '').sum()} left")
 
 
@@ -121,8 +128,7 @@ def _too_few(table: pd.DataFrame, path: Path) -> str:
     combined (:data:`~weakrank.label_models.few_shot.MIN_QUERIES`); else nothing."""
     from weakrank.label_models.few_shot import MIN_QUERIES
 
-    answered = table[~table["relevance"].isin(["", "skip", "0"])]
-    queries = answered["query_id"].nunique()
+    queries = table.loc[_relevant(table), "query_id"].nunique()
     if queries >= MIN_QUERIES:
         return ""
     return (f"{queries} judged {'query has' if queries == 1 else 'queries have'} a relevant passage; changing how the "
