@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 import zipfile
 import zlib
@@ -266,6 +267,16 @@ def check_output(path: str | Path, inputs: Mapping[str, str | Path], force: bool
                         "or write elsewhere", file=path)
 
 
+@contextmanager
+def output_file(path: str | Path, inputs: Mapping[str, str | Path], force: bool = False) -> Iterator[Path]:
+    """A command's output ``path``, the one way every command writes a file a user names: checked before the block
+    runs (:func:`check_output`: never one of ``inputs``, a folder or, unless ``force``, a file that weakrank did not
+    write), written (atomically) by the block, then marked as weakrank's (:func:`mark_written`)."""
+    check_output(path, inputs, force)
+    yield Path(path)
+    mark_written(path)
+
+
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
     """Write ``query_id, passage_id, score`` rows as a TREC run (rank by score, ties by row order)."""
     ordered = scored.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")
@@ -280,23 +291,46 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
     return write_text("".join(line + "\n" for line in lines), path)
 
 
-def open_file(path: str | Path) -> BinaryIO:
-    """``path`` opened to read its bytes, a ``.gz`` file decompressed as it is read (as PyTerrier's ``autoopen``)."""
-    path = Path(path)
-    return gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb")
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
 
 
-def read_utf8(path: str | Path) -> str:
-    """The text of ``path`` (:func:`open_file`: ``.gz`` decompressed; a byte-order mark dropped); a missing,
-    non-UTF-8 or broken gzip file raises :class:`DataError` naming ``path`` (at the line of the first bad byte)."""
-    path = Path(path)
-    if not path.is_file():
-        raise DataError("file not found", file=path)
+def open_regular(path: str | Path) -> BinaryIO:
+    """``path`` opened to read its bytes, if it is a regular file (or a link to one): a folder, a named pipe, a
+    device or a socket is a :class:`DataError` before a byte is read (opening a pipe waits for no writer)."""
     try:
-        with open_file(path) as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataError("file not found", file=path) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+        raise DataError(f"is {kind}; expected a file", file=path)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
+    """The bytes of regular file ``path`` (:func:`open_regular`; ``.gz`` decompressed as PyTerrier's ``autoopen``
+    does), at most ``limit`` of them: a longer file (what is read counts, not what ``stat`` says) is a
+    :class:`DataError`; a broken gzip file too."""
+    path = Path(path)
+    try:
+        with open_regular(path) as raw, (gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw) as f:
+            data = f.read() if limit is None else f.read(limit + 1)
     except (gzip.BadGzipFile, EOFError, zlib.error) as err:  # not gzip, truncated, or corrupt
         raise DataError(f"not a readable gzip file ({err})", file=path) from None
+    if limit is not None and len(data) > limit:
+        raise DataError(f"larger than {limit} bytes: too large for this file", file=path)
+    return data
+
+
+def read_utf8(path: str | Path, limit: int | None = None) -> str:
+    """The text of ``path`` (:func:`read_bytes`: a regular file, ``.gz`` decompressed, at most ``limit`` bytes; a
+    byte-order mark dropped); a missing, non-UTF-8 or broken gzip file raises :class:`DataError` naming ``path``
+    (at the line of the first bad byte)."""
+    data = read_bytes(path, limit)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:

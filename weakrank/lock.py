@@ -2,14 +2,18 @@
 (the file names its process and stage) while it runs, so that a second writer on the same run directory is refused
 with a message naming the lock. The kernel grants the lock to one open file at a time and drops it when its holder
 exits, however it ends: a killed stage's lock is free at once, and no process id is read to decide it. Taking the
-lock first puts back what killed writes left in the run directory (:func:`weakrank.io.settle_tree`)."""
+lock first puts back what killed writes left in the run directory (:func:`weakrank.io.settle_tree`). The lock file
+is never opened through a link, nor used when it is not a plain file of its own (a shared run directory's lock
+that leads to someone's file leaves that file alone)."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -35,10 +39,28 @@ def _holder(fd: int) -> str:
     return f"process {found[1]} ({found[2]})" if found else "another process"
 
 
+def _open_lock(lock: Path) -> int:
+    """``lock`` opened (created if missing) to be truncated and written: never through a link, and only a regular
+    file of one name (a hard link would make it another file's too), else a :class:`DataError` naming it."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+    except OSError as err:
+        if err.errno not in (errno.ELOOP, errno.EISDIR):
+            raise
+        fd = None
+    found = None if fd is None else os.fstat(fd)
+    if found is None or not stat.S_ISREG(found.st_mode) or found.st_nlink > 1:  # 0: its holder just deleted it
+        if fd is not None:
+            os.close(fd)
+        raise DataError("is not a lock file of weakrank's (a link, a folder, a pipe, a device, or a file with another "
+                        "name too); remove it, and what it leads to is left as it is", file=lock)
+    return fd
+
+
 def _acquire(lock: Path, stage: str) -> int:
     """An open descriptor of ``lock`` holding its flock, the file naming this process and ``stage``."""
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        fd = _open_lock(lock)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -46,7 +68,7 @@ def _acquire(lock: Path, stage: str) -> int:
             os.close(fd)
             raise WeakrankError(f"{lock}: the run dir is locked by {holder}; wait for it to finish") from None
         try:  # a holder deletes the file before letting go: the lock is this file's only if it is still there
-            ours = os.path.samestat(os.fstat(fd), os.stat(lock))
+            ours = os.path.samestat(os.fstat(fd), os.lstat(lock))
         except FileNotFoundError:
             ours = False
         if ours:
@@ -79,7 +101,7 @@ def run_dir_lock(root: str | Path, stage: str) -> Iterator[None]:
     finally:
         held.discard(key)
         with suppress(FileNotFoundError):  # before letting go (see _acquire); the file if it is still ours
-            if os.path.samestat(os.fstat(fd), os.stat(lock)):
+            if os.path.samestat(os.fstat(fd), os.lstat(lock)):
                 lock.unlink()
         os.close(fd)
 

@@ -27,6 +27,7 @@ from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
 from weakrank.keys import check_keys, schema
 from weakrank.labeling import lf_names
+from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
 from weakrank.reproduction.labels import check_label_sources, source_labels
@@ -254,11 +255,12 @@ def plan_experiment(cfg: PipelineConfig, pairs_per_second: float | None = None) 
     return plan
 
 
+@locked("experiment")
 def run_experiment(
     cfg: PipelineConfig, progress: bool = True, runner: CellRunner = trained_run
 ) -> dict[str, list[pd.DataFrame]]:
-    """Run (or load from cache) every cell; returns ``row → [per-query metrics of each seed]`` and
-    writes each cell's per-query metrics and scores under ``<run_dir>/experiment/``."""
+    """Run (or load from cache) every cell, under the run-dir lock; returns ``row → [per-query metrics of each
+    seed]`` and writes each cell's per-query metrics and scores under ``<run_dir>/experiment/``."""
     exp = cfg.experiment
     paths = RunPaths(cfg.run_dir)
     root = paths.experiment

@@ -26,6 +26,7 @@ from weakrank.evaluation.calibration import (
 from weakrank.evaluation.tables import format_table, queries_note, results_table, significance_legend, to_markdown
 from weakrank.io import read_metadata, read_parquet, write_text
 from weakrank.lists import minmax_within, softmax_within
+from weakrank.lock import locked
 from weakrank.paths import RunPaths
 from weakrank.plots import line_plot, quality_bars, save_figure
 from weakrank.reproduction.grid import Cell, grid_cells
@@ -180,8 +181,10 @@ def machine() -> str:
     return f"{platform.machine()} {platform.system()}, {os.cpu_count()} CPU cores, {device}"
 
 
+@locked("experiment")
 def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], metric: str = "MAP") -> Path:
-    """Write ``<run_dir>/report/report.md`` and ``report.html`` with the table and every figure."""
+    """Write ``<run_dir>/report/report.md`` and ``report.html`` with the table and every figure (under the run-dir
+    lock)."""
     split = cfg.experiment.split
     paths = RunPaths(cfg.run_dir)
     out = paths.report(cfg.name)
