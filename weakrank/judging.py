@@ -4,7 +4,8 @@ One header line, then one row per pair: ``query_id, passage_id, query, passage, 
 person's notes, are kept). Relevance values: blank = not judged yet; ``1`` relevant, ``0`` not relevant, a larger
 integer a grade; ``y``/``yes`` and ``n``/``no`` (any case) are read as 1 and 0; ``skip`` or ``?`` = skipped (looked
 at, left out of the qrels). Texts hold no tab or newline (written as spaces); a field with a double quote is
-quoted as spreadsheets do (``"..."`` with ``""`` inside).
+quoted as spreadsheets do (``"..."`` with ``""`` inside). A judging file holds at most :data:`MAX_BYTES`, and
+any field size up to it reads back: weakrank writes no judging file it cannot read.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
 SKIP = "skip"
 _READ_AS = {"y": "1", "yes": "1", "n": "0", "no": "0", "skip": SKIP, "?": SKIP, "": ""}
 _SPACE = re.compile(r"[\t\r\n\v\f]+")
+MAX_BYTES = 256 * 2**20  # a judging file is read whole; a person judges a few hundred pairs, not this many
 
 
 def write_judging_file(rows: pd.DataFrame, path: str | Path) -> Path:
@@ -44,6 +46,9 @@ def write_judging_file(rows: pd.DataFrame, path: str | Path) -> Path:
     writer = csv.writer(out, delimiter="\t", lineterminator="\n")
     writer.writerow(columns)
     writer.writerows(table.map(lambda text: _SPACE.sub(" ", text)).itertuples(index=False))
+    if len(out.getvalue().encode()) > MAX_BYTES:
+        raise DataError(f"the rows to judge take over {MAX_BYTES} bytes, more than a judging file holds: judge fewer "
+                        "queries or passages", file=path)
     return write_text(out.getvalue(), path)
 
 
@@ -52,7 +57,8 @@ def read_judging_file(path: str | Path) -> pd.DataFrame:
     integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``). A missing column, a row with the wrong number
     of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
     the file, the line and the field."""
-    reader = csv.reader(io.StringIO(read_utf8(path)), delimiter="\t")
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))  # a passage of any length the file can hold
+    reader = csv.reader(io.StringIO(read_utf8(path, MAX_BYTES)), delimiter="\t")
     header = next(reader, None)
     if header is None:
         raise DataError(f"empty file; expected a header line {chr(9).join(JUDGING_COLUMNS)!r}", file=path, line=1)
@@ -89,7 +95,7 @@ def _relevance(raw: str, path: str | Path, line: int) -> str:
     value = raw.strip().lower()
     if value in _READ_AS:
         return _READ_AS[value]
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # not "²", a digit to str.isdigit that int() refuses
         return str(int(value))
     raise DataError(f"{raw!r} is not a relevance: expected 1 (or y), 0 (or n), a grade ≥ 0, skip (or ?), or blank",
                     file=path, line=line, field="relevance")
@@ -103,7 +109,7 @@ def judged(table: pd.DataFrame) -> pd.Series:
 def read_judged_qrels(path: str | Path) -> pd.DataFrame:
     """``query_id, passage_id, relevance`` (an int) of the judged rows of judging file ``path``; a plain TREC qrels
     file (``qid 0 pid relevance``, told apart by its first line) is read as it is."""
-    first = read_utf8(path).lstrip().partition("\n")[0]
+    first = read_utf8(path, MAX_BYTES).lstrip().partition("\n")[0]
     if "\t" not in first or "query_id" not in first.split("\t"):
         return read_qrels(path)
     table = read_judging_file(path)

@@ -1,5 +1,7 @@
 """``weakrank judge FILE``: a person judges the unjudged rows of a judging file in the terminal, one key per
-answer, each saved at once; ``--qrels OUT`` converts the judged rows to TREC qrels instead."""
+answer, each saved at once; ``--qrels OUT`` converts the judged rows to TREC qrels instead. The screen shows the
+file's texts, never a control sequence they hold; keys typed ahead are answers in turn; a resized window is
+redrawn."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import shlex
 import shutil
 import sys
 import textwrap
+import unicodedata
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -28,11 +31,13 @@ KEYS = "[y/1] relevant  [n/0] not relevant  [s] skip  [b] back  [q] quit"
 STOP_WORDS = frozenset("a an and are as at be by did do does for from has have how in is it of on or that the this "
                        "to was were what when where which who whom why with".split())
 _WORD = re.compile(r"\w+")
+KEY = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|O.|.)?|.", re.DOTALL)  # one key: a character, or an escape sequence
+RESIZED = "\x00resized"  # what single_keys' function returns when the window changed size
 
 
 def cmd_judge(args: argparse.Namespace) -> None:
     if args.qrels:
-        convert(Path(args.file), Path(args.qrels))
+        convert(Path(args.file), Path(args.qrels), args.force)
         return
     if not sys.stdin.isatty():
         raise WeakrankError(f"judge reads single keys from a terminal, and standard input is none; to convert the "
@@ -43,37 +48,68 @@ def cmd_judge(args: argparse.Namespace) -> None:
         judge(Path(args.file), read_key, sys.stdout, styled, colour)
 
 
-def convert(path: Path, out: Path) -> None:
-    """Write the judged rows of judging file ``path`` (or a TREC qrels file) to TREC qrels ``out``."""
-    from weakrank.io import write_qrels
+def convert(path: Path, out: Path, force: bool = False) -> None:
+    """Write the judged rows of judging file ``path`` (or a TREC qrels file) to TREC qrels ``out``: never ``path``
+    itself, nor (unless ``force``) a file weakrank did not write (:func:`~weakrank.io.output_file`)."""
+    from weakrank.io import output_file, write_qrels
     from weakrank.judging import read_judged_qrels
 
-    qrels = read_judged_qrels(path)
-    if qrels.empty:
-        raise DataError(f"no judged row yet; judge some first: weakrank judge {shlex.quote(str(path))}", file=path)
-    write_qrels(qrels, out)
+    with output_file(out, {"judging": path}, force) as target:
+        qrels = read_judged_qrels(path)
+        if qrels.empty:
+            raise DataError(f"no judged row yet; judge some first: weakrank judge {shlex.quote(str(path))}", file=path)
+        write_qrels(qrels, target)
     print(f"wrote {len(qrels)} judgements of {qrels['query_id'].nunique()} queries → {out}")
 
 
 @contextmanager
 def single_keys(fd: int) -> Iterator[Callable[[], str]]:
-    """A function that waits for one key on terminal ``fd`` (``"q"`` at end of input); the terminal's settings are
-    put back on leaving, by an exception or Ctrl-C too."""
+    """A function that waits for the next key on terminal ``fd``, lower-cased: each key of a burst in turn (keys
+    typed ahead), an escape sequence as one key, :data:`RESIZED` when the window changed size, ``"q"`` at end of
+    input. The terminal's settings and the resize handler are put back on leaving, by an exception or Ctrl-C too."""
+    import codecs
+    import select
+    import signal
     import termios
     import tty
 
     saved = termios.tcgetattr(fd)
+    woken, wake = os.pipe()
+    os.set_blocking(wake, False)
+
+    def resized(*_: object) -> None:
+        with suppress(BlockingIOError):  # a resize is already waiting to be read
+            os.write(wake, b".")
+
+    previous = signal.signal(signal.SIGWINCH, resized)
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+    keys: list[str] = []
+
+    def read_key() -> str:
+        while not keys:
+            if woken in select.select([fd, woken], [], [])[0]:
+                os.read(woken, 64)
+                return RESIZED
+            data = os.read(fd, 64)
+            if not data:
+                return "q"
+            keys.extend(KEY.findall(decode(data)))
+        return keys.pop(0).lower()
+
     tty.setcbreak(fd)
     try:
-        yield lambda: os.read(fd, 32).decode(errors="replace").lower() or "q"
+        yield read_key
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        signal.signal(signal.SIGWINCH, previous)
+        os.close(woken)
+        os.close(wake)
 
 
 def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, colour: bool) -> None:
     """Show each unjudged row of ``path`` and store the key's answer at once (the file rewritten atomically);
-    ``b`` blanks the answer of the row before and shows it again, ``q`` stops. ``styled``: clear the screen and
-    highlight the query's words (``colour``: in colour, else in bold)."""
+    ``b`` blanks the answer of the row before and shows it again, ``q`` stops, :data:`RESIZED` shows the row again.
+    ``styled``: clear the screen and highlight the query's words (``colour``: in colour, else in bold)."""
     from weakrank.io import settle
     from weakrank.judging import read_judging_file
 
@@ -85,6 +121,8 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         out.write(screen(table, position, styled, colour, note))
         out.flush()
         key, note = read_key(), ""
+        if key == RESIZED:
+            continue
         if key in ANSWERS:
             table.loc[position, "relevance"] = ANSWERS[key]
         elif key == "b" and position > 0:
@@ -157,7 +195,7 @@ def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note:
     terminal's width with the query's words highlighted, and the keys."""
     from weakrank.text import tokenize
 
-    row = table.iloc[position]
+    row = table.iloc[position].map(visible)
     queries = list(dict.fromkeys(table["query_id"]))
     same = table["query_id"] == row["query_id"]
     left = (same & (table["relevance"] == "")).sum()
@@ -175,6 +213,14 @@ def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note:
     return "\n".join([*parts, note, "relevant? "] if note else [*parts, "relevant? "])
 
 
+def visible(text: str) -> str:
+    """``text`` as a terminal may show it: a control or format character (an escape sequence's start, a
+    bidirectional override) written as its code (``\\x1b``), any other space as a space."""
+    kinds = (unicodedata.category(char)[0] for char in text)
+    return "".join(" " if kind == "Z" else char.encode("unicode_escape").decode() if kind == "C" else char
+                   for char, kind in zip(text, kinds))
+
+
 def register(add: AddCommand) -> None:
     """Add ``judge``."""
     p = add("judge", cmd_judge, "judge the unjudged rows of a judging file (written by weakrank select) in the "
@@ -182,4 +228,6 @@ def register(add: AddCommand) -> None:
             config=False)
     p.add_argument("file", help="judging file: a TSV of query_id, passage_id, query, passage, relevance")
     p.add_argument("--qrels", metavar="OUT", help="write the judged rows as TREC qrels to OUT instead (no terminal "
-                   "needed; FILE may also be a TREC qrels file)")
+                   "needed; FILE may also be a TREC qrels file); never FILE, nor a file weakrank did not write unless "
+                   "--force")
+    p.add_argument("--force", action="store_true", help="with --qrels: replace OUT even if weakrank did not write it")
