@@ -46,6 +46,11 @@ class LFError(WeakrankError):
         super().__init__(f"labeling function {lf!r}: {message}")
 
 
+class LeftOutWarning(UserWarning):
+    """Part of what was asked for is left out (a model's teacher that needs the caller's trust): the command line
+    says so even with ``--quiet``."""
+
+
 class ConfigError(WeakrankError):
     """A pipeline config is missing a key or has a bad value."""
 

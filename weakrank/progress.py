@@ -1,6 +1,7 @@
 """Progress bars and warnings: ``tqdm`` on a terminal; on a stream that is not one (a log file), whole lines at
 most every ``LOG_INTERVAL`` seconds and no library bars; no "Loading weights" bar ever; on the command line,
-each warning one line, and nothing at all with ``--quiet`` (:func:`configure`)."""
+each warning one line, and with ``--quiet`` none but what says a part of the result is left out
+(:class:`~weakrank.errors.LeftOutWarning`; :func:`configure`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import Any, TextIO
 
 from tqdm.auto import tqdm as _tqdm
 
+from weakrank.errors import LeftOutWarning
+
 LOG_INTERVAL = 30.0  # seconds between two lines of a bar written to a file
 _NOTEBOOK = _tqdm.__module__.startswith("tqdm.notebook")  # widgets: left as they are
 _quiet = False
@@ -23,8 +26,8 @@ QUIET_ENV = {"PYTHONWARNINGS": "ignore", "TRANSFORMERS_VERBOSITY": "error"}  # w
 
 @contextmanager
 def configure(quiet: bool = False) -> Iterator[None]:
-    """The command line's output while a command runs: with ``quiet``, no bar and no warning at all
-    (:func:`warnings_off`); without, each warning one line ``weakrank: warning: <message>`` (no source line); with
+    """The command line's output while a command runs: with ``quiet``, no bar and no warning but a
+    :class:`~weakrank.errors.LeftOutWarning` (:func:`warnings_off`); without, each warning one line ``weakrank: warning: <message>`` (no source line); with
     ``quiet`` or stderr not a terminal, no bars from the libraries (:func:`library_bars_off`). Warnings, logging and
     the environment are as they were afterwards (a command run from Python or a test leaves its process alone)."""
     global _quiet
@@ -49,6 +52,12 @@ def configure(quiet: bool = False) -> Iterator[None]:
                     os.environ[key] = value
 
 
+def _left_out_only(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+    """A :func:`warnings.showwarning` that shows a :class:`~weakrank.errors.LeftOutWarning` alone, in one line."""
+    if issubclass(category, LeftOutWarning):
+        one_line_warning(message, category, *args, **kwargs)
+
+
 def one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
                      file: TextIO | None = None, line: str | None = None) -> None:
     """A :func:`warnings.showwarning` that writes ``weakrank: warning: <message>``, without its source line."""
@@ -57,9 +66,11 @@ def one_line_warning(message: Warning | str, category: type[Warning], filename: 
 
 def warnings_off() -> None:
     """No warning from weakrank or the libraries, in child processes too (torchrun, dask workers): Python's
-    warnings, whatever filter a library sets, and log records below ERROR (transformers', sentence-transformers')."""
+    warnings, whatever filter a library sets, and log records below ERROR (transformers', sentence-transformers');
+    but a :class:`~weakrank.errors.LeftOutWarning`, one line: what the result lacks is said however quiet."""
     warnings.simplefilter("ignore")
-    warnings.showwarning = lambda *args, **kwargs: None  # a library's own "always" filter shows nothing either
+    warnings.filterwarnings("default", category=LeftOutWarning)
+    warnings.showwarning = _left_out_only  # a library's own "always" filter shows nothing either
     logging.disable(logging.WARNING)
     os.environ.update(QUIET_ENV)
 

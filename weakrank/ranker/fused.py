@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from weakrank.errors import LeftOutWarning
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import INT8_BACKENDS, load_student
@@ -80,25 +81,29 @@ class FusedRanker(RanksPassages):
         """The shipped ranker saved in ``directory``: its student (run by ``backend``, :func:`load_student`) with
         the teacher, whose encoder LFs run at int8 too where the student does. The teacher's state is checked as untrusted input
         (:func:`~weakrank.ranker.teacher_state.read_teacher_state`); built-in LFs are rebuilt from their options and
-        saved arrays alone. A user's LF runs the file it names in the directory's ``lfs/`` only with ``trust_code``;
-        without it the student is returned alone, with a warning."""
+        saved arrays alone. A user's LF runs the file it names in the directory's ``lfs/``, and a built-in LF reads
+        a model folder outside the directory, only with ``trust_code``; without it the student is returned alone,
+        with a warning (:class:`UntrustedCodeWarning`, which the command line shows even with ``--quiet``)."""
         from labeling_functions import BUILTIN
 
         directory = Path(directory)
         student = load_student(directory, device, backend)
         state = read_teacher_state(directory, set(BUILTIN))
-        code = [lf.code for lf in state.lfs if lf.code is not None]
-        if code and not trust_code:
-            warnings.warn(f"{directory}: its teacher runs Python code ({', '.join(str(c) for c in code)}); loaded as "
-                          "the student alone. Pass trust_code=True (`--trust-code`) if you trust that code.",
-                          UntrustedCodeWarning, stacklevel=2)
+        code = [str(lf.code) for lf in state.lfs if lf.code is not None]
+        outside = [f"{FUSION_FILE}: {place}" for lf in state.lfs for place in lf.outside]
+        if (code or outside) and not trust_code:
+            needs = [f"runs Python code ({', '.join(code)})"] if code else []
+            needs += [f"reads a model outside the directory ({', '.join(outside)})"] if outside else []
+            warnings.warn(f"{directory}: its teacher {' and '.join(needs)}; loaded as the student alone. Pass "
+                          "trust_code=True (`--trust-code`) if you trust it.", UntrustedCodeWarning, stacklevel=2)
             return student
         precision = "int8" if backend in INT8_BACKENDS else "fp32"  # the encoder LFs run as the student does
         return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.mix)
 
 
-class UntrustedCodeWarning(UserWarning):
-    """A model directory's teacher needs code that the caller did not trust: the student is used alone."""
+class UntrustedCodeWarning(LeftOutWarning):
+    """A model directory's teacher needs code (or a model folder outside the directory) that the caller did not
+    trust: the student is used alone."""
 
 
 def has_teacher(directory: str | Path) -> bool:

@@ -27,10 +27,8 @@ from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF
 from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
-from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, LFEntry, TeacherState, check_model_files, inside
+from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
 from weakrank.registry import resolve_lf
-
-PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
 
 
 class Teacher:
@@ -141,12 +139,9 @@ def _load_lf(directory: Path, entry: LFEntry, index: int, precision: str = "fp32
     from labeling_functions import BUILTIN
 
     options = dict(entry.options)
-    for key in PATH_OPTIONS:
-        value = options.get(key)
-        if isinstance(value, str) and value.startswith(LF_DIR + "/"):  # a model folder carried in the directory
-            folder = inside(directory, value, f"lfs[{index}].options.{key}", directory / FUSION_FILE)
-            check_model_files(folder)
-            options[key] = str(folder)
+    for key, folder in entry.folders.items():  # a model folder (outside the directory only when trusted)
+        check_model_files(folder)
+        options[key] = str(folder)
     spec = entry.spec if entry.code is None else f"{entry.code}:{entry.spec.rpartition(':')[2]}"
     try:
         factory = BUILTIN.get(spec) if entry.code is None else None

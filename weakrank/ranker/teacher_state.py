@@ -3,8 +3,10 @@
 A model directory is data that people download and share. Its teacher file names each LF (a built-in name, or a
 ``lfs/<file>.py:<function>`` carried inside the directory), the LF's options and state file, and the fusion label
 model's fitted state. :func:`read_teacher_state` checks all of it before anything is built: the file's size and
-nesting, every field's type, finite numbers, cluster indices in range, and that every path it names lies inside
-the directory. :func:`check_model_files` refuses weights that would be unpickled and module lists naming classes
+nesting (read from a regular file only, at most :data:`MAX_BYTES` of it), every field's type, finite numbers,
+cluster indices in range, and that every path it names lies inside the directory: a built-in LF's ``model`` option
+that leads elsewhere (an absolute path, ``..``, a folder of the current directory) is noted (``LFEntry.outside``),
+and the teacher then needs the caller's trust, as a user's LF file does. :func:`check_model_files` refuses weights that would be unpickled and module lists naming classes
 outside sentence-transformers. Each problem is a :class:`~weakrank.errors.DataError` naming the file and field.
 """
 
@@ -12,26 +14,33 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
+from weakrank.io import read_bytes
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one
 MAX_DEPTH = 8  # {"teacher": {"clusters": [[0]]}} is 4 deep
+PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
 
 
 @dataclass(frozen=True)
 class LFEntry:
-    """One LF of the teacher: its name, how to build it (``spec``, ``options``) and its state file (or None)."""
+    """One LF of the teacher: its name, how to build it (``spec``, ``options``), its state file (or None), the
+    folder each path option names (``folders``: relative ones made whole against the directory) and which of those
+    lie outside the directory (``outside``: the fields, with their values)."""
 
     name: str
     spec: str
     options: dict[str, Any]
     state: Path | None
     code: Path | None  # the ``lfs/*.py`` file a user's LF runs (None: a built-in)
+    folders: dict[str, Path] = field(default_factory=dict)
+    outside: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,10 +59,9 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     the directory's (their specs are names, not files)."""
     directory = Path(directory)
     path = directory / FUSION_FILE
-    if path.stat().st_size > MAX_BYTES:
-        raise DataError(f"{path.stat().st_size} bytes: too large for a teacher's state (at most {MAX_BYTES})", file=path)
+    data = read_bytes(path, MAX_BYTES)
     try:
-        saved = json.loads(path.read_bytes())
+        saved = json.loads(data)
     except (ValueError, RecursionError) as err:
         raise DataError(f"not JSON ({type(err).__name__}); re-run `weakrank train`", file=path) from None
     _check_depth(saved, path)
@@ -159,12 +167,30 @@ def _lf_entry(directory: Path, entry: object, field: str, builtins: set[str]) ->
     state = entry.get("state")
     state_path = None if state is None else inside(directory, state, f"{field}.state", path)
     if spec in builtins:
-        return LFEntry(name, spec, options, state_path, None)
+        places = {key: _model_place(directory, options[key], f"{field}.options.{key}") for key in PATH_OPTIONS
+                  if isinstance(options.get(key), str)}
+        outside = tuple(f"{field}.options.{key} = {options[key]!r}" for key, (_, out) in places.items() if out)
+        folders = {key: place for key, (place, _) in places.items() if place is not None}
+        return LFEntry(name, spec, options, state_path, None, folders, outside)
     target, _, attr = spec.rpartition(":")
     if not target.endswith(".py") or not PurePosixPath(target).parts[:1] == (LF_DIR,) or not attr.isidentifier():
         raise DataError(f"{spec!r} is neither a built-in LF nor a function of a file in {LF_DIR}/: a model "
                         "directory runs no code from elsewhere", file=path, field=f"{field}.spec")
     return LFEntry(name, spec, options, state_path, inside(directory, target, f"{field}.spec", path))
+
+
+def _model_place(directory: Path, value: str, field: str) -> tuple[Path | None, bool]:
+    """Where a built-in LF's path option ``value`` leads, and whether that is outside ``directory``: a folder inside
+    it (``lfs/...``, or a relative path that is there; a link out of it refused), a path outside (absolute, ``~``,
+    ``..`` resolved against the directory, or a folder of the current directory that a loader would read), or
+    ``(None, False)`` for a model's name (``minilm``, a Hugging Face name)."""
+    local = Path(value).expanduser()
+    if value.startswith(LF_DIR + "/") or not local.is_absolute() and ".." not in local.parts and (
+            directory / local).exists():
+        return inside(directory, value, field, directory / FUSION_FILE), False
+    if local.is_absolute() or ".." in local.parts:
+        return directory / local, True
+    return (local, True) if value != DEFAULT_ENCODER and local.exists() else (None, False)
 
 
 def _field(obj: dict, key: str, kind: type, path: Path, parent: str = "") -> Any:
