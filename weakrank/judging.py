@@ -45,16 +45,21 @@ def write_judging_file(rows: pd.DataFrame, path: str | Path) -> Path:
     out = io.StringIO()
     writer = csv.writer(out, delimiter="\t", lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows(table.map(lambda text: _SPACE.sub(" ", text)).itertuples(index=False))
+    writer.writerows(table.map(as_written).itertuples(index=False))
     if len(out.getvalue().encode()) > MAX_BYTES:
         raise DataError(f"the rows to judge take over {MAX_BYTES} bytes, more than a judging file holds: judge fewer "
                         "queries or passages", file=path)
     return write_text(out.getvalue(), path)
 
 
+def as_written(text: str) -> str:
+    """``text`` as a judging file holds it: a tab or newline a space."""
+    return _SPACE.sub(" ", text)
+
+
 def read_judging_file(path: str | Path) -> pd.DataFrame:
     """The rows of judging file ``path``, every column a string, relevance as ``""`` (not judged), ``"skip"`` or an
-    integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``). A missing column, a row with the wrong number
+    integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``); ``attrs["lines"]``: each row's line. A missing column, a row with the wrong number
     of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
     the file, the line and the field."""
     csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))  # a passage of any length the file can hold
@@ -87,7 +92,9 @@ def read_judging_file(path: str | Path) -> pd.DataFrame:
         first_line[pair] = number
         row["relevance"] = _relevance(row["relevance"], path, number)
         rows.append(row)
-    return pd.DataFrame(rows, columns=header, dtype=str)
+    table = pd.DataFrame(rows, columns=header, dtype=str)
+    table.attrs["lines"] = list(first_line.values())
+    return table
 
 
 def _relevance(raw: str, path: str | Path, line: int) -> str:
@@ -106,11 +113,16 @@ def judged(table: pd.DataFrame) -> pd.Series:
     return ~table["relevance"].isin(["", SKIP])
 
 
+def is_judging_file(path: str | Path) -> bool:
+    """Whether ``path`` is a judging file (its first line names the columns), not TREC qrels."""
+    first = read_utf8(path, MAX_BYTES).lstrip().partition("\n")[0]
+    return "\t" in first and "query_id" in first.split("\t")
+
+
 def read_judged_qrels(path: str | Path) -> pd.DataFrame:
     """``query_id, passage_id, relevance`` (an int) of the judged rows of judging file ``path``; a plain TREC qrels
     file (``qid 0 pid relevance``, told apart by its first line) is read as it is."""
-    first = read_utf8(path, MAX_BYTES).lstrip().partition("\n")[0]
-    if "\t" not in first or "query_id" not in first.split("\t"):
+    if not is_judging_file(path):
         return read_qrels(path)
     table = read_judging_file(path)
     return table.loc[judged(table), ["query_id", "passage_id", "relevance"]].astype({"relevance": int}).reset_index(drop=True)

@@ -32,7 +32,7 @@ from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
-from weakrank.io import read_metadata, read_parquet, write_parquet, write_run, write_text
+from weakrank.io import output_file, read_metadata, read_parquet, write_parquet, write_run, write_text
 from weakrank.judging import read_judged_qrels
 from weakrank.label_models import MODELS, few_shot_queries, fit_labels, fit_predict, judged_gold, usable, with_judgments
 from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names
@@ -41,6 +41,7 @@ from weakrank.lock import locked, run_dir_lock
 from weakrank.paths import RunPaths
 from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
+from weakrank.stages.judgments import check_judgments
 from weakrank.stages.training import model_dir, rerank_split, train_config, train_ranker
 from weakrank.validation import check_config
 
@@ -117,12 +118,15 @@ def label(
 
 
 @stage("aggregate", label_model="model")
-def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None) -> pd.DataFrame:
+def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None,
+              eval_split: str | None = None) -> pd.DataFrame:
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`~weakrank.label_models.few_shot`), their judged pairs' labels become their judgments (``judged``), and
-    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev)."""
+    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
+    Judgments are checked first (:func:`~weakrank.stages.judgments.check_judgments`: none of ``eval_split``,
+    default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -132,6 +136,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     if judgments and name != "fusion":
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
                           "reads none")
+    note = check_judgments(judgments, votes, paths.dataset, eval_split or cfg.evaluate.split) if judgments else None
     if judgments:
         gold = judged_gold(votes, read_judged_qrels(judgments), judgments)
         evaluated = sorted(set(votes.loc[np.isfinite(gold) & (votes["split"] == cfg.evaluate.split), "query_id"]))
@@ -150,17 +155,20 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.state(),
                                                   "gold_queries": queries,
                                                   "judgments": Path(judgments).name if judgments else None})
+    labels.attrs["judgments"] = note
     return labels
 
 
 @stage("select", stages=())
 def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
-           output: str | Path | None = None, more: bool = False) -> tuple[Path, pd.DataFrame]:
+           output: str | Path | None = None, more: bool = False, force: bool = False) -> tuple[Path, pd.DataFrame]:
     """Choose ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of their
     candidates for a person to judge (:mod:`weakrank.selection`; no gold is read) and write them as a judging file
     (default ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more``
     the file's rows and judgments are kept and the next ``queries`` queries not in it are added after them. Returns
-    the file and the pairs chosen now."""
+    the file and the pairs chosen now.
+    It is written through :func:`~weakrank.io.output_file`: one weakrank did not write, or one changed since (a
+    person's skips or notes), is replaced only with ``force``."""
     from weakrank.judging import judged, read_judging_file, write_judging_file
     from weakrank.selection import select_pairs
 
@@ -189,7 +197,8 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     passages = dataset.passages.set_index("passage_id")["text"]
     rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages))
     rows = rows[["query_id", "passage_id", "query", "passage"]]
-    write_judging_file(pd.concat([kept, rows], ignore_index=True) if more else rows, out)
+    with nullcontext() if more else output_file(out, {}, force):  # --more keeps the rows a person has
+        write_judging_file(pd.concat([kept, rows], ignore_index=True) if more else rows, out)
     return out, pairs
 
 
@@ -402,7 +411,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     calls: dict[str, Callable[[], Any]] = {
         "ingest": lambda: ingest(cfg),
         "label": lambda: label(cfg, progress=progress, force=force, engine=engine, **(engine_options or {})),
-        "aggregate": lambda: aggregate(cfg, model=model, judgments=judgments),
+        "aggregate": lambda: aggregate(cfg, model=model, judgments=judgments, eval_split=eval_split),
         "analyze": lambda: analyze(cfg, splits=splits),
         "train": lambda: train(cfg, resume=resume, progress=progress, **overrides),
         "rerank": lambda: rerank(cfg, split=eval_split, **overrides),

@@ -1,8 +1,8 @@
 """What the stages read of a config, checked before they write anything, so that a wrong name stops a stage (from
 Python as from the command line) before it takes the run-dir lock: beyond what
 :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs and their options), the
-dataset's files when ingest will read them, the label model and its LF count, and every split a stage reads,
-each with the closest known name. Each stage of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks
+dataset's files when ingest will read them, the label model and its LF count, every split a stage reads, each
+with the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. Each stage of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks
 all of its stages before the first."""
 
 from __future__ import annotations
@@ -26,6 +26,17 @@ def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
         where = "--label-model" if label_model else "[aggregate] model"
         raise ConfigError(f"{located(cfg.source, where)} {name!r} needs at least {needs} LFs; [label] lfs has "
                           f"{len(cfg.label.lfs)}")
+
+
+def check_gold_split(cfg: PipelineConfig, eval_split: str | None = None) -> None:
+    """``[aggregate] gold_queries`` come from a split other than the one evaluated (``eval_split``, else
+    ``[evaluate] split``): its gold would choose the LF combination it then scores."""
+    evaluated = eval_split or cfg.evaluate.split
+    if cfg.aggregate.gold_queries and cfg.aggregate.gold_split == evaluated:
+        where = "--eval-split" if eval_split else "[evaluate] split"
+        raise ConfigError(f"{located(cfg.source, '[aggregate] gold_split')} {evaluated!r} is the split this run "
+                          f"evaluates ({where}): its gold would choose how the LFs are combined and then be scored; "
+                          "take gold_queries of another split")
 
 
 def dataset_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
@@ -68,6 +79,7 @@ def check_config(
         check_label_model(label_model, located(cfg.source, "--label-model:"))
     if "aggregate" in stages:
         check_lf_count(cfg, label_model)
+        check_gold_split(cfg, eval_split)
     uses = []
     if "analyze" in stages:
         uses += [("--split" if analyze_splits else "[analyze] splits", s) for s in analyze_splits or cfg.analyze.splits or []]

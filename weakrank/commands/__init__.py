@@ -44,3 +44,10 @@ def engine_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The engine options given on the command line (none when absent)."""
     given = {"address": getattr(args, "address", None), "master": getattr(args, "master", None)}
     return {k: v for k, v in given.items() if v is not None}
+
+
+def whole_number(text: str) -> int:
+    """A flag value that is a whole number >= 0 (argparse then names the flag and the value)."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from weakrank.commands import AddCommand, pipeline_config
+from weakrank.commands import AddCommand, pipeline_config, whole_number
 
 
 def cmd_select(args: argparse.Namespace) -> None:
@@ -12,7 +12,7 @@ def cmd_select(args: argparse.Namespace) -> None:
 
     cfg = pipeline_config(args)
     path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
-                                  seed=args.seed, output=args.output, more=args.more)
+                                  seed=args.seed, output=args.output, more=args.more, force=args.force)
     queries = pairs["query_id"].nunique()
     print(f"{'added' if args.more else 'chose'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
           f"{args.split!r} whose judgments tell the LF combinations apart: {len(pairs)} passages to read "
@@ -28,7 +28,10 @@ def register(add: AddCommand) -> None:
     p.add_argument("--split", default="train", help="the pool of unjudged queries (default train; never the "
                    "[evaluate] split)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
-    p.add_argument("--seed", type=int, default=0, help="breaks ties between equally informative queries")
+    p.add_argument("--seed", type=whole_number, default=0, help="breaks ties between equally informative queries "
+                   "(a whole number >= 0)")
     p.add_argument("--output", help="the judging file (default <run_dir>/judging.tsv)")
+    p.add_argument("--force", action="store_true", help="replace --output even if weakrank did not write it or it "
+                   "changed since (a person's skips and notes are lost)")
     p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "
                    "its rows and judgments (when too few judged queries had a relevant passage)")

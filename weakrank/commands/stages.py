@@ -45,6 +45,8 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
     share = labels["label"].mean()
     path = RunPaths(cfg.run_dir).labels
     print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
+    if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
+        print(labels.attrs["judgments"])
     _print_few_shot_choice(path, cfg)
 
 
