@@ -14,12 +14,13 @@ LAYERS = [
     # foundations: errors, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
     ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
+     "weakrank.combinations",
      "weakrank.evaluation", "weakrank.keys"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
     # from votes to labels, and where the LFs run
-    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.selection"],
+    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
     ["weakrank.ranker"],
     # the pipeline config and its checks

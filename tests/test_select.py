@@ -1,5 +1,5 @@
-"""``weakrank select`` chooses what a person judges (no gold read), and select → judge → run takes the judgments
-into the labels, the teacher and the model card."""
+"""``weakrank select`` draws what a person judges (a sample with known inclusion probabilities, no gold read), and
+select → judge → run takes the judgments into the labels, the teacher and the model card."""
 
 import json
 from pathlib import Path
@@ -14,10 +14,10 @@ from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata, read_parquet
-from weakrank.judging import read_judging_file
-from weakrank.label_models.few_shot import MIN_QUERIES
+from weakrank.judged.design import select_pairs
+from weakrank.judged.rule import MIN_QUERIES
+from weakrank.judging import read_judging_file, write_judging_file
 from weakrank.paths import RunPaths
-from weakrank.selection import select_pairs
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 
@@ -30,23 +30,27 @@ def votes_where(agree: int, disagree: int, size: int = 8, seed: int = 0) -> tupl
         qid = f"{'a' if q < agree else 'd'}{q}"
         texts[qid] = " ".join(f"word{q}x{k}" for k in range(4))
         first = rng.normal(size=size)
-        second = first + rng.normal(scale=0.01, size=size) if q < agree else -first
+        second = first if q < agree else -first
         rows += [{"query_id": qid, "passage_id": f"{qid}p{i}", "split": "train", "gold": float(i == 0),
                   "score_lexical": first[i], "score_semantic": second[i], "vote_lexical": 0, "vote_semantic": 0}
                  for i in range(size)]
     return pd.DataFrame(rows), texts
 
 
-def test_select_asks_about_the_queries_where_the_combinations_disagree_a_few_passages_each():
+def test_select_samples_the_queries_where_the_combinations_disagree_with_their_probabilities():
     votes, texts = votes_where(agree=20, disagree=5)
-    pairs = select_pairs(votes, texts, "train", queries=5, per_query=4)
-    assert sorted(pairs["query_id"].unique()) == sorted(q for q in texts if q.startswith("d"))
-    assert pairs.groupby("query_id").size().max() <= 4 and len(pairs) <= 20
-    for qid, rows in votes[votes["query_id"].isin(pairs["query_id"])].groupby("query_id"):
-        tops = {rows.loc[rows[c].idxmax(), "passage_id"] for c in ("score_lexical", "score_semantic")}
-        assert tops <= set(pairs.loc[pairs["query_id"] == qid, "passage_id"])  # each view's first is asked about
-    blind = select_pairs(votes.assign(gold=np.nan), texts, "train", queries=5, per_query=4)
-    pd.testing.assert_frame_equal(blind, pairs)  # no gold read
+    pairs = select_pairs(votes, texts, "train", queries=5, per_query=8)
+    assert sorted(pairs["query_id"].unique()) == sorted(q for q in texts if q.startswith("d"))  # the agreeing: tied
+    assert (pairs["query_inclusion"] == 1.0).all() and (pairs["passage_inclusion"] == 1.0).all()  # 5 of 5, 8 of 8
+    few = select_pairs(votes, texts, "train", queries=2, per_query=4)
+    assert few["query_id"].nunique() == 2 and few.groupby("query_id").size().max() == 4
+    sampled = few[few["passage_inclusion"] < 1]
+    assert len(sampled) == 4 and (sampled["passage_inclusion"] == 2 / 6).all()  # 2 of the 6 below the fixed 2
+    assert set(few["query_inclusion"]) <= {1 / 3, 2 / 3, 1.0, 0.5}
+    blind = select_pairs(votes.assign(gold=np.nan), texts, "train", queries=2, per_query=4)
+    pd.testing.assert_frame_equal(blind, few)  # no gold read
+    other = select_pairs(votes, texts, "train", queries=2, per_query=4, seed=1)
+    assert not other.equals(few)  # another seed, another draw
 
 
 def test_select_leaves_out_near_duplicate_queries():
@@ -65,13 +69,14 @@ def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
     path, _ = pipeline.select(cfg, queries=2, per_query=3)
     table = read_judging_file(path)
     assert (table["relevance"] == "").all() and table["query_id"].nunique() == 2
-    path.write_text(path.read_text().replace("\t\n", "\t1\n", 1))
+    write_judging_file(table.assign(relevance=["1", *table["relevance"].iloc[1:]]), path)  # one judged
     with pytest.raises(DataError, match="holds judgments already: .* add queries to it with --more"):
         pipeline.select(cfg, queries=2)
-    # --more: the file's rows and judgment stay first, the next queries not in it follow
+    # --more: the file's rows and judgment stay first, the sample's next queries follow
     _, added = pipeline.select(cfg, queries=2, per_query=3, more=True)
     grown = read_judging_file(path)
-    pd.testing.assert_frame_equal(grown.iloc[:len(table)].drop(columns="relevance"), table.drop(columns="relevance"))
+    design = ["relevance", "query_inclusion"]  # the earlier queries' inclusion grows with the sample
+    pd.testing.assert_frame_equal(grown.iloc[:len(table)].drop(columns=design), table.drop(columns=design))
     assert grown["relevance"].iloc[0] == "1" and (grown["relevance"].iloc[1:] == "").all()
     assert set(added["query_id"]).isdisjoint(table["query_id"]) and grown["query_id"].nunique() == 4
     with pytest.raises(DataError, match="no judging file to add queries to"):
@@ -113,7 +118,7 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     assert set(judged["relevance"]) == {"0", "1"}
     assert main(["run", config, "--run-dir", str(run), "--judgments", str(path), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "few-shot: 2 judged queries have a relevant passage" in printed
+    assert "judged: 2 judged queries have a relevant passage" in printed
     labels = read_parquet(RunPaths(run).labels)
     meta = read_metadata(RunPaths(run).labels)
     assert meta["judgments"] == "judging.tsv" and sorted(meta["gold_queries"]) == sorted(judged["query_id"].unique())
@@ -124,7 +129,7 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     card = (model / "README.md").read_text()
     assert all(qid in card for qid in meta["gold_queries"])  # the card records the judged queries
     shipped = json.loads((model / "weakrank_fusion.json").read_text())
-    assert shipped["teacher"]["choice"] == meta["params"]["choice"] and shipped["teacher"]["few_shot_reason"]
+    assert shipped["teacher"]["choice"] == meta["params"]["choice"] and shipped["teacher"]["judged"]["reason"]
     # the student saved before the judged queries joined its training grades its weight on them: too few to change it
     assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == 0.5
     assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])

@@ -15,7 +15,7 @@ from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import WeakrankError
 from weakrank.io import read_metadata, read_parquet, read_run
-from weakrank.label_models.few_shot import MIN_QUERIES
+from weakrank.judged.rule import MIN_QUERIES
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
@@ -274,14 +274,14 @@ def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_
 
     pairs = judged_lists(10)
     rng = np.random.default_rng(1)
-    knows = {p: j + rng.normal(scale=0.1) if j == j else 5.0 for p, j in zip(pairs["passage"], pairs["judged"])}
+    knows = {p: j + rng.normal(scale=0.1) if j == j else -5.0 for p, j in zip(pairs["passage"], pairs["judged"])}
     guesses = dict(zip(pairs["passage"], rng.normal(size=len(pairs))))
     weight, choice, maps = choose_student_weight(Fixed(knows), Fixed(guesses), pairs)  # the student knows
     assert weight > 0.5 and "taken" in choice.reason() and maps["student weight 1"] == 1.0
     weight, choice, _ = choose_student_weight(Fixed(guesses), Fixed(knows), pairs)  # the teacher knows
     assert weight < 0.5 and choice.name == f"student weight {weight:g}"
     weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(knows), pairs)  # both do: nothing to choose
-    assert weight == 0.5 and "nothing beats the even average" in choice.reason()
+    assert weight == 0.5 and "nothing is estimated above the even average" in choice.reason()
     few = pairs[pairs["query_id"].isin(["q0", "q1", "q2"])]
     weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(guesses), few)
     assert weight == 0.5 and f"3 judged queries have a relevant passage, fewer than the {MIN_QUERIES}" in choice.reason()

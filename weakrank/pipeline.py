@@ -33,8 +33,9 @@ from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
 from weakrank.io import output_file, read_metadata, read_parquet, write_parquet, write_run, write_text
-from weakrank.judging import read_judged_qrels
-from weakrank.label_models import MODELS, few_shot_queries, fit_labels, fit_predict, judged_gold, usable, with_judgments
+from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
+from weakrank.judged.selector import CombinationSelector
+from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
 from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
@@ -123,7 +124,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
-    (:mod:`~weakrank.label_models.few_shot`), their judged pairs' labels become their judgments (``judged``), and
+    (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
     the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
     Judgments are checked first (:func:`~weakrank.stages.judgments.check_judgments`: none of ``eval_split``,
     default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
@@ -138,20 +139,25 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
                           "reads none")
     note = check_judgments(judgments, votes, paths.dataset, eval_split or cfg.evaluate.split) if judgments else None
     if judgments:
-        gold = judged_gold(votes, read_judged_qrels(judgments), judgments)
-        evaluated = sorted(set(votes.loc[np.isfinite(gold) & (votes["split"] == cfg.evaluate.split), "query_id"]))
+        judged = align(votes, read_judgments(judgments))
+        evaluated = sorted(set(votes.loc[np.isfinite(judged.gold) & (votes["split"] == cfg.evaluate.split),
+                                         "query_id"]))
         if evaluated:
             raise DataError(f"judges {len(evaluated)} queries of the evaluated split {cfg.evaluate.split!r} (e.g. "
                             f"{evaluated[0]!r}): they would choose what they then score", file=judgments)
-        labels = with_judgments(label_model.fit_table(votes, gold).labels_table(votes), gold)
-        queries = list(dict.fromkeys(votes.loc[gold > 0, "query_id"]))
-    else:
-        queries = few_shot_queries(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries) if name == cfg.aggregate.model else []
-        if cfg.aggregate.gold_queries and len(queries) < cfg.aggregate.gold_queries:
+        labels = with_judgments(CombinationSelector(label_model).fit(votes, judged).model.labels_table(votes),
+                                judged)
+        queries = list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"]))
+    elif cfg.aggregate.gold_queries and name == cfg.aggregate.model:
+        found = gold_judgments(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries)
+        queries = found.queries
+        if len(queries) < cfg.aggregate.gold_queries:
             raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
                             "non-relevant candidate", file=paths.votes, field="gold")
-        labels = fit_labels(votes, label_model, queries)
+        labels = CombinationSelector(label_model).fit(votes, align(votes, found)).model.labels_table(votes)
+    else:
+        queries, labels = [], fit_labels(votes, label_model)
     write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.state(),
                                                   "gold_queries": queries,
                                                   "judgments": Path(judgments).name if judgments else None})
@@ -162,15 +168,16 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
 @stage("select", stages=())
 def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
            output: str | Path | None = None, more: bool = False, force: bool = False) -> tuple[Path, pd.DataFrame]:
-    """Choose ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of their
-    candidates for a person to judge (:mod:`weakrank.selection`; no gold is read) and write them as a judging file
-    (default ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more``
-    the file's rows and judgments are kept and the next ``queries`` queries not in it are added after them. Returns
-    the file and the pairs chosen now.
+    """Draw a sample of ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of
+    their candidates for a person to judge (:mod:`weakrank.judged.design`: a stratified random sample, each pair's
+    inclusion probability written beside it; no gold is read) and write them as a judging file (default
+    ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more`` the file's
+    sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
+    kept, the new queries' rows added after them. Returns the file and the pairs added now.
     It is written through :func:`~weakrank.io.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
+    from weakrank.judged.design import select_pairs
     from weakrank.judging import judged, read_judging_file, write_judging_file
-    from weakrank.selection import select_pairs
 
     paths = RunPaths(cfg.run_dir)
     out = Path(output) if output else paths.root / "judging.tsv"
@@ -185,6 +192,10 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
                         "another --output", file=out)
     if more and kept is None:
         raise DataError("no judging file to add queries to: run select without --more first", file=out)
+    if more and not {"query_inclusion", "sample_seed"} <= set(kept.columns):
+        raise DataError("has no sample design (columns query_inclusion, sample_seed): it was not written by this "
+                        "select; start a new file with --output", file=out)
+    seed = int(kept["sample_seed"].iloc[0]) if more and len(kept) else seed
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     if split not in set(votes["split"]):
@@ -192,14 +203,25 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
     dataset = Dataset.load(paths.dataset)
     texts = dataset.queries.set_index("query_id")["text"].to_dict()
-    skip = set(kept["query_id"]) if more else set()
-    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"), skip)
+    earlier = list(dict.fromkeys(kept["query_id"])) if more else []
+    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"), earlier)
+    missing = sorted(set(earlier) - set(pairs["query_id"]))
+    if missing:
+        raise DataError(f"its query {missing[0]!r} is not in this pool's sample with seed {seed} (LFs, split or "
+                        "collection changed since it was written?): start a new file with --output", file=out)
     passages = dataset.passages.set_index("passage_id")["text"]
-    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages))
-    rows = rows[["query_id", "passage_id", "query", "passage"]]
+    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages),
+                        sample_seed=seed)
+    rows = rows[["query_id", "passage_id", "query", "passage", "query_inclusion", "passage_inclusion", "stratum",
+                 "sample_seed"]]
+    if more:  # the earlier queries' rows and judgments as they are; their inclusion now that the sample is larger
+        inclusion = rows.groupby("query_id")["query_inclusion"].first()
+        kept = kept.assign(query_inclusion=kept["query_id"].map(inclusion))
+        rows = pd.concat([kept, rows[~rows["query_id"].isin(set(earlier))]], ignore_index=True)
     with nullcontext() if more else output_file(out, {}, force):  # --more keeps the rows a person has
-        write_judging_file(pd.concat([kept, rows], ignore_index=True) if more else rows, out)
-    return out, pairs
+        write_judging_file(rows, out)
+    added = pairs[~pairs["query_id"].isin(set(earlier))]
+    return out, added
 
 
 @stage("analyze", analyze_splits="splits")

@@ -163,8 +163,8 @@ def _counts(table: pd.DataFrame) -> str:
 
 def _too_few(table: pd.DataFrame, path: Path) -> str:
     """A line saying how to judge more queries where too few have a relevant passage to change how the LFs are
-    combined (:data:`~weakrank.label_models.few_shot.MIN_QUERIES`); else nothing."""
-    from weakrank.label_models.few_shot import MIN_QUERIES
+    combined (:data:`~weakrank.judged.rule.MIN_QUERIES`); else nothing."""
+    from weakrank.judged.rule import MIN_QUERIES
 
     queries = table.loc[_relevant(table), "query_id"].nunique()
     if queries >= MIN_QUERIES:

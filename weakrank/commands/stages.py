@@ -73,18 +73,17 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
-    """In few-shot mode, what the judged queries chose and why, with each candidate's MAP on them, and how to judge
-    more queries when too few had a relevant passage to choose anything."""
+    """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
+    how to judge more queries when too few had a relevant passage to choose anything."""
     from weakrank.io import read_metadata
-    from weakrank.label_models.few_shot import MIN_QUERIES
 
     params = read_metadata(labels).get("params") or {}
-    maps = params.get("few_shot_map")
-    if maps:
-        print(f"few-shot: {params['few_shot_reason']}; the LFs are combined as {params['choice']!r}")
-        print("  MAP on the judged queries: " + ", ".join(f"{name} {value:.3f}" for name, value in
-                                                       sorted(maps.items(), key=lambda item: -item[1])))
-        if params.get("few_shot_queries", MIN_QUERIES) < MIN_QUERIES:
+    judged = params.get("judged") or {}
+    if judged:
+        print(f"judged: {judged['reason']}; the LFs are combined as {params['choice']!r}")
+        print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in
+                                                         sorted(judged["estimates"].items(), key=lambda i: -i[1])))
+        if judged["queries"] < judged["rule"]["min_queries"]:
             print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
                   "file), weakrank judge it, then run again")
 

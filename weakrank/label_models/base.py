@@ -10,7 +10,7 @@ from typing import Protocol, Self
 import numpy as np
 import pandas as pd
 
-from weakrank.errors import ConfigError, WeakrankError
+from weakrank.errors import WeakrankError
 from weakrank.labeling import vote_matrix
 
 NOTHING_TO_FIT = "every LF abstains on every pair (each list has one candidate, or all its scores tie): nothing to fit"
@@ -63,8 +63,9 @@ class LabelModel(Protocol):
 
     min_lfs: int  # the fewest LFs it can run on
 
-    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> Self:
-        """Fit on ``votes``; ``gold`` (1/0 on the rows of a few judged queries, NaN elsewhere) is few-shot mode."""
+    def fit_table(self, votes: pd.DataFrame) -> Self:
+        """Fit on ``votes`` (no gold: judged queries choose among the fusion model's combinations in
+        :mod:`weakrank.judged`)."""
 
     def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
         """P(relevant) of each row of ``votes``."""
@@ -103,10 +104,8 @@ class LabelModelBase(ABC):
         """The fitted state, JSON-serialisable (stored with the labels, as their metadata's ``params``)."""
         return {}
 
-    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> Self:
-        """Fit on the vote matrix of ``votes``; gold is refused (few-shot mode weights LF scores)."""
-        if gold is not None:
-            raise ConfigError("few-shot mode (gold queries) needs the fusion label model")
+    def fit_table(self, votes: pd.DataFrame) -> Self:
+        """Fit on the vote matrix of ``votes``."""
         self.fit(vote_matrix(votes))
         return self
 

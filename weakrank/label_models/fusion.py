@@ -22,15 +22,15 @@ query is the fused score's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
+from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.errors import WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
-from weakrank.label_models.few_shot import LABEL_FREE, MARGIN, Combination, candidate_aps, candidates, choose, combined
-from weakrank.labeling import lf_names, score_matrix
+from weakrank.labeling import score_matrix
 from weakrank.lists import informative_rows, softmax_within, standardize_within
 
 
@@ -87,30 +87,24 @@ class ScoreFusionModel:
 
     def __init__(
         self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0,
-        few_shot_margin: float = MARGIN,
     ) -> None:
         self.duplicate_threshold, self.min_noise, self.temperature = duplicate_threshold, min_noise, temperature
-        self.few_shot_margin = few_shot_margin
         self.clusters_: list[list[int]] | None = None
         self.scales_: np.ndarray | None = None
         self.weights_: np.ndarray | None = None
         self.loadings_: np.ndarray | None = None
         self.combine_ = "linear"
         self.choice_ = LABEL_FREE
-        self.few_shot_map_: dict[str, float] = {}
-        self.few_shot_reason_ = ""
-        self.few_shot_queries_ = 0
+        self.judged_: dict = {}
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
         return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
-    def fit(self, scores: np.ndarray, groups: np.ndarray, gold: np.ndarray | None = None,
-            names: Sequence[str] | None = None) -> ScoreFusionModel:
-        """Fit without gold; with ``gold`` (1/0 on the judged rows of a few queries, NaN elsewhere), the judged
-        queries then choose how the LFs (``names``, for the choice's name) are combined
-        (:mod:`~weakrank.label_models.few_shot`)."""
+    def fit(self, scores: np.ndarray, groups: np.ndarray) -> ScoreFusionModel:
+        """Fit without gold (judged queries choose among combinations in :mod:`weakrank.judged`, which then
+        :meth:`use` one)."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -136,11 +130,7 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
-        self.combine_, self.choice_, self.few_shot_map_, self.few_shot_reason_ = "linear", LABEL_FREE, {}, ""
-        self.few_shot_queries_ = 0
-        if gold is not None and np.isfinite(gold).any():
-            self.choose_combination(z, informative, groups, np.asarray(gold, dtype=np.float64),
-                         list(names) if names is not None else [f"LF {i}" for i in range(scores.shape[1])])
+        self.combine_, self.choice_, self.judged_ = "linear", LABEL_FREE, {}
         return self
 
     def lf_weights(self, n_lfs: int) -> np.ndarray:
@@ -151,23 +141,20 @@ class ScoreFusionModel:
             weights[cluster] = w / scale / len(cluster)
         return weights
 
-    def choose_combination(self, z: np.ndarray, informative: np.ndarray, groups: np.ndarray, gold: np.ndarray,
-                names: list[str]) -> None:
-        """Few-shot mode: the judged rows in ``gold`` choose among :func:`~weakrank.label_models.few_shot.candidates`;
-        a choice other than the label-free weighting becomes this model's state, one LF a cluster."""
-        found = candidates(self.lf_weights(z.shape[1]), informative.any(axis=0), names)
-        rows = pd.Series(groups).isin(set(pd.Series(groups)[np.isfinite(gold)])).to_numpy()  # the judged queries' lists
-        aps = candidate_aps(z[rows], np.asarray(groups)[rows], informative[rows], gold[rows], found)
-        choice = choose(aps, self.few_shot_margin)
-        self.choice_, self.few_shot_map_, self.few_shot_reason_ = choice.name, aps.mean().to_dict(), choice.reason()
-        self.few_shot_queries_ = choice.queries
-        if choice.name != LABEL_FREE:
-            loadings = np.zeros(z.shape[1])
-            for cluster, loading in zip(self.clusters_, self.loadings_):
-                loadings[cluster] = loading
-            self.clusters_ = [[i] for i in range(z.shape[1])]
-            self.combine_, self.weights_ = found[choice.name].kind, found[choice.name].weights
-            self.scales_, self.loadings_ = np.ones(z.shape[1]), loadings
+    def use(self, name: str, combination: Combination, judged: dict) -> ScoreFusionModel:
+        """Score with ``combination`` (called ``name``; one LF a cluster) instead of the label-free weighting, as
+        judged queries chose (``judged``: the choice's record, :meth:`weakrank.judged.rule.Choice.record`)."""
+        if self.weights_ is None:
+            raise RuntimeError("call fit() first")
+        n_lfs = max(max(c) for c in self.clusters_) + 1
+        loadings = np.zeros(max(n_lfs, len(combination.weights)))
+        for cluster, loading in zip(self.clusters_, self.loadings_):
+            loadings[cluster] = loading
+        self.clusters_ = [[i] for i in range(len(combination.weights))]
+        self.combine_, self.weights_ = combination.kind, np.asarray(combination.weights, dtype=np.float64)
+        self.scales_, self.loadings_ = np.ones(len(self.weights_)), loadings[:len(self.weights_)]
+        self.choice_, self.judged_ = name, dict(judged)
+        return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
@@ -192,9 +179,9 @@ class ScoreFusionModel:
         z = standardize_within(self.fused(scores, groups).reshape(-1, 1), groups)[:, 0] / self.temperature
         return softmax_within(z, groups)
 
-    def fit_table(self, votes: pd.DataFrame, gold: np.ndarray | None = None) -> ScoreFusionModel:
+    def fit_table(self, votes: pd.DataFrame) -> ScoreFusionModel:
         """:meth:`fit` on the LF scores of ``votes``, each row's query its group."""
-        return self.fit(score_matrix(votes), votes["query_id"].to_numpy(), gold, lf_names(votes))
+        return self.fit(score_matrix(votes), votes["query_id"].to_numpy())
 
     def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
         """:meth:`predict_proba` of the rows of ``votes``."""
@@ -218,24 +205,20 @@ class ScoreFusionModel:
             "scales": None if self.scales_ is None else self.scales_.tolist(),
             "combine": self.combine_,
             "choice": self.choice_,
-            "few_shot_map": self.few_shot_map_,
-            "few_shot_reason": self.few_shot_reason_,
-            "few_shot_queries": self.few_shot_queries_,
+            "judged": self.judged_,
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
-                        "temperature": self.temperature, "few_shot_margin": self.few_shot_margin},
+                        "temperature": self.temperature},
         }
 
     @classmethod
     def from_state(cls, state: dict) -> ScoreFusionModel:
         """A fitted model from :meth:`state`."""
-        model = cls(**state["options"])
+        model = cls(**{k: v for k, v in state["options"].items() if k != "few_shot_margin"})  # an older state's
         model.clusters_ = [list(map(int, c)) for c in state["clusters"]]
         model.loadings_, model.weights_, model.scales_ = (np.asarray(state[k], dtype=np.float64)
                                                           for k in ("loadings", "weights", "scales"))
         model.combine_ = state.get("combine", "linear")
         model.choice_ = state.get("choice", LABEL_FREE)
-        model.few_shot_map_ = dict(state.get("few_shot_map", {}))
-        model.few_shot_reason_ = state.get("few_shot_reason", "")
-        model.few_shot_queries_ = int(state.get("few_shot_queries", 0))
+        model.judged_ = dict(state.get("judged") or {})
         return model
 

@@ -128,17 +128,18 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_d
     source = label_source(paths, tc)
     if "judged" not in pq.read_schema(source).names:  # no judging file: nothing more is read
         return EVEN, None
-    labels = read_parquet(source, columns=["query_id", "passage_id", "split", "judged"])
+    design = [c for c in ("judged_inclusion", "judged_weight") if c in pq.read_schema(source).names]
+    labels = read_parquet(source, columns=["query_id", "passage_id", "split", "judged", *design])
     held_out = out_dir / HELD_OUT
     unseen = labels if held_out.is_dir() else labels[labels["split"] != tc.train_split]
     queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
     if not queries:
         return EVEN, None
-    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged"]]
+    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
     pairs = Dataset.load(paths.dataset).pairs().merge(rows, on=["query_id", "passage_id"])
     student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
     weight, choice, maps = choose_student_weight(student, teacher, pairs)
-    return weight, {"reason": choice.reason(), "judged_map": maps, "queries": sorted(queries)}
+    return weight, {**choice.record(), "judged_map": maps, "queries": sorted(queries)}
 
 
 def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:

@@ -1,0 +1,12 @@
+"""Judged mode: a person judges a small sample of the pool's queries, and the sample chooses how the LFs are
+combined — for the whole collection, not just for the queries judged.
+
+- :mod:`.design`: which queries and passages to judge (a stratified random sample with known inclusion
+  probabilities; ``weakrank select``);
+- :mod:`weakrank.judging`: the judging file a person fills in (``weakrank judge``);
+- :mod:`.judgments`: the judgments read back with their probabilities, aligned with the votes;
+- :mod:`.estimate`: each candidate combination's MAP over the pool, estimated without bias from the sample;
+- :mod:`.rule`: the rule that keeps the label-free weighting unless another is clearly ahead (its constants, and
+  the measurement behind each);
+- :mod:`.selector`: the choice, a meta-estimator over the fusion label model.
+"""

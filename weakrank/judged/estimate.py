@@ -1,0 +1,127 @@
+"""Each candidate's MAP over the pool, estimated without bias from a judged sample (:mod:`.design`).
+
+A query's passages are judged with known inclusion probabilities: the fixed ones (the top of the lists) with
+probability 1, ``s`` of the remaining ``N`` uniformly at random (probability ``s / N`` each; two of them together
+``s (s − 1) / (N (N − 1))``). For a ranking of the whole list, R · AP = Σ_{relevant i} prec@rank(i), and with each
+judged pair weighted by the inverse of its probability (Horvitz–Thompson, as statAP does: Aslam, Pavlu & Yilmaz
+2006):
+
+- R̂ = Σ_{judged i} y_i / π_i is unbiased for R, the query's relevant passages;
+- Σ_{judged relevant i} (1/π_i) (1/rank(i)) (1 + Σ_{judged j above i} y_j / π_{j|i}) is unbiased for R · AP, where
+  π_{j|i} is j's probability of being judged given that i is (exact for this design, not an independence guess).
+
+Over queries, each sampled query counts ``1 / π_q`` times (its inclusion probability), and the metric is the ratio
+of the two totals, Σ_q R_q AP_q / Σ_q R_q: precision at each relevant passage's rank, averaged over the pool's
+relevant passages (MAP where each query has one relevant passage; otherwise queries count by their relevant
+passages). Both totals are unbiased, so the ratio's bias shrinks as 1/queries; per-query AP ratios averaged would
+not (measured in ``tests/test_judged.py``: 0.06 above the full-judgment MAP, from queries whose relevant passages
+the sample missed and from each ratio's own bias; the totals' ratio: within 0.01). Unjudged passages are not dropped
+from the lists (a condensed list, over 0.1 above there): they count through the weights of the judged ones. The
+leads the rule reads (:mod:`.rule`) are paired, each candidate's total minus the baseline's on the same queries,
+with the standard error of that ratio (linearised over queries, the sample's queries taken as independent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+SAMPLED = 1.0 - 1e-9  # an inclusion probability below this marks a pair sampled from the rest of its list
+
+
+def list_totals(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> tuple[float, float]:
+    """The estimated R · AP and R (module doc) of one list ranked by ``scores`` (higher first; ties count against
+    the relevant pair), ``judged`` 1/0 on the judged pairs and NaN elsewhere, ``inclusion`` each judged pair's
+    probability of being judged."""
+    scores, judged, inclusion = (np.asarray(a, dtype=np.float64) for a in (scores, judged, inclusion))
+    seen = np.isfinite(judged)
+    y = np.where(seen, judged, 0.0) > 0
+    if not y.any():
+        return 0.0, 0.0
+    order = np.lexsort((y, -scores))  # by score, a relevant pair last among ties
+    rank = np.empty(len(scores), dtype=np.int64)
+    rank[order] = np.arange(1, len(scores) + 1)
+    pi = np.where(seen, inclusion, np.inf)
+    sampled = seen & (pi < SAMPLED)
+    s = int(sampled.sum())
+    together = (s - 1) / (s / pi[sampled][0] - 1) if s > 1 else 1.0  # P(j judged | i judged), both sampled
+    relevant = np.flatnonzero(y)
+    relevant = relevant[np.argsort(rank[relevant])]
+    drawn = sampled[relevant]
+    fixed_above = np.cumsum(~drawn) - ~drawn  # relevant pairs above each one, fixed (counted once each)
+    drawn_above = np.cumsum(drawn) - drawn  # … and sampled: weighted 1 / P(judged | this one judged)
+    inverse_above = np.cumsum(np.where(drawn, 1.0 / pi[relevant], 0.0)) - np.where(drawn, 1.0 / pi[relevant], 0.0)
+    above = fixed_above + np.where(drawn, drawn_above / together, inverse_above)
+    found = float(((1.0 + above) / rank[relevant] / pi[relevant]).sum())
+    return found, float((1.0 / pi[relevant]).sum())
+
+
+def query_ap(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> float:
+    """One list's AP as the ratio of its totals (:func:`list_totals`); NaN where no relevant pair was judged."""
+    found, relevant = list_totals(scores, judged, inclusion)
+    return found / relevant if relevant > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Per judged query (rows), each candidate's estimated R · AP (``found``, a column per candidate) and the
+    query's estimated number of relevant passages (``relevant``)."""
+
+    found: pd.DataFrame
+    relevant: pd.Series
+
+
+def query_totals(scores: pd.DataFrame, groups: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> Totals:
+    """:func:`list_totals` of each column of ``scores`` (a candidate's score per row) on each group (query) with a
+    judged row."""
+    groups = np.asarray(groups)
+    found, relevant = {}, {}
+    for query in pd.unique(groups[np.isfinite(judged)]):
+        where = np.flatnonzero(groups == query)
+        totals = {name: list_totals(scores[name].to_numpy()[where], judged[where], inclusion[where])
+                  for name in scores.columns}
+        found[query] = {name: value[0] for name, value in totals.items()}
+        relevant[query] = next(iter(totals.values()))[1] if totals else 0.0
+    return Totals(pd.DataFrame.from_dict(found, orient="index", columns=list(scores.columns)),
+                  pd.Series(relevant, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Each candidate's estimated MAP (``map``), its lead over the ``baseline`` (``lead``) and that lead's standard
+    error (``error``), over ``queries`` judged queries on which a relevant passage was found."""
+
+    map: pd.Series
+    lead: pd.Series
+    error: pd.Series
+    queries: int
+    baseline: str
+
+    def errors(self, name: str) -> float:
+        """``name``'s lead in standard errors (±inf for a lead with no spread)."""
+        lead, error = float(self.lead[name]), float(self.error[name])
+        if error > 0:
+            return lead / error
+        return float(np.inf if lead > 0 else -np.inf if lead < 0 else 0.0)
+
+
+def estimate(totals: Totals, weights: pd.Series | None = None, baseline: str | None = None) -> Estimate:
+    """The pool's MAP of each candidate (module doc) and each one's paired lead over ``baseline`` (default the first
+    candidate), each judged query weighted by ``weights`` (``1 / π_q``, by query id; default 1)."""
+    found, relevant = totals.found, totals.relevant
+    baseline = baseline or found.columns[0]
+    w = (weights.reindex(found.index).fillna(1.0) if weights is not None else pd.Series(1.0, index=found.index))
+    w, r = w.to_numpy(float), relevant.reindex(found.index).to_numpy(float)
+    total, n = float(w @ r), int((r > 0).sum())
+    if total <= 0:
+        empty = pd.Series(np.nan, index=found.columns)
+        return Estimate(empty, empty, empty, 0, baseline)
+    means = pd.Series(w @ found.to_numpy() / total, index=found.columns)
+    lead = means - means[baseline]
+    gaps = found.sub(found[baseline], axis=0).to_numpy()
+    residual = w[:, None] * (gaps - np.outer(r, lead.to_numpy()))  # the ratio estimator, linearised
+    m = len(found)
+    spread = residual.std(axis=0, ddof=1) * np.sqrt(m) / total if m > 1 else np.full(found.shape[1], np.inf)
+    return Estimate(means, lead, pd.Series(spread, index=found.columns), n, baseline)

@@ -1,0 +1,146 @@
+"""A person's judgments as judged mode reads them: each judged pair with the probability that it was asked about.
+
+A judging file written by ``weakrank select`` carries its sample's design (:mod:`.design`) in two columns,
+``query_inclusion`` (π_q) and ``passage_inclusion`` (π_i, given the query); a plain TREC qrels file, or a judging
+file without them, is read as judged in full (every probability 1: unjudged passages count as not relevant). A
+passage that was sampled but skipped by the person is left out as if it had not been drawn: the query's other
+sampled passages then stand for its rest (their probability becomes answered / rest).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from weakrank.errors import DataError
+from weakrank.io import read_qrels, read_utf8
+from weakrank.judged.estimate import SAMPLED
+from weakrank.judging import judged, read_judging_file
+from weakrank.lists import standardize_within
+
+DESIGN = ("query_inclusion", "passage_inclusion")
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """The judged pairs (``table``: query_id, passage_id, relevance, query_inclusion, passage_inclusion) of the file
+    ``source``."""
+
+    table: pd.DataFrame
+    source: Path | None = None
+
+    @property
+    def queries(self) -> list[str]:
+        """The judged query ids, in the file's order."""
+        return list(dict.fromkeys(self.table["query_id"]))
+
+
+def _probability(values: pd.Series, path: Path, field: str) -> pd.Series:
+    """``values`` as probabilities in (0, 1], or a :class:`DataError` at the first other one."""
+    number = pd.to_numeric(values, errors="coerce")
+    bad = ~((number > 0) & (number <= 1))
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DataError(f"{values.iloc[row]!r} is not a probability in (0, 1] (the sample's design, written by "
+                        "weakrank select: leave it as it is)", file=path, row=row + 2, field=field)
+    return number.astype(float)
+
+
+def read_judgments(path: str | Path) -> Judgments:
+    """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
+    doc)."""
+    path = Path(path)
+    first = read_utf8(path).lstrip().partition("\n")[0]
+    if "\t" not in first or "query_id" not in first.split("\t"):
+        qrels = read_qrels(path)
+        return Judgments(qrels.assign(relevance=qrels["relevance"].astype(int), query_inclusion=1.0,
+                                      passage_inclusion=1.0)[["query_id", "passage_id", "relevance", *DESIGN]], path)
+    table = read_judging_file(path)
+    for field in DESIGN:
+        table[field] = _probability(table[field], path, field) if field in table.columns else 1.0
+    answered = judged(table)
+    sampled = table["passage_inclusion"] < SAMPLED
+    drawn = sampled.groupby(table["query_id"]).transform("sum")
+    kept = (sampled & answered).groupby(table["query_id"]).transform("sum")
+    rest = drawn / table["passage_inclusion"]
+    table["passage_inclusion"] = np.where(sampled & (kept > 0), kept / rest, table["passage_inclusion"])
+    out = table.loc[answered, ["query_id", "passage_id", "relevance", *DESIGN]].astype({"relevance": int})
+    return Judgments(out.reset_index(drop=True), path)
+
+
+def gold_judgments(votes: pd.DataFrame, split: str, n: int) -> Judgments:
+    """``[aggregate] gold_queries``: the first ``n`` queries of ``split`` (in table order) whose candidates are
+    judged, with a relevant one and a non-relevant one, every candidate judged (probability 1)."""
+    rows = votes[(votes["split"] == split) & votes["gold"].notna()]
+    both = rows.groupby("query_id", sort=False)["gold"].agg(lambda g: 0 < g.astype(float).mean() < 1)
+    chosen = set(both.index[both.to_numpy(dtype=bool)][:n])
+    table = rows[rows["query_id"].isin(chosen)]
+    return Judgments(pd.DataFrame({"query_id": table["query_id"], "passage_id": table["passage_id"],
+                                   "relevance": table["gold"].astype(float).astype(int), "query_inclusion": 1.0,
+                                   "passage_inclusion": 1.0}).reset_index(drop=True))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Judgments aligned with a votes table: ``gold`` (1/0 on judged rows, NaN elsewhere), ``inclusion`` (each
+    judged row's probability, NaN elsewhere) and ``weights`` (1 / π_q by query id)."""
+
+    gold: np.ndarray
+    inclusion: np.ndarray
+    weights: pd.Series
+
+    @property
+    def queries(self) -> list[str]:
+        """The judged queries (those with a judged row), by query id."""
+        return list(self.weights.index)
+
+
+def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
+    """``judgments`` on the rows of ``votes``; a judged query that is not in the votes is a :class:`DataError`
+    naming the file. Judged pairs that are not candidates are left out (no list ranks them)."""
+    table = judgments.table
+    unknown = sorted(set(table["query_id"]) - set(votes["query_id"]))
+    if unknown:
+        raise DataError(f"judged query {unknown[0]!r} is not in the votes ({len(unknown)} such queries): judgments "
+                        "of another collection or config?", file=judgments.source, field="query_id")
+    twice = table[table.duplicated(["query_id", "passage_id"], keep=False)]
+    conflicting = twice.groupby(["query_id", "passage_id"])["relevance"].nunique()
+    if (conflicting > 1).any():
+        query, passage = conflicting.index[int(np.argmax(conflicting.to_numpy() > 1))]
+        raise DataError(f"pair {query} / {passage} is judged twice, with different grades: keep one",
+                        file=judgments.source, field="relevance")
+    table = table.drop_duplicates(["query_id", "passage_id"])
+    keys = votes[["query_id", "passage_id"]].merge(
+        table.assign(relevance=(table["relevance"] > 0).astype(float)), on=["query_id", "passage_id"], how="left",
+        validate="many_to_one")
+    gold = keys["relevance"].to_numpy(dtype=float)
+    found = keys[np.isfinite(gold)]
+    weights = (1.0 / found.groupby("query_id", sort=False)["query_inclusion"].first()).rename("weight")
+    return Judged(gold, np.where(np.isfinite(gold), keys["passage_inclusion"].to_numpy(float), np.nan), weights)
+
+
+JUDGED_LEAD = 3.0  # standard deviations of a list's label score that a judged pair is put above (below) the rest
+
+
+def with_judgments(labels: pd.DataFrame, judged: Judged) -> pd.DataFrame:
+    """A labels table whose judged pairs carry their judgments: ``judged`` holds them (1/0, NaN unjudged; with
+    ``judged_inclusion`` and ``judged_weight``, the sample's design, for grading the student on them),
+    their label and P(relevant) become them with confidence 1, and their ``score`` (what a student distils) puts a
+    relevant pair :data:`JUDGED_LEAD` list standard deviations above the list's best pseudo-labelled score and a
+    non-relevant one as far below its worst."""
+    gold = judged.gold
+    judged_rows = np.isfinite(gold)
+    z = standardize_within(labels["score"].to_numpy(float).reshape(-1, 1), labels["query_id"].to_numpy())[:, 0]
+    by = pd.Series(z).groupby(labels["query_id"].to_numpy(), sort=False)
+    top, bottom = by.transform("max").to_numpy(), by.transform("min").to_numpy()
+    score = np.where(judged_rows, np.where(gold > 0, top + JUDGED_LEAD, bottom - JUDGED_LEAD), z)
+    return labels.assign(
+        judged=gold, judged_inclusion=judged.inclusion,
+        judged_weight=labels["query_id"].map(judged.weights).where(judged_rows).to_numpy(float), score=score,
+        p_relevant=np.where(judged_rows, gold, labels["p_relevant"]),
+        label=np.where(judged_rows, gold, labels["label"]).astype(labels["label"].dtype),
+        confidence=np.where(judged_rows, 1.0, labels["confidence"]),
+    )

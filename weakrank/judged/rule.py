@@ -1,0 +1,86 @@
+"""The rule: keep the label-free weighting unless the judged sample shows another candidate clearly ahead.
+
+From the estimate (:mod:`.estimate`: each candidate's MAP over the pool and its paired lead over the baseline, with
+a standard error), the best candidate is taken when at least :data:`MIN_QUERIES` judged queries had a relevant
+passage, its estimated lead is at least :data:`MIN_LEAD` and at least :data:`MARGIN` standard errors; otherwise the
+baseline is kept. The same rule chooses the student's share of the shipped ranker (:mod:`weakrank.training.shipped`).
+
+The constants were fitted by simulation on the *train* splits only (``benchmarks/bench_judged_rule.py``): judged
+samples drawn from one half of a collection's train queries, the person simulated by their gold, the choice scored
+by full-judgment MAP on the other half; the constants kept are those with the largest mean gain over the label-free
+weighting among those that lose more than 0.005 in at most 5 % of the draws, over the five shared collections
+(docs/experiments.md, 2026-11-27). No test split was read to fit them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scipy.stats import norm, t
+
+from weakrank.combinations import LABEL_FREE
+from weakrank.judged.estimate import Estimate
+
+MARGIN = 1.0  # standard errors of the paired lead the best candidate needs
+MIN_LEAD = 0.02  # the least estimated MAP lead worth a change
+MIN_QUERIES = 5  # judged queries with a relevant passage below which nothing changes
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The rule's constants (module doc)."""
+
+    margin: float = MARGIN
+    min_lead: float = MIN_LEAD
+    min_queries: int = MIN_QUERIES
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the judged sample chose, and why: ``name`` (the candidate used), ``best`` (the one with the highest
+    estimate), its estimated ``lead`` over the ``baseline`` (a person calls it ``kept``) in MAP and in standard
+    errors (``errors``), over ``queries`` judged queries with a relevant passage; ``estimates``: each candidate's
+    estimated MAP."""
+
+    name: str
+    best: str
+    lead: float
+    errors: float
+    queries: int
+    estimates: dict[str, float]
+    rule: Rule = Rule()
+    baseline: str = LABEL_FREE
+    kept: str = "the label-free weighting"
+
+    def reason(self) -> str:
+        """One sentence for a person."""
+        if self.queries < self.rule.min_queries:
+            return (f"{self.queries} judged queries have a relevant passage, fewer than the {self.rule.min_queries} "
+                    f"a change needs: {self.kept} is kept")
+        if self.best == self.baseline:
+            return f"on {self.queries} judged queries nothing is estimated above {self.kept}: it is kept"
+        verdict = ("taken" if self.name == self.best else
+                   f"not clearly ahead (it takes {self.rule.min_lead:g} MAP and {self.rule.margin:g} SE): "
+                   f"{self.kept} is kept")
+        return (f"on {self.queries} judged queries the best is {self.best}, estimated {self.lead:+.3f} MAP over "
+                f"{self.kept} ({self.errors:.1f} SE): {verdict}")
+
+    def record(self) -> dict:
+        """The choice as JSON-ready fields (what a fusion state and a shipped model's mix keep)."""
+        return {"choice": self.name, "best": self.best, "lead": self.lead, "errors": self.errors,
+                "queries": self.queries, "estimates": self.estimates, "reason": self.reason(),
+                "rule": {"margin": self.rule.margin, "min_lead": self.rule.min_lead,
+                         "min_queries": self.rule.min_queries}}
+
+
+def choose(found: Estimate, rule: Rule = Rule(), kept: str = "the label-free weighting") -> Choice:
+    """The rule of the module doc over ``found`` (the baseline: ``found.baseline``, called ``kept``)."""
+    baseline, estimates = found.baseline, {k: float(v) for k, v in found.map.items()}
+    if found.queries < rule.min_queries:
+        return Choice(baseline, baseline, 0.0, 0.0, found.queries, estimates, rule, baseline, kept)
+    names = list(found.lead.index)
+    best = max(names, key=lambda name: (found.lead[name], name == baseline, -names.index(name)))
+    lead, errors = float(found.lead[best]), found.errors(best)
+    needed = t.ppf(norm.cdf(rule.margin), found.queries - 1)  # margin as a one-sided level, on n − 1 df
+    taken = best != baseline and lead >= rule.min_lead and errors > needed
+    return Choice(best if taken else baseline, best, lead, errors, found.queries, estimates, rule, baseline, kept)

@@ -1,0 +1,57 @@
+"""The judged choice of a combination, as a meta-estimator over the fusion label model (scikit-learn's shape):
+:class:`CombinationSelector` fits the fusion model without gold, estimates every candidate combination's MAP over
+the pool from the judged sample (:mod:`.estimate`), lets the rule choose (:mod:`.rule`) and has the fitted model
+:meth:`~weakrank.label_models.fusion.ScoreFusionModel.use` the choice."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from weakrank.combinations import LABEL_FREE, Combination, candidates, combined
+from weakrank.judged.estimate import Totals, estimate, query_totals
+from weakrank.judged.judgments import Judged
+from weakrank.judged.rule import Choice, Rule, choose
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import lf_names, score_matrix
+from weakrank.lists import informative_rows, standardize_within
+
+
+def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel) -> tuple[dict[str, Combination], pd.DataFrame]:
+    """The candidate combinations of a fitted fusion ``model`` and each one's score of every row of ``votes``."""
+    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+    found = candidates(model.lf_weights(scores.shape[1]), informative.any(axis=0), lf_names(votes))
+    return found, pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()})
+
+
+def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:
+    """Each candidate's estimated totals (columns of ``scored``; :func:`~weakrank.judged.estimate.query_totals`) on
+    each judged query."""
+    rows = votes["query_id"].isin(set(judged.queries)).to_numpy()
+    return query_totals(scored[rows].reset_index(drop=True), votes["query_id"].to_numpy()[rows], judged.gold[rows],
+                     judged.inclusion[rows])
+
+
+class CombinationSelector:
+    """``fit(votes, judged)`` fits ``model`` (a :class:`ScoreFusionModel`) without gold, then the judged sample
+    chooses how it combines the LFs (``choice_``, a :class:`~weakrank.judged.rule.Choice`; ``model`` then scores
+    with it)."""
+
+    def __init__(self, model: ScoreFusionModel, rule: Rule = Rule()) -> None:
+        self.model, self.rule = model, rule
+        self.choice_: Choice | None = None
+
+    def fit(self, votes: pd.DataFrame, judged: Judged) -> CombinationSelector:
+        """Fit and choose (class doc)."""
+        self.model.fit_table(votes)
+        found, scored = candidate_scores(votes, self.model)
+        totals = judged_totals(votes, scored, judged)
+        self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)
+        if self.choice_.name == LABEL_FREE:
+            self.model.judged_ = self.choice_.record()
+        else:
+            self.model.use(self.choice_.name, found[self.choice_.name], self.choice_.record())
+        return self
+
+
+
