@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 import pandas as pd
 
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
