@@ -57,10 +57,13 @@ from weakrank.training.shipped import ship
 ROOT = Path(__file__).resolve().parents[1]
 # wikiqa_bm25: WikiQA's questions over BM25's top 20 of all its sentences (pipelines/wikiqa_bm25.toml), a stand-in for
 # web-search passages that BM25 retrieved
-EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test", "wikiqa_bm25": "test"}
-SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 1, "wikiqa_bm25": 1}
+# cranfield, stackfaq: collections built from public repositories (benchmarks/collections/), BM25 top 20 of a pool
+EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test", "wikiqa_bm25": "test",
+              "cranfield": "test", "stackfaq": "test"}
+SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 1, "wikiqa_bm25": 1, "cranfield": 1, "stackfaq": 1}
 # BEIR qrels judge only relevant documents: every query with a relevant one is evaluated, unjudged = not relevant
-REQUIRE = {"wikiqa": "both", "trecqa": "both", "semeval": "both", "scifact": "relevant", "wikiqa_bm25": "both"}
+REQUIRE = {"wikiqa": "both", "trecqa": "both", "semeval": "both", "scifact": "relevant", "wikiqa_bm25": "both",
+           "cranfield": "relevant", "stackfaq": "relevant"}
 LABEL_MODELS = ["majority", "generative", "dawid_skene", "fusion"]
 BI_ENCODER = {"architecture": "bi-encoder", "lr": 2e-5}  # the rest as the pipeline's [train]
 METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}

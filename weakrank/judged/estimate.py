@@ -90,14 +90,16 @@ def query_totals(scores: pd.DataFrame, groups: np.ndarray, judged: np.ndarray, i
 
 @dataclass(frozen=True)
 class Estimate:
-    """Each candidate's estimated MAP (``map``), its lead over the ``baseline`` (``lead``) and that lead's standard
-    error (``error``), over ``queries`` judged queries on which a relevant passage was found."""
+    """Each candidate's estimated MAP (``map``) and its standard error (``map_error``), its lead over the
+    ``baseline`` (``lead``) and that lead's standard error (``error``), over ``queries`` judged queries on which a
+    relevant passage was found."""
 
     map: pd.Series
     lead: pd.Series
     error: pd.Series
     queries: int
     baseline: str
+    map_error: pd.Series
 
     def errors(self, name: str) -> float:
         """``name``'s lead in standard errors (±inf for a lead with no spread)."""
@@ -117,11 +119,15 @@ def estimate(totals: Totals, weights: pd.Series | None = None, baseline: str | N
     total, n = float(w @ r), int((r > 0).sum())
     if total <= 0:
         empty = pd.Series(np.nan, index=found.columns)
-        return Estimate(empty, empty, empty, 0, baseline)
+        return Estimate(empty, empty, empty, 0, baseline, empty)
     means = pd.Series(w @ found.to_numpy() / total, index=found.columns)
     lead = means - means[baseline]
     gaps = found.sub(found[baseline], axis=0).to_numpy()
-    residual = w[:, None] * (gaps - np.outer(r, lead.to_numpy()))  # the ratio estimator, linearised
-    m = len(found)
-    spread = residual.std(axis=0, ddof=1) * np.sqrt(m) / total if m > 1 else np.full(found.shape[1], np.inf)
-    return Estimate(means, lead, pd.Series(spread, index=found.columns), n, baseline)
+
+    def error(values: np.ndarray, ratios: np.ndarray) -> pd.Series:
+        """The standard error of the totals' ratio (linearised over the judged queries)."""
+        residual = w[:, None] * (values - np.outer(r, ratios))
+        spread = residual.std(axis=0, ddof=1) * np.sqrt(len(r)) / total if len(r) > 1 else np.inf
+        return pd.Series(spread, index=found.columns, dtype=np.float64)
+
+    return Estimate(means, lead, error(gaps, lead.to_numpy()), n, baseline, error(found.to_numpy(), means.to_numpy()))

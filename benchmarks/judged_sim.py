@@ -1,0 +1,147 @@
+"""A person judging a sample, simulated on a collection's own gold: what ``bench_judged_rule.py`` fits the rule's
+constants on (train splits only) and ``bench_judgments.py`` reports test MAP of (the verdict).
+
+A collection is loaded once (:func:`load`): its votes, the fusion label model fitted without gold, every candidate
+combination's score of every pair, each pool query's lists as the candidates rank them, and each query's
+full-judgment AP under each candidate (the train split's gold as the person; BEIR qrels list relevant documents
+only: an unlisted candidate is judged not relevant). A judged sample (:func:`sample`) is drawn as ``weakrank select``
+draws it (:mod:`weakrank.judged.design`) or uniformly (``random``: any query of the pool, the same passages a query),
+and the rule chooses from its estimate (:func:`estimate_of`) exactly as ``aggregate`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from bench_quality import REQUIRE, ROOT
+
+from weakrank.combinations import LABEL_FREE
+from weakrank.config import load_config
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.io import read_parquet
+from weakrank.judged.design import Pool, draw, passages, pool, rankings
+from weakrank.judged.estimate import Estimate, Totals, estimate, list_totals
+from weakrank.judged.selector import candidate_scores
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.paths import RunPaths
+
+POOL = "train"
+
+
+@dataclass
+class Collection:
+    """What a simulation reads of one collection (module doc)."""
+
+    name: str
+    cfg: object
+    votes: pd.DataFrame
+    names: list[str]  # the candidates, label-free first
+    scored: pd.DataFrame  # each candidate's score of every row of votes
+    found: Pool  # the train pool as select sees it
+    rows: dict[str, np.ndarray]  # train query id → its rows of votes
+    gold: np.ndarray  # the person's judgment of every row (train: 1/0, NaN where there is none)
+    full_ap: pd.DataFrame  # full-judgment AP of each train query with a relevant candidate (rows) per candidate
+
+    def pool_map(self, queries) -> pd.Series:
+        """Each candidate's full-judgment MAP over ``queries`` (those with a relevant candidate count)."""
+        return self.full_ap.reindex([q for q in queries if q in self.full_ap.index]).mean()
+
+
+def list_ap(scores: np.ndarray, gold: np.ndarray) -> float:
+    """AP of one fully judged list (ties count against the relevant)."""
+    y = gold[np.lexsort((gold, -scores))]
+    return float((np.cumsum(y) / np.arange(1, len(y) + 1))[y == 1].mean())
+
+
+def load(name: str) -> Collection:
+    """One collection (module doc); its votes must exist (``weakrank run pipelines/<name>.toml --stages
+    ingest,label``)."""
+    cfg = load_config(ROOT / "pipelines" / f"{name}.toml")
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    texts = read_parquet(paths.dataset / "queries.parquet").set_index("query_id")["text"].to_dict()
+    options = cfg.aggregate.options_for("fusion")
+    model = ScoreFusionModel(**options).fit_table(votes)
+    _, scored = candidate_scores(votes, model)
+    train = votes[votes["split"] == POOL]
+    found = pool(*rankings(train, options), texts)
+    gold = pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float)
+    if REQUIRE[name] == "relevant":  # BEIR: qrels list relevant documents only
+        gold = np.where((votes["split"] == POOL).to_numpy(), np.nan_to_num(gold, nan=0.0), gold)
+    rows = {q: np.asarray(index) for q, index in train.groupby("query_id", sort=False).indices.items()}
+    rows = {q: train.index.to_numpy()[index] for q, index in rows.items()}
+    aps = {}
+    for q, index in rows.items():
+        g = gold[index]
+        if np.isfinite(g).all() and g.sum() > 0:
+            aps[q] = {c: list_ap(scored[c].to_numpy()[index], g) for c in scored.columns}
+    full_ap = pd.DataFrame.from_dict(aps, orient="index", columns=list(scored.columns))
+    return Collection(name, cfg, votes, list(scored.columns), scored, found, rows, gold, full_ap)
+
+
+def test_maps(coll: Collection, split: str) -> pd.Series:
+    """Each candidate's MAP on ``split`` against its qrels, as the benchmarks' tables report it."""
+    paths = RunPaths(coll.cfg.run_dir)
+    qrels = read_parquet(paths.dataset / "qrels.parquet")
+    where = (coll.votes["split"] == split).to_numpy()
+    keys = coll.votes.loc[where, ["query_id", "passage_id"]]
+    return pd.Series({c: float(evaluate_run(keys.assign(score=coll.scored[c].to_numpy()[where]), qrels,
+                                            require=REQUIRE[coll.name], rn=())["MAP"].mean())
+                      for c in coll.names})
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A judged sample: the queries and, per query, the passages asked (row of votes → inclusion probability),
+    and each query's weight 1 / π_q."""
+
+    queries: list[str]
+    asked: dict[str, dict[int, float]]
+    weights: pd.Series
+
+
+def sample(coll: Collection, n: int, seed: int, method: str = "select", among=None, per_query: int = 6,
+           oversample: float = 2.0, sampled: int = 2) -> Sample:
+    """``n`` queries of the pool (only ``among``, when given: e.g. one half of it) drawn as select draws them
+    (``select``) or uniformly from every pool query with two candidates or more (``random``), each with the passages
+    select would ask about."""
+    found = coll.found
+    if among is not None:
+        keep = set(among)
+        frame = [q for q in found.frame if q in keep]
+        found = Pool(found.ranked, found.answerable, frame, {q: found.stratum[q] for q in frame})
+    if method == "select":
+        drawn = draw(found, n, seed, oversample)
+        queries, inclusion = drawn.queries, drawn.inclusion
+    else:
+        everyone = [q for q in found.ranked if among is None or q in keep]
+        rng = np.random.default_rng(seed)
+        queries = [everyone[i] for i in rng.choice(len(everyone), size=min(n, len(everyone)), replace=False)]
+        inclusion = dict.fromkeys(queries, len(queries) / len(everyone))
+    asked = {}
+    for q in queries:
+        index = coll.rows[q]
+        ids = coll.votes["passage_id"].to_numpy()[index]
+        position = {pid: int(i) for pid, i in zip(ids, index)}
+        asked[q] = {position[pid]: p for pid, p in passages(found.ranked[q], per_query, q, seed, sampled).items()}
+    return Sample(queries, asked, pd.Series({q: 1.0 / inclusion[q] for q in queries}))
+
+
+def estimate_of(coll: Collection, judged: Sample) -> Estimate:
+    """Each candidate's estimated MAP and lead over the label-free weighting from the person's judgments of
+    ``judged``."""
+    found, relevant = {}, {}
+    for q in judged.queries:
+        index = coll.rows[q]
+        where = {row: k for k, row in enumerate(index)}
+        y, pi = np.full(len(index), np.nan), np.full(len(index), np.nan)
+        for row, p in judged.asked[q].items():
+            if np.isfinite(coll.gold[row]):
+                y[where[row]], pi[where[row]] = coll.gold[row], p
+        totals = {c: list_totals(coll.scored[c].to_numpy()[index], y, pi) for c in coll.names}
+        found[q] = {c: t[0] for c, t in totals.items()}
+        relevant[q] = totals[LABEL_FREE][1]
+    return estimate(Totals(pd.DataFrame.from_dict(found, orient="index", columns=coll.names), pd.Series(relevant)),
+                    judged.weights, LABEL_FREE)

@@ -1,0 +1,66 @@
+"""Measuring without qrels: each system's MAP on the evaluated split estimated from a small judged sample, with a
+confidence interval, and its paired difference from a baseline (BM25).
+
+The sample is drawn as ``select`` draws one (:mod:`.design`), but from the evaluated split, as a simple random
+sample (one stratum, every query: the systems compared are not the candidates, so no query is known to be tied), and
+is kept apart from training (a query judged for evaluation never trains: ``aggregate`` refuses judgments of the
+evaluated split). The estimate is :mod:`.estimate`'s, each system ranking its candidates by its run's scores (a
+judged passage missing from a run is ranked last there); its interval is the estimate ± t(0.975, n − 1) standard
+errors. ``benchmarks/bench_judged_evaluation.py`` measures how often the interval covers the full-qrels figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t
+
+from weakrank.judged.design import Pool, draw, passages, rankings
+from weakrank.judged.estimate import Totals, estimate, list_totals
+from weakrank.judged.judgments import Judgments
+
+LEVEL = 0.95  # the intervals' coverage
+
+
+def evaluation_pairs(votes: pd.DataFrame, split: str, queries: int, per_query: int = 6, seed: int = 0,
+                     options: dict | None = None) -> pd.DataFrame:
+    """A simple random sample of ``queries`` queries of ``split`` and their passages to judge (module doc), in the
+    columns of :func:`weakrank.judged.design.select_pairs`."""
+    ranked, answerable = rankings(votes[votes["split"] == split], options)
+    frame = list(ranked)
+    sample = draw(Pool(ranked, answerable, frame, dict.fromkeys(frame, 0)), queries, seed, oversample=1.0)
+    rows = [{"query_id": q, "passage_id": pid, "query_inclusion": sample.inclusion[q], "passage_inclusion": p,
+             "stratum": 0} for q in sample.queries for pid, p in passages(ranked[q], per_query, q, seed).items()]
+    return pd.DataFrame(rows, columns=["query_id", "passage_id", "query_inclusion", "passage_inclusion", "stratum"])
+
+
+def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baseline: str) -> pd.DataFrame:
+    """Each system's (``runs``: name → query_id, passage_id, score) estimated MAP with its interval, and its
+    difference from ``baseline`` with its interval, over the judged queries of ``judgments``; ``attrs["queries"]``:
+    the judged queries with a relevant passage found."""
+    table = judgments.table
+    found, relevant = {}, {}
+    for query, judged in table.groupby("query_id", sort=False):
+        lists = {name: run[run["query_id"] == query] for name, run in runs.items()}
+        ids = list(dict.fromkeys(pid for rows in lists.values() for pid in rows["passage_id"]))
+        ids += [pid for pid in judged["passage_id"] if pid not in set(ids)]
+        y = judged.set_index("passage_id")["relevance"].gt(0).astype(float).reindex(ids).to_numpy()
+        pi = judged.set_index("passage_id")["passage_inclusion"].reindex(ids).to_numpy(float)
+        totals = {}
+        for name, rows in lists.items():
+            scores = rows.set_index("passage_id")["score"].reindex(ids).to_numpy(float)
+            totals[name] = list_totals(np.where(np.isfinite(scores), scores, -np.inf), y, pi)
+        found[query] = {name: value[0] for name, value in totals.items()}
+        relevant[query] = next(iter(totals.values()))[1]
+    weights = 1.0 / table.groupby("query_id", sort=False)["query_inclusion"].first()
+    result = estimate(Totals(pd.DataFrame.from_dict(found, orient="index", columns=list(runs)),
+                             pd.Series(relevant, dtype=float)), weights, baseline)
+    half = t.ppf(0.5 + LEVEL / 2, max(result.queries - 1, 1))
+    spread = result.map_error
+    out = pd.DataFrame({"MAP": result.map, "low": result.map - half * spread, "high": result.map + half * spread,
+                        f"vs {baseline}": result.lead, "diff low": result.lead - half * result.error,
+                        "diff high": result.lead + half * result.error})
+    out.attrs.update(queries=result.queries, judged=len(found), level=LEVEL, baseline=baseline)
+    return out
