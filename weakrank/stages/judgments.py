@@ -36,7 +36,8 @@ def check_judgments(path: str | Path, votes: pd.DataFrame, dataset: str | Path, 
         raise DataError(f"judges {scored['query_id'].nunique()} queries of the evaluated split {evaluated!r} (e.g. "
                         f"{scored['query_id'].iloc[0]!r}): they would choose what they then score; judge queries of "
                         "another split", file=path, line=int(scored[LINE].iloc[0]), field="query_id")
-    counts = [f"{used.sum()} judged pairs of {pairs.loc[used, 'query_id'].nunique()} queries used"]
+    queries = pairs.loc[used, "query_id"].nunique()
+    counts = [f"{used.sum()} judged pairs of {queries} quer{'y' if queries == 1 else 'ies'} used"]
     counts += [f"{unknown.sum()} of queries not in this run"] if unknown.any() else []
     counts += [f"{(~used & ~unknown).sum()} not candidates"] if (~used & ~unknown).any() else []
     return f"judgments {path}: {', '.join(counts)}" + (" (left out)" if len(counts) > 1 else "")
