@@ -2,8 +2,8 @@
 Python as from the command line) before it takes the run-dir lock: beyond what
 :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs and their options), the
 dataset's files when ingest will read them, the label model and its LF count, every split a stage reads, each
-with the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. Each stage of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks
-all of its stages before the first."""
+with the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. Each stage
+of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks all of its stages before the first."""
 
 from __future__ import annotations
 
