@@ -110,7 +110,8 @@ def test_run_refuses_judgments_of_the_split_its_eval_split_flag_evaluates(tmp_pa
     shutil.copy(OWN / "dev.qrels", tmp_path / "dev.qrels")
     assert main(["run", CONFIG, "--run-dir", str(run), "--judgments", str(tmp_path / "dev.qrels"), "--eval-split",
                  "dev", "--quiet"]) == 2
-    assert "dev.qrels:1: query_id: judges 2 queries of the evaluated split 'dev'" in error(capsys)
+    said = error(capsys)
+    assert "dev.qrels" in said and "queries of the evaluated split 'dev'" in said
     assert not RunPaths(run).labels.exists() and not RunPaths(run).models().exists()
 
 
@@ -127,9 +128,9 @@ def test_gold_queries_of_the_evaluated_split_are_refused(run_dir, tmp_path, caps
 # silent wrong results, tracebacks: judgments nothing of which can be used
 
 @pytest.mark.parametrize("name, text, message", [
-    ("empty.qrels", "", "empty.qrels: no judgment: an empty file"),
+    ("empty.qrels", "", "nothing judged yet"),
     ("elsewhere.qrels", "tq1 0 nowhere 1\ntq2 0 d404 0\n", "none of its 2 judged pairs is a candidate of this run"),
-    ("judging.tsv", JUDGING, "judging.tsv: relevance: nothing judged yet (2 rows, none with a relevance)"),
+    ("judging.tsv", JUDGING, "nothing judged yet"),
     ("other.tsv", JUDGING.replace("capital of germany", "capital of peru").replace("\t\tread", "\t1\tread"),
      "other.tsv:2: query: query tq1's text is not this dataset's ('what is the capital of peru' here"),
     ("twice.qrels", "tq1 0 d1 1\ntq1 0 d2 0\ntq1 0 d1 0\n", "twice.qrels:3: relevance: pair tq1 / d1 is judged twice"),
@@ -139,7 +140,8 @@ def test_judgments_nothing_of_which_can_be_used_are_refused_and_the_labels_kept(
     (tmp_path / name).write_text(text)
     before = snapshot(run_dir)
     assert main(["aggregate", CONFIG, "--run-dir", str(run_dir), "--judgments", str(tmp_path / name)]) == 2
-    assert message in error(capsys)
+    said = error(capsys)
+    assert f"{tmp_path / name}" in said and message in said
     assert snapshot(run_dir) == before
 
 

@@ -57,8 +57,8 @@ def _judged_pairs(path: Path, dataset: Path) -> pd.DataFrame:
     else:
         pairs = read_qrels(path, lines=True)
         if pairs.empty:
-            raise DataError("no judgment: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a judging "
-                            "file)", file=path)
+            raise DataError("nothing judged yet: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a "
+                            "judging file)", file=path)
     _check_once(pairs, path)
     return pairs[[*KEY, "relevance", LINE]].reset_index(drop=True)
 
