@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from weakrank.errors import ConfigError, WeakrankError
+from weakrank.errors import WeakrankError
 from weakrank.label_models import MODELS, ScoreFusionModel, fit_labels, fit_predict, make_label_model, with_labels
 from weakrank.labeling import score_matrix, vote_matrix
 
@@ -41,13 +41,12 @@ def test_every_label_model_fits_on_a_votes_table_as_on_its_matrices(name):
     pd.testing.assert_frame_equal(fit_labels(votes, make_label_model(name)), model.labels_table(votes))
 
 
-def test_gold_is_the_score_models_only():
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_no_label_model_reads_gold(name):
     votes = votes_table()
-    judged = votes["query_id"].unique()[:10].tolist()
-    assert fit_predict(votes, make_label_model("fusion"), judged).shape == (len(votes),)
-    for name in sorted(set(MODELS) - {"fusion"}):
-        with pytest.raises(ConfigError, match="few-shot mode"):
-            fit_predict(votes, make_label_model(name), judged)
+    flipped = votes.assign(gold=1.0 - pd.to_numeric(votes["gold"], errors="coerce"))
+    np.testing.assert_array_equal(fit_predict(votes, make_label_model(name)),
+                                  fit_predict(flipped, make_label_model(name)))
 
 
 def test_out_of_core_fit_equals_the_in_memory_fit_or_is_refused():

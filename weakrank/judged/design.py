@@ -18,10 +18,10 @@ stratum h is included with probability π_q = n_h / N_h, and :mod:`.estimate` we
 buys more judged queries with a relevant passage, without the bias of choosing them (the old "answerable first"
 order had it: its queries were easy for the lexical LFs and favoured the fusions that average them in).
 
-**The passages of a query.** Up to ``per_query`` of its candidates: the first ``per_query − sampled`` of each
-candidate's first, then each one's second, … (the passages that decide the top of the lists) with probability 1,
-and ``sampled`` of the rest drawn uniformly (probability ``sampled / rest``), so that a relevant passage deep in
-every list can be found and counted with its weight.
+**The passages of a query.** Up to ``per_query`` of its candidates: the first ``per_query − sampled`` (at least
+one) of each candidate's first, then each one's second, … (the passages that decide the top of the lists) with
+probability 1, and the others drawn uniformly from the rest (probability ``drawn / rest``), so that a relevant
+passage deep in every list can be found and counted with its weight.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from weakrank.lists import informative_rows, standardize_within
 NEAR_DUPLICATE = 0.6  # word-set Jaccard of two query texts above which the second adds little
 STRATA = 3  # answerability strata of the frame
 TIED = STRATA  # the stratum of the queries every candidate ranks alike
-OVERSAMPLE = 2.0  # each stratum's sampling rate over the one below it (benchmarks/bench_judged_rule.py fits it)
-SAMPLED = 2  # passages of a query drawn at random from below the top of its lists (the rest are fixed)
+OVERSAMPLE = 2.0  # each stratum's sampling rate over the one below it (fitted with the rule: weakrank.judged.rule)
+SAMPLED = 4  # passages of a query drawn at random from below the top of its lists (the rest are fixed; fitted too)
 
 
 @dataclass(frozen=True)
@@ -157,8 +157,7 @@ def passages(lists: list[list[str]], per_query: int, query_id: str, seed: int = 
     order = depth_order(lists)
     if len(order) <= per_query:
         return dict.fromkeys(order, 1.0)
-    rest_n = len(order) - (per_query - sampled)
-    sampled = min(sampled, rest_n)
+    sampled = min(sampled, per_query - 1)  # the first passage of the depth order always judged
     fixed, rest = order[:per_query - sampled], order[per_query - sampled:]
     rng = np.random.default_rng([seed, zlib.crc32(query_id.encode())])
     chosen = rng.choice(len(rest), size=sampled, replace=False)
