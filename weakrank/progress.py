@@ -104,15 +104,24 @@ def plain_logs() -> None:
         library_bars_off()
 
 
+QUIET_LINE = "{desc}: {unit} {n_fmt}/{total_fmt} ({percentage:.0f}%), {elapsed} elapsed, about {remaining} left{postfix}"
+
+
 class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
     """``tqdm.auto.tqdm`` that ``configure(quiet=True)`` turns off, and that writes whole lines (at most one every
-    ``LOG_INTERVAL`` seconds, and the final state) to a stream that is not a terminal."""
+    ``LOG_INTERVAL`` seconds, and the final state) to a stream that is not a terminal. ``steps=True`` (training's
+    steps): under ``configure(quiet=True)`` it is not turned off, whatever ``disable`` says, but written as such
+    lines (:data:`QUIET_LINE`: the steps done, the time taken and the time left), so that a quiet run still says
+    where it is."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, steps: bool = False, **kwargs: Any) -> None:
         stream = kwargs.get("file") or sys.stderr
         self._lines = not _NOTEBOOK and not (hasattr(stream, "isatty") and stream.isatty())
         self._next_line, self._line_n = 0.0, -1.0
-        if _quiet:
+        if _quiet and steps:
+            self._lines = True
+            kwargs.update(disable=False, bar_format=QUIET_LINE)
+        elif _quiet:
             kwargs["disable"] = True
         super().__init__(*args, **kwargs)
 

@@ -146,9 +146,11 @@ class CrossEncoderRanker(nn.Module, RanksPassages):
         return model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
 
 
-def write_model_card(directory: str | Path, info: Mapping[str, object], metrics: Mapping[str, float] | None = None) -> Path:
+def write_model_card(directory: str | Path, info: Mapping[str, object], metrics: Mapping[str, float] | None = None,
+                     against: str | None = None) -> Path:
     """Write ``README.md`` into a saved ranker's folder: how it was trained (``info``: labels, LFs, target,
-    steps, …, in order) and its dev figures (``metrics``)."""
+    steps, …, in order) and its dev figures (``metrics``; ``against``: what they are measured against, a
+    sentence)."""
     directory = Path(directory)
     lines = ["---", "library_name: sentence-transformers", "pipeline_tag: text-ranking",
              "tags: [weakrank, weak-supervision, reranker]", "---", "",
@@ -164,7 +166,7 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
     lines += ["```", "", "## Training", "", "| | |", "|---|---|"]
     lines += [f"| {key} | {_cell(value)} |" for key, value in info.items()]
     if metrics:
-        lines += ["", "## Dev figures", "", "| metric | value |", "|---|---|"]
+        lines += ["", "## Dev figures", "", *([against, ""] if against else []), "| metric | value |", "|---|---|"]
         lines += [f"| {key} | {value if isinstance(value, int) else f'{value:.4f}'} |" for key, value in metrics.items()]
     return write_text("\n".join(lines) + "\n", directory / CARD_FILE)
 

@@ -310,7 +310,23 @@ class Trainer:
         with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
               interpolated(self.model.encoder, self.start_weights, args.interpolate)):
             self.model.save(tmp)
-            write_model_card(tmp, info, {k: v for k, v in last.items() if k != "step"} if last else None)
+            write_model_card(tmp, info, *self.dev_figures(last))
+
+    def dev_figures(self, metrics: dict[str, float] | None) -> tuple[dict[str, float] | None, str]:
+        """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against: gold
+        labels (supervised), the judged queries' judgments (few-shot), else the pseudo-labels, where only the
+        agreement with the teacher is shown (no MAP that reads as one against gold)."""
+        if metrics is None:
+            return None, ""
+        figures = {k: v for k, v in metrics.items() if k != "step"}
+        if self.args.supervised:
+            return figures, "Measured against the gold labels of the dev queries."
+        if self.dev_data is not None and self.dev_data.supervised:
+            return figures, "Measured against the judgments of the judged queries (few-shot mode), not full qrels."
+        kept = {k: v for k, v in figures.items() if k.startswith(("dev_agreement", "train_agreement"))}
+        return kept, ("Measured against the pseudo-labels (no gold was read): agreement is the nDCG of the model's "
+                      "order of each dev list against its teacher's, the label model (1: the same order). It says "
+                      "how well the student learned its labels, not how relevant its ranking is.")
 
     # -- training ------------------------------------------------------------------------------
     def backward(self, batch: Batch | ListBatch) -> float:
@@ -416,11 +432,15 @@ class Trainer:
             (self.out_dir / TRAIN_CONFIG).unlink(missing_ok=True)
             shutil.rmtree(self.out_dir / HELD_OUT, ignore_errors=True)  # an earlier run's
         show_progress = show_progress and self.dist.is_main
-        bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step", disable=not show_progress)
+        bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step",
+                   disable=not show_progress, steps=self.dist.is_main)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
             order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.judged_in)
             batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
+            if not batches and not self.judged_in:  # every training query is judged: they join at once
+                self.hold_out()
+                continue
             for b in range(self.progress.batch_in_epoch, len(batches)):
                 if not self.judged_in and self.progress.step >= self.switch_step:
                     self.hold_out()
