@@ -200,8 +200,8 @@ def plot(table: pd.DataFrame, path) -> None:
                         label="random N: 25–75 %")
         ax.plot(random.median().index, random.median(), "--", label="random N: median")
         chosen = rows[rows["method"] == "select"].groupby("n")["labels_map"]
-        ax.errorbar(chosen.mean().index, chosen.mean(), yerr=[chosen.mean() - chosen.quantile(0.1),
-                                                            chosen.quantile(0.9) - chosen.mean()],
+        ax.errorbar(chosen.mean().index, chosen.mean(), yerr=[(chosen.mean() - chosen.quantile(0.1)).clip(lower=0),
+                                                            (chosen.quantile(0.9) - chosen.mean()).clip(lower=0)],
                     fmt="o-", capsize=3, label="select: mean, 10–90 %")
         trained = rows[(rows["method"] == "select")].dropna(subset=["shipped_map"])
         ax.plot(trained["n"], trained["shipped_map"], "s", markersize=8, label="select seed 0: shipped")
