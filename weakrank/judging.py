@@ -63,7 +63,9 @@ def read_judging_file(path: str | Path) -> pd.DataFrame:
     of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
     the file, the line and the field."""
     csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))  # a passage of any length the file can hold
-    reader = csv.reader(io.StringIO(read_utf8(path, MAX_BYTES)), delimiter="\t")
+    text = read_utf8(path, MAX_BYTES)
+    refuse_comma_separated(text, path)
+    reader = csv.reader(io.StringIO(text), delimiter="\t")
     header = next(reader, None)
     if header is None:
         raise DataError(f"empty file; expected a header line {chr(9).join(JUDGING_COLUMNS)!r}", file=path, line=1)
@@ -113,9 +115,23 @@ def judged(table: pd.DataFrame) -> pd.Series:
     return ~table["relevance"].isin(["", SKIP])
 
 
+def refuse_comma_separated(text: str, path: str | Path) -> None:
+    """A :class:`DataError` (line 1) where ``text``, the content of ``path``, is a judging file a spreadsheet saved
+    as CSV: a header line with commas or semicolons and no tab, or a ``.csv`` name and no tab on its first line."""
+    first = text.lstrip().partition("\n")[0]
+    if "\t" in first:
+        return
+    if Path(path).suffix.lower() == ".csv" or ("query_id" in first and ("," in first or ";" in first)):
+        raise DataError("comma-separated: save as tab-separated (in a spreadsheet: save as \"Tab-separated values\", "
+                        "a .tsv file)", file=path, line=1)
+
+
 def is_judging_file(path: str | Path) -> bool:
-    """Whether ``path`` is a judging file (its first line names the columns), not TREC qrels."""
-    first = read_utf8(path, MAX_BYTES).lstrip().partition("\n")[0]
+    """Whether ``path`` is a judging file (its first line names the columns), not TREC qrels; one saved as CSV is a
+    :class:`DataError` (:func:`refuse_comma_separated`)."""
+    text = read_utf8(path, MAX_BYTES)
+    refuse_comma_separated(text, path)
+    first = text.lstrip().partition("\n")[0]
     return "\t" in first and "query_id" in first.split("\t")
 
 

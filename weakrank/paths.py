@@ -10,6 +10,7 @@
 ``<output>/``                 train: ``best/``, ``final/``, ``history.csv`` (``[train] output``); ``checkpoint.pt``
                               while training is unfinished (``--resume``), after it with ``keep_checkpoint``
 ``runs/<name>.trec``          rerank, evaluate, index: TREC runs and their metrics
+``evaluation-judging.tsv``    select --evaluation: a sample of the evaluated split to judge (no qrels needed)
 ``experiment/``               experiment: cached cells, runs, labels, histories, policies of the grid
 ``report/<name>/``            experiment: report.md, report.html, results.csv and figures
 ``index/<model>/``            index: passage embeddings and Faiss index (see :mod:`weakrank.retrieval`)
@@ -17,6 +18,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +75,11 @@ class RunPaths:
         return self.root / "runs"
 
     @property
+    def evaluation_judging(self) -> Path:
+        """The judging file of the evaluated split's sample (``select --evaluation``), read by ``evaluate``."""
+        return self.root / "evaluation-judging.tsv"
+
+    @property
     def experiment(self) -> Path:
         return self.root / "experiment"
 
@@ -83,3 +90,11 @@ class RunPaths:
     @property
     def index(self) -> Path:
         return self.root / "index"
+
+
+def shell_path(path: str | Path) -> str:
+    """``path`` as a printed command shows it, to be pasted in the current folder: relative to it when inside it,
+    else absolute; quoted for the shell."""
+    resolved = Path(path).resolve()
+    here = Path.cwd().resolve()
+    return shlex.quote(str(resolved.relative_to(here) if resolved.is_relative_to(here) else resolved))

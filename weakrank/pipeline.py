@@ -22,28 +22,30 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
-from weakrank.baselines import bm25_negatives, column_run, fusion_runs
+from weakrank.baselines import bm25_negatives, fusion_runs
 from weakrank.config import PipelineConfig, check_max_queries, did_you_mean
 from weakrank.dataset import Dataset, check_replaceable
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.engines import engine_config, label_dataset
 from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
-from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
+from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, judge_commands, measure_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
 from weakrank.io import output_file, read_metadata, read_parquet, write_parquet, write_run, write_text
 from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
-from weakrank.labeling import SCORE, cache_key, check_votes_table, lf_names
+from weakrank.labeling import cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
-from weakrank.paths import RunPaths
+from weakrank.paths import RunPaths, shell_path
 from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
+from weakrank.stages.evaluation import BEFORE, evaluation_figure, judged_run, keep_before, sample_evaluation
+from weakrank.stages.evaluation import systems as evaluation_systems
 from weakrank.stages.judgments import check_judgments
 from weakrank.stages.training import model_dir, rerank_split, train_config, train_ranker
-from weakrank.validation import check_config
+from weakrank.validation import check_config, evaluable, has_judgments, judged_splits
 
 if TYPE_CHECKING:
     from weakrank.training.callbacks import TrainerCallback
@@ -117,7 +119,7 @@ def label(
     return votes
 
 
-@stage("aggregate", label_model="model")
+@stage("aggregate", label_model="model", judgments="judgments", eval_split="eval_split")
 def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None,
               eval_split: str | None = None) -> pd.DataFrame:
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
@@ -203,11 +205,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     if missing:
         raise DataError(f"its query {missing[0]!r} is not in this pool's sample with seed {seed} (LFs, split or "
                         "collection changed since it was written?): start a new file with --output", file=out)
-    passages = dataset.passages.set_index("passage_id")["text"]
-    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages),
-                        sample_seed=seed)
-    rows = rows[["query_id", "passage_id", "query", "passage", "query_inclusion", "passage_inclusion", "stratum",
-                 "sample_seed"]]
+    rows = judging_rows(pairs, dataset, seed)
     if more:  # the earlier queries' rows and judgments as they are; their inclusion now that the sample is larger
         inclusion = rows.groupby("query_id")["query_inclusion"].first()
         kept = kept.assign(query_inclusion=kept["query_id"].map(inclusion))
@@ -216,6 +214,53 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
         write_judging_file(rows, out)
     added = pairs[~pairs["query_id"].isin(set(earlier))]
     return out, added
+
+
+def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFrame:
+    """The rows of a judging file for a sample's ``pairs`` (``query_id, passage_id``, the inclusion probabilities
+    and stratum of :mod:`weakrank.judged.design`): with their texts and the sample's ``seed``."""
+    texts = dataset.queries.set_index("query_id")["text"]
+    passages = dataset.passages.set_index("passage_id")["text"]
+    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages),
+                        sample_seed=seed)
+    return rows[["query_id", "passage_id", "query", "passage", "query_inclusion", "passage_inclusion", "stratum",
+                 "sample_seed"]]
+
+
+EVALUATION_USE = "evaluation"  # the use column of select_evaluation's judging file: judge's hint reads it
+
+
+@stage("select", stages=("evaluate",), eval_split="split")
+def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
+                      split: str | None = None, output: str | Path | None = None,
+                      force: bool = False) -> tuple[Path, pd.DataFrame]:
+    """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
+    split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`evaluate` can
+    estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
+    probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
+    :func:`~weakrank.io.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
+    refuses judgments of the evaluated split; a last column, ``use``, says :data:`EVALUATION_USE`. Returns the file
+    and its pairs."""
+    from weakrank.judged.evaluation import evaluation_pairs
+    from weakrank.judging import judged, read_judging_file, write_judging_file
+
+    paths = RunPaths(cfg.run_dir)
+    split = split or cfg.evaluate.split
+    out = Path(output) if output else paths.evaluation_judging
+    if queries < 1 or per_query < 2:
+        raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
+    if out.exists() and judged(read_judging_file(out)).any():
+        raise DataError("holds judgments already: judge it to the end and evaluate with it (weakrank evaluate CONFIG "
+                        "--judgments FILE), or name another --output", file=out)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    if split not in set(votes["split"]):
+        raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
+                        f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
+    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    with output_file(out, {}, force):
+        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out)
+    return out, pairs
 
 
 @stage("analyze", analyze_splits="splits")
@@ -320,66 +365,84 @@ def rerank(cfg: PipelineConfig, model: str | Path | None = None, split: str | No
 
 @locked("evaluate")
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
-                  **attrs: Any) -> pd.DataFrame:
+                  judge: str | None = None, **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
     BM25 scores), written to ``runs/evaluation.csv``, with ``evaluation.md`` (the table and its legend) and
-    ``evaluation.png`` (MAP, MRR and nDCG@10 of each run) beside it; ``require`` (default ``[evaluate] require``)
-    says which queries count. ``attrs`` (the ``roles`` of the rows and what the trained one is: see
-    :mod:`weakrank.evaluation.summary`) go into the table's ``attrs``, its legend and its closing line."""
-    from weakrank.plots import quality_bars
-
+    ``evaluation.png`` (one panel of MAP: the trained ranker, the baseline and the best other LF, with their
+    significance marks) beside it; ``require`` (default ``[evaluate] require``) says which queries count.
+    ``attrs`` (the ``roles`` of the rows and what the trained one is: see :mod:`weakrank.evaluation.summary`; with
+    ``judged``, a run whose labels came from judgments: the evaluation before them is kept,
+    :func:`~weakrank.stages.evaluation.keep_before`, and its MAP becomes ``attrs["before"]``) go into the table's
+    ``attrs``, its legend and its closing line, which ends with ``judge`` (the commands that judge a few queries:
+    ``attrs["judge"]``)."""
     paths = RunPaths(cfg.run_dir)
     require = require or cfg.evaluate.require
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
     table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives)
-    table.attrs.update(attrs)
+    before = keep_before(paths) if attrs.get("judged") else {}
+    table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index}, judge=judge)
     write_text(table.to_csv(), paths.runs / "evaluation.csv")
-    roles = table.attrs.get("roles", {})
-    groups = {row: FIGURE_GROUPS.get(roles.get(row, ""), "run") for row in table.index}
-    groups[table.attrs["baseline"]] = "baseline"
     note = queries_note(table, require)
-    figure = quality_bars(table[list(FIGURE_METRICS)], paths.runs / "evaluation.png",
-                          f"{cfg.name}: the runs side by side\n{note}", groups=groups)
+    figure = evaluation_figure(table, paths.runs / "evaluation.png", f"{cfg.name}: MAP ({note})")
     text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
             f"{table_legend(table, p_for='MAP')}.", ""]
-    if roles:
-        judge = judge_commands(str(cfg.source or "CONFIG"), str(cfg.run_dir), f"--run-dir {cfg.run_dir}")
-        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, judge=judge), ""]
+    if table.attrs.get("roles"):
+        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, judge=judge or ""), ""]
+    if table.attrs["before"]:
+        text += [f"Before the judgments: [{BEFORE}.md]({BEFORE}.md).", ""]
     write_text("\n".join([*text, f"![the runs side by side]({figure.name})", ""]), paths.runs / "evaluation.md")
     return table
 
 
-FIGURE_GROUPS = {"lf": "LF", "fusion": "fusion", "labels": "labels", "trained": "trained"}  # role → colour group
-FIGURE_METRICS = ("MAP", "MRR", "nDCG@10")
-
-
 @stage("evaluate", eval_split="split")
-def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None, **overrides: Any) -> pd.DataFrame:
+def evaluate(cfg: PipelineConfig, split: str | None = None, require: str | None = None,
+             judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "",
+             **overrides: Any) -> pd.DataFrame:
     """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
     of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
     (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
-    ``attrs`` say what each row is)."""
+    ``attrs`` say what each row is). The closing line's commands repeat this run with ``flags`` (default
+    ``--run-dir``) and, for ``run``, ``train_flags``.
+
+    Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
+    ``<run_dir>/evaluation-judging.tsv`` where it holds judgments: :func:`select_evaluation`), each system's MAP is
+    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluation.sample_evaluation`); without
+    either it is a :class:`ConfigError` that says how to measure."""
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
-    votes = read_parquet(paths.votes)
-    if SCORE + "bm25" not in votes.columns:
-        raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
-    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
-    systems = {name: column_run(votes, SCORE + name, split) for name in names}
-    roles = dict.fromkeys(names, "lf")
-    for name, run in fusion_runs(votes).items():
-        systems[name.replace(":", "-")] = column_run(run, "score", split)
-        roles[name.replace(":", "-")] = "fusion"
-    if paths.labels.exists():
-        model = read_metadata(paths.labels).get("model", "labels")
-        systems[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
-        roles[f"labels-{model}"] = "labels"
-    files = [write_run(run, paths.runs / f"{name}.trec", name) for name, run in systems.items()]
     tc = train_config(cfg, **overrides)
-    trained = paths.runs / f"{Path(tc.output).name}.trec"
-    roles[trained.stem] = "trained"
-    return evaluate_runs(cfg, [*files, trained], require, roles=roles, architecture=tc.architecture,
-                         shipped=tc.fuse_lfs and not tc.supervised)
+    trained = Path(tc.output).name
+    systems, roles = evaluation_systems(paths, split, trained)
+    if judgments is None and split not in judged_splits(cfg):
+        if not has_judgments(paths.evaluation_judging):
+            raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
+                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
+        judgments = paths.evaluation_judging
+    for name, run in systems.items():
+        if roles[name] != "trained":
+            write_run(run, paths.runs / f"{name}.trec", name)
+    if judgments is not None:
+        return sample_evaluation(cfg.name, paths, systems, roles, judgments, split)
+    flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
+    judged = judged_run(paths)
+    judge = judge_commands(shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir), flags, train_flags, judged)
+    files = [paths.runs / f"{name}.trec" for name in systems if roles[name] != "trained"]
+    return evaluate_runs(cfg, [*files, paths.runs / f"{trained}.trec"], require, judge=judge,
+                         roles={**roles, trained: "trained"}, architecture=tc.architecture,
+                         shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
+
+
+def unmeasured(cfg: PipelineConfig, split: str) -> str:
+    """Why nothing measures the systems on ``split``: it has no qrels and no judged evaluation sample."""
+    return (f"split {split!r} has no qrels and {RunPaths(cfg.run_dir).evaluation_judging.name} holds no judgments: "
+            "nothing measures the ranker on it")
+
+
+@dataclass
+class Skipped:
+    """A stage :func:`run` left out, and why (``reason``, one line)."""
+
+    reason: str
 
 
 TRAIN_STAGES = ("train", "rerank", "evaluate")  # they read [train]
@@ -401,16 +464,21 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         engine: str | None = None, engine_options: Mapping[str, Any] | None = None, model: str | None = None,
         judgments: str | Path | None = None, splits: list[str] | None = None, eval_split: str | None = None,
         require: str | None = None, resume: bool = False, on_start: Callable[[str], Any] | None = None,
-        on_end: Callable[[str, Any], Any] | None = None, **overrides: Any) -> RunResult:
+        on_end: Callable[[str, Any], Any] | None = None, flags: str | None = None, train_flags: str = "",
+        **overrides: Any) -> RunResult:
     """The stages in order (``stages``, default: ingest, label, aggregate, analyze, and train, rerank, evaluate
     when the config has ``[train]``), what they all read checked before the first runs (a bad ``[train]``
     included), all under one hold of the run-dir lock; their times go to ``<run_dir>/timings.json``.
 
     Each stage takes its own options: label ``progress``, ``force``, ``engine`` and ``engine_options``; aggregate
     ``model`` and ``judgments``; analyze ``splits``; train ``resume`` and ``progress``; rerank and evaluate
-    ``eval_split`` (their ``split``), evaluate ``require``; train, rerank and evaluate the ``[train]`` keys of
-    ``overrides``. ``on_start(stage)`` and ``on_end(stage, result)`` are called around each stage (where
-    ``weakrank run`` prints)."""
+    ``eval_split`` (their ``split``), evaluate ``require``, ``flags`` and ``train_flags`` (what its closing line's
+    commands repeat); train, rerank and evaluate the ``[train]`` keys of ``overrides``. ``on_start(stage)`` and
+    ``on_end(stage, result)`` are called around each stage (where ``weakrank run`` prints).
+
+    A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
+    first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
+    with the reason."""
     available = STAGES if cfg.train is not None else STAGES[: -len(TRAIN_STAGES)]
     stages = tuple(stages or available)
     if cfg.train is None and set(stages) & set(TRAIN_STAGES):
@@ -423,7 +491,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     if set(stages) & set(TRAIN_STAGES):
         train_split = train_config(cfg, **overrides).train_split  # a bad [train] stops the run here
     check_config(cfg, stages, analyze_splits=splits, eval_split=eval_split, train_split=train_split,
-                 label_model=model)
+                 label_model=model, judgments=judgments)
+    split = eval_split or cfg.evaluate.split
+    measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages)
     calls: dict[str, Callable[[], Any]] = {
         "ingest": lambda: ingest(cfg),
         "label": lambda: label(cfg, progress=progress, force=force, engine=engine, **(engine_options or {})),
@@ -431,7 +501,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         "analyze": lambda: analyze(cfg, splits=splits),
         "train": lambda: train(cfg, resume=resume, progress=progress, **overrides),
         "rerank": lambda: rerank(cfg, split=eval_split, **overrides),
-        "evaluate": lambda: evaluate(cfg, split=eval_split, require=require, **overrides),
+        "evaluate": lambda: (evaluate(cfg, split=eval_split, require=require, flags=flags, train_flags=train_flags,
+                                      **overrides)
+                             if measured and evaluable(cfg, split) else Skipped(unmeasured(cfg, split))),
     }
     results: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}

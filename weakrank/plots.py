@@ -3,6 +3,7 @@ no pyplot, so the caller's backend is never touched."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -82,3 +83,20 @@ def quality_bars(table: pd.DataFrame, path: str | Path, title: str, queries: int
                  groups: Mapping[str, str] | None = None) -> Path:
     """:func:`quality_figure` saved as PNG."""
     return save_figure(quality_figure(table, title, queries, groups), path)
+
+
+def marked_bars(values: pd.Series, marks: Mapping[str, str], path: str | Path, title: str, ylabel: str,
+                note: str) -> Path:
+    """One panel: a bar per entry of ``values`` (name → value), labelled with its value and its mark (``marks``:
+    name → e.g. † or ‡), ``note`` (what the marks mean) under it; saved as PNG."""
+    names = [str(name) for name in values.index]
+    fig = Figure(figsize=(max(5.0, 1.1 * len(names) + 2), 3.8))
+    ax = fig.subplots()
+    bars = ax.bar(range(len(names)), values.to_numpy(dtype=float), width=0.6,
+                  color=[f"C{i}" for i in range(len(names))])
+    ax.bar_label(bars, [f"{v:.3f}{marks.get(n, '')}" for n, v in zip(names, values)], fontsize=9, padding=2)
+    ax.set_xticks(range(len(names)), names, fontsize=9)
+    ax.set(title=title, ylabel=ylabel, ylim=(0, min(1.15, float(values.max()) * 1.2 + 0.05)))
+    ax.set_xlabel(textwrap.fill(note, 90), fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
+    return save_figure(fig, path)

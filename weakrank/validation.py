@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
+from pathlib import Path
 
 from weakrank.config import PipelineConfig, check_label_model, did_you_mean, located
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, DataError
 from weakrank.inputs import check_dataset_files
 from weakrank.paths import RunPaths
 
@@ -58,6 +59,63 @@ def dataset_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
     return {str(s) for s in named if s}
 
 
+def judged_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
+    """The splits with qrels, which ``evaluate`` can score: those of the ingested dataset with a judged candidate
+    when ``ingested`` and it exists, else those the config gives qrels (the TREC loader's splits with a ``qrels``
+    file, the BEIR loader's ``splits``; every split of the other loaders)."""
+    candidates = RunPaths(cfg.run_dir).candidates
+    if ingested and candidates.exists():
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(candidates, columns=["split", "gold"]).to_pandas()
+        return set(table.loc[table["gold"].notna(), "split"].astype(str))
+    options = cfg.dataset.options
+    if cfg.dataset.loader == "trec" and isinstance(options.get("splits"), dict):
+        return {str(name) for name, files in options["splits"].items() if isinstance(files, dict) and files.get("qrels")}
+    if cfg.dataset.loader == "trec":
+        qrels = options.get("qrels", "qrels.txt")
+        return dataset_splits(cfg, ingested=False) if qrels and (cfg.dataset.path / qrels).exists() else set()
+    return dataset_splits(cfg, ingested=False) - ({options["unlabelled"]} if options.get("unlabelled") else set())
+
+
+def has_judgments(path: Path) -> bool:
+    """Whether judging file ``path`` exists and holds a judged row."""
+    from weakrank.judging import judged, read_judging_file
+
+    return path.exists() and bool(judged(read_judging_file(path)).any())
+
+
+def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
+    """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`judged_splits`), or the run
+    directory's evaluation sample (``select --evaluation``) holds judgments."""
+    return split in judged_splits(cfg, ingested) or has_judgments(RunPaths(cfg.run_dir).evaluation_judging)
+
+
+def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> None:
+    """The judgments ``aggregate`` will read (``where``: the flag or key that names them) hold a judged row, read
+    as a judging file or TREC qrels (one saved as CSV is refused), and, where the dataset is ingested, none of them
+    is a query of the evaluated split (``eval_split``, else ``[evaluate] split``): they measure, never train."""
+    from weakrank.judging import read_judged_qrels
+
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
+    qrels = read_judged_qrels(path)
+    if qrels.empty:
+        raise DataError(f"nothing judged yet ({where}): judge it first, weakrank judge {path}", file=path)
+    queries = RunPaths(cfg.run_dir).dataset / "queries.parquet"
+    if queries.exists():
+        import pyarrow.parquet as pq
+
+        split = eval_split or cfg.evaluate.split
+        table = pq.read_table(queries, columns=["query_id", "split"]).to_pandas()
+        scored = qrels[qrels["query_id"].isin(set(table.loc[table["split"] == split, "query_id"]))]
+        if len(scored):
+            raise DataError(f"judges queries of the evaluated split {split!r} (e.g. {scored['query_id'].iloc[0]!r}): "
+                            f"they measure the ranker and never train it ({where}); judge queries of another split",
+                            file=path, field="query_id")
+
+
 def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: set[str]) -> None:
     """Each ``(where, split)`` of ``uses`` names a split of ``known``."""
     for where, split in uses:
@@ -69,9 +127,10 @@ def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: se
 def check_config(
     cfg: PipelineConfig, stages: Iterable[str], *, analyze_splits: list[str] | None = None,
     eval_split: str | None = None, train_split: str | None = None, label_model: str | None = None,
+    judgments: str | Path | None = None,
 ) -> None:
     """What ``stages`` read of ``cfg`` (with the command line's ``analyze_splits``, ``eval_split``,
-    ``train_split`` and ``label_model`` over the config's), checked before any of them runs."""
+    ``train_split``, ``label_model`` and ``judgments`` over the config's), checked before any of them runs."""
     stages = set(stages)
     if "ingest" in stages or not RunPaths(cfg.run_dir).dataset.exists():
         check_dataset_files(cfg.dataset.loader, cfg.dataset.path, cfg.dataset.options, cfg.source)
@@ -80,6 +139,9 @@ def check_config(
     if "aggregate" in stages:
         check_lf_count(cfg, label_model)
         check_gold_split(cfg, eval_split)
+        given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
+        if given and (label_model or cfg.aggregate.model) == "fusion":  # another model: aggregate says it reads none
+            check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
     uses = []
     if "analyze" in stages:
         uses += [("--split" if analyze_splits else "[analyze] splits", s) for s in analyze_splits or cfg.analyze.splits or []]

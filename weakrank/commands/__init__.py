@@ -33,6 +33,17 @@ def pipeline_config(args: argparse.Namespace) -> PipelineConfig:
     return load_config(args.config, run_dir=args.run_dir or None, max_queries=max_queries)
 
 
+def repeated_flags(args: argparse.Namespace) -> str:
+    """The flags every config command takes that the user gave (``--run-dir``, ``--max-queries``), as a printed
+    command repeats them (a path as :func:`~weakrank.paths.shell_path` shows it)."""
+    from weakrank.paths import shell_path
+
+    flags = [f"--run-dir {shell_path(args.run_dir)}"] if getattr(args, "run_dir", None) else []
+    if getattr(args, "max_queries", None) is not None:
+        flags.append(f"--max-queries {args.max_queries}")
+    return " ".join(flags)
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
     parser.add_argument("--engine", help="where the LFs run: local, dask or spark (default: [label] engine, else local)")

@@ -13,6 +13,8 @@ from weakrank.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
+    from weakrank.paths import RunPaths
+
 
 def print_table(table: pd.DataFrame, require: str) -> None:
     """An evaluation table as the terminal shows it, with MAP's p-values, the queries it counts and its legend
@@ -27,9 +29,31 @@ def print_table(table: pd.DataFrame, require: str) -> None:
         print(rows_legend(table))
 
 
+def print_sample(table: pd.DataFrame, paths: RunPaths) -> None:
+    """An evaluation by sample as the terminal shows it: each system's estimated MAP and its difference from
+    BM25, with intervals, its legend, the trained ranker's line and where it went."""
+    from weakrank.evaluation.summary import sample_line
+    from weakrank.evaluation.tables import format_sample_table, sample_legend
+
+    print(format_sample_table(table).to_string())
+    print(sample_legend(table))
+    print(sample_line(table))
+    print(f"→ {paths.runs}: evaluation-sample.csv, evaluation-sample.md")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> None:
-    """Against ``--qrels`` every positional is a run file; else against the run directory's qrels, and
+    """Against ``--qrels`` every positional is a run file; with ``--judgments`` (a judged sample of the evaluated
+    split) the run directory's systems are measured on it; else the runs against the run directory's qrels, and
     R_n@k with its BM25 scores (``evaluation.csv`` is written beside the runs)."""
+    if args.judgments:
+        from weakrank import pipeline
+        from weakrank.paths import RunPaths
+
+        if args.run or args.qrels:
+            raise ConfigError("--judgments measures the run directory's systems: give no run file nor --qrels")
+        cfg = pipeline_config(args)
+        print_sample(pipeline.evaluate(cfg, judgments=args.judgments), RunPaths(cfg.run_dir))
+        return
     if args.qrels:
         from weakrank.evaluation.tables import runs_table
         from weakrank.io import read_qrels
@@ -99,6 +123,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("run", nargs="*", help="TREC run files; the first is the baseline")
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
                    "every positional argument is a run file")
+    p.add_argument("--judgments", metavar="FILE", help="a judged sample of the evaluated split (weakrank select "
+                   "CONFIG --evaluation, then weakrank judge): each system's MAP estimated from it, with intervals, "
+                   "and its difference from BM25 (no qrels needed; no run file given)")
     add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

@@ -135,10 +135,15 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
             note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
             continue
         saved = _save(table, path, saved)
+    if "evaluation" in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
+        out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, each system's MAP estimated from it:\n"
+                  f"    weakrank evaluate CONFIG --judgments {shlex.quote(str(path))}   (with the run's --run-dir)\n")
+        return
     out.write(f"\nevery row of {path} is answered: {_counts(table)}.\n{_too_few(table, path)}"
               "Next, TREC qrels of the judged rows:\n"
-              f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config:\n"
-              f"    [aggregate] judgments = {json.dumps(str(path))}\n")
+              f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config (an absolute "
+              "path: a relative one is read from the config's folder):\n"
+              f"    [aggregate] judgments = {json.dumps(str(path.resolve()))}\n")
 
 
 def _first_unjudged(table: pd.DataFrame) -> int | None:

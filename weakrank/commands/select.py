@@ -5,29 +5,45 @@ from __future__ import annotations
 
 import argparse
 
-from weakrank.commands import AddCommand, pipeline_config, whole_number
+from weakrank.commands import AddCommand, pipeline_config, repeated_flags, whole_number
+from weakrank.errors import ConfigError
 
 
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
+    from weakrank.evaluation.summary import EVALUATION_QUERIES, JUDGE_QUERIES
+    from weakrank.paths import shell_path
 
     cfg = pipeline_config(args)
-    path, pairs = pipeline.select(cfg, queries=args.queries, split=args.split, per_query=args.per_query,
-                                  seed=args.seed, output=args.output, more=args.more, force=args.force)
+    again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))
+    if args.evaluation:
+        if args.more or args.split:
+            raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split nor --more")
+        path, pairs = pipeline.select_evaluation(cfg, queries=args.queries or EVALUATION_QUERIES,
+                                                 per_query=args.per_query, seed=args.seed, output=args.output,
+                                                 force=args.force)
+        split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
+    else:
+        path, pairs = pipeline.select(cfg, queries=args.queries or JUDGE_QUERIES, split=args.split or "train",
+                                      per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
+                                      force=args.force)
+        split, then, why = args.split or "train", "run", "to choose how the LFs are combined and teach the ranker"
     queries = pairs["query_id"].nunique()
     print(f"{'added' if args.more else 'drew'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
-          f"{args.split!r}, a random sample that stands for its queries (each one's probability of being drawn is in "
-          f"the file): {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
-    print(f"next: weakrank judge {path}   (or fill in its relevance column: 1 relevant, 0 not)\n"
-          f"then: weakrank run {args.config} --judgments {path}")
+          f"{split!r}, a random sample that stands for its queries (each one's probability of being drawn is in "
+          f"the file), {why}: {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
+    print(f"next: weakrank judge {shell_path(path)}   (or fill in its relevance column: 1 relevant, 0 not)\n"
+          f"then: weakrank {then} {again} --judgments {shell_path(path)}")
 
 
 def register(add: AddCommand) -> None:
     p = add("select", cmd_select, "draw a random sample of queries (and their passages) that stands for the pool, "
             "into a judging file for `weakrank judge`; reads no gold")
-    p.add_argument("--queries", type=int, default=10, help="how many queries to judge (default 10)")
-    p.add_argument("--split", default="train", help="the pool of unjudged queries (default train; never the "
-                   "[evaluate] split)")
+    p.add_argument("--queries", type=int, help="how many queries to judge (default 10; with --evaluation 20)")
+    p.add_argument("--split", help="the pool of unjudged queries (default train; never the [evaluate] split)")
+    p.add_argument("--evaluation", action="store_true", help="instead, a random sample of the evaluated split "
+                   "([evaluate] split) to measure the systems without qrels, into <run_dir>/evaluation-judging.tsv: "
+                   "judge it, then weakrank evaluate CONFIG --judgments FILE (its judgments never train)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "
                    "--more reads the file's)")

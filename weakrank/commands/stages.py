@@ -8,8 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from weakrank.commands import AddCommand, add_engine_arguments, engine_overrides, evaluate, pipeline_config
-from weakrank.commands.train import add_train_flags, print_trained, train_overrides
+from weakrank.commands import (
+    AddCommand,
+    add_engine_arguments,
+    engine_overrides,
+    evaluate,
+    pipeline_config,
+    repeated_flags,
+)
+from weakrank.commands.train import add_train_flags, print_trained, train_flags, train_overrides
 from weakrank.config import PipelineConfig
 from weakrank.paths import RunPaths
 
@@ -17,6 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from weakrank.dataset import Dataset
+    from weakrank.pipeline import Skipped
 
 
 def _print_tables(tables: dict[str, pd.DataFrame]) -> None:
@@ -116,26 +124,49 @@ def cmd_analyze(args: argparse.Namespace) -> None:
         print(f"\n{advice}")
 
 
-def show_evaluation(cfg: PipelineConfig, table: pd.DataFrame, args: argparse.Namespace) -> None:
+def show_evaluation(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> None:
     """The evaluate stage's table (the trained ranker against BM25, every other LF, the RRF and CombSUM
-    fusions and its labels) and where it went."""
-    evaluate.print_table(table, args.require or cfg.evaluate.require)
-    print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
+    fusions and its labels; or their MAP estimated from a judged sample) and where it went, or why it was
+    skipped."""
+    from weakrank.pipeline import Skipped
+
+    if isinstance(result, Skipped):
+        print(f"skipped: {result.reason}")
+    elif "low" in result.columns:  # estimated from a judged sample
+        evaluate.print_sample(result, RunPaths(cfg.run_dir))
+    else:
+        evaluate.print_table(result, args.require or cfg.evaluate.require)
+        print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
 
 
-def judge_commands(args: argparse.Namespace, run_dir: Path) -> str:
-    """The commands that judge a few queries of this run and run it again (with its ``--run-dir`` and
-    ``--max-queries``)."""
+def judge_commands(args: argparse.Namespace, run_dir: Path, more: bool = False) -> str:
+    """The commands that judge a few queries of this run and run it again with the flags it was given
+    (``--run-dir``, ``--max-queries``, the ``[train]`` flags); ``more``: add them to the judgments it read."""
     from weakrank.evaluation.summary import judge_commands as commands
+    from weakrank.paths import shell_path
 
-    flags = [f"--{flag.replace('_', '-')} {getattr(args, flag)}" for flag in ("run_dir", "max_queries")
-             if getattr(args, flag, None)]
-    return commands(args.config, str(run_dir), " ".join(flags))
+    return commands(shell_path(args.config), shell_path(run_dir), repeated_flags(args), train_flags(args), more)
+
+
+def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> str:
+    """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
+    estimate from a judged sample, or why nothing was measured and the commands that measure it."""
+    from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, measure_commands, sample_line
+    from weakrank.paths import shell_path
+    from weakrank.pipeline import Skipped
+
+    if isinstance(result, Skipped):
+        commands = measure_commands(shell_path(args.config), shell_path(cfg.run_dir), repeated_flags(args))
+        return f"{result.reason} — to measure it on {EVALUATION_QUERIES} judged queries: {commands}"
+    if "low" in result.columns:
+        return sample_line(result)
+    return closing_line(result, judge=result.attrs.get("judge") or "")
 
 
 def cmd_run(args: argparse.Namespace) -> None:
+    import time
+
     from weakrank import pipeline
-    from weakrank.evaluation.summary import closing_line
 
     cfg = pipeline_config(args)
     shows: dict[str, Callable[[Any], Any]] = {
@@ -144,18 +175,28 @@ def cmd_run(args: argparse.Namespace) -> None:
         "analyze": lambda tables: show_analysis(cfg, tables, args), "train": print_trained,
         "rerank": lambda path: print(f"wrote {path}"), "evaluate": lambda table: show_evaluation(cfg, table, args),
     }
+    started: dict[str, float] = {}
+
+    def start(stage: str) -> None:
+        started[stage] = time.perf_counter()
+        print(f"--- {stage}", flush=True)
+
+    def end(stage: str, result: Any) -> None:
+        shows[stage](result)
+        print(f"    {stage} done in {time.perf_counter() - started[stage]:.1f} s", flush=True)
+
     done = pipeline.run(
         cfg, args.stages.split(",") if args.stages else None, progress=not args.quiet, force=args.force,
         engine=args.engine, engine_options=engine_overrides(args), model=args.model, judgments=args.judgments,
         splits=args.split, eval_split=args.eval_split, require=args.require, resume=args.resume,
-        on_start=lambda stage: print(f"--- {stage}", flush=True), on_end=lambda stage, result: shows[stage](result),
+        on_start=start, on_end=end, flags=repeated_flags(args), train_flags=train_flags(args),
         **train_overrides(args),
     )
     print(f"\ntime per stage (→ {done.timings_file}):")
     for stage, t in done.timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
     lines = {"analyze": lambda tables: analysis_advice(cfg, tables, args),
-             "evaluate": lambda table: closing_line(table, judge=judge_commands(args, cfg.run_dir))}
+             "evaluate": lambda result: final_line(cfg, result, args)}
     said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
     commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
     for line in filter(None, said):  # the judging commands once

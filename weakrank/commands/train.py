@@ -20,6 +20,21 @@ def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
 
 
+def train_flags(args: argparse.Namespace) -> str:
+    """The ``[train]`` flags the user gave, as a printed command repeats them (``--max-steps 100 --no-fuse-lfs``)."""
+    import shlex
+
+    flags = []
+    for name, value in train_overrides(args).items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(flag if value else f"--no-{flag[2:]}")
+        else:
+            values = value if isinstance(value, (list, tuple)) else [value]
+            flags.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
+    return " ".join(flags)
+
+
 def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where judged queries chose
     it, the student's weight in the shipped ranker and why."""

@@ -44,27 +44,60 @@ def rows_legend(table: pd.DataFrame) -> str:
 def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> str:
     """The run's result in one line, from a table with roles (see the module): the trained ranker's ``metric``
     against the baseline's (relative change, the paired t-test's p-value after Bonferroni, the queries), then
-    against the best LF or fusion; where one of those is ahead, ``judge`` (the commands that judge a few
-    queries) follows."""
-    roles = table.attrs["roles"]
+    against the best LF or fusion, each with its value before the judgments where ``attrs["before"]`` (row →
+    value of the run before them) has it; where the best LF or fusion is ahead, ``judge`` (the commands that judge
+    a few queries) follows."""
+    roles, before = table.attrs["roles"], table.attrs.get("before") or {}
     baseline, alpha = table.attrs.get("baseline", "bm25"), table.attrs.get("alpha", 0.05)
     trained = next(row for row, role in roles.items() if role == "trained")
     value, base, p = (table.loc[trained, metric], table.loc[baseline, metric], table.loc[trained, f"{metric} p"])
     what = "the shipped ranker" if table.attrs.get("shipped") else "the trained ranker"
     test = f"p {p_text(p)}" if p < 0.001 else f"p = {p_text(p)}" + ("" if p < alpha else ", not significant")
-    line = (f"{what} ({trained}): {metric} {value:.3f} vs {baseline} {base:.3f} ({(value - base) / base:+.0%}, {test}; "
-            f"{int(table.loc[trained, 'queries'])} queries)")
+    was = f" ({before[trained]:.3f} before the judgments)" if trained in before else ""
+    line = (f"{what} ({trained}): {metric} {value:.3f}{was} vs {baseline} {base:.3f} ({(value - base) / base:+.0%}, "
+            f"{test}; {int(table.loc[trained, 'queries'])} queries)")
     others = [row for row, role in roles.items() if role in ("lf", "fusion")]
     best = max(others, key=lambda row: table.loc[row, metric])
     if table.loc[best, metric] > value:
         line += f"; {best} alone: {table.loc[best, metric]:.3f}, ahead of it"
-        return line + (f" — judge {JUDGE_QUERIES} queries to pass it: {judge}" if judge else "")
+        more = " more" if before else ""
+        return line + (f" — judge {JUDGE_QUERIES}{more} queries to pass it: {judge}" if judge else "")
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"
 
 
-def judge_commands(config: str, run_dir: str, flags: str = "") -> str:
-    """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments
-    (``flags``: those the run was given, e.g. ``--run-dir``)."""
-    again, judging = f"{config} {flags}".strip(), f"{run_dir}/judging.tsv"
-    return (f"`weakrank select {again} --queries {JUDGE_QUERIES}`, `weakrank judge {judging}`, then "
-            f"`weakrank run {again} --judgments {judging}`")
+def judge_commands(config: str, run_dir: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
+    """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments:
+    ``flags`` (e.g. ``--run-dir``) go to each command, ``train_flags`` (``--max-steps``) to ``run`` only; with
+    ``more`` (the run read judgments of ``<run_dir>/judging.tsv`` already) ``select --more`` adds queries to that
+    file, asking nothing judged again."""
+    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/judging.tsv"
+    select = f"--more --queries {JUDGE_QUERIES}" if more else f"--queries {JUDGE_QUERIES}"
+    rerun = f"{again} {train_flags}".strip()
+    return (f"`weakrank select {again} {select}`, `weakrank judge {judging}`, then "
+            f"`weakrank run {rerun} --judgments {judging}`")
+
+
+EVALUATION_QUERIES = 20  # what `weakrank select --evaluation` draws by default
+
+
+def measure_commands(config: str, run_dir: str, flags: str = "") -> str:
+    """The commands that measure a run's systems without qrels: draw a sample of :data:`EVALUATION_QUERIES`
+    queries of the evaluated split, judge it, and estimate each system's MAP from it (``flags`` to each)."""
+    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/evaluation-judging.tsv"
+    return (f"`weakrank select {again} --evaluation`, `weakrank judge {judging}`, then "
+            f"`weakrank evaluate {again} --judgments {judging}`")
+
+
+def sample_line(table: pd.DataFrame) -> str:
+    """An evaluation by sample's result in one line: the trained ranker's estimated MAP and its difference from the
+    baseline, each with its interval, and whether that difference is clearly above or below 0."""
+    roles, baseline = table.attrs.get("roles", {}), table.attrs.get("baseline", "bm25")
+    trained = next((row for row, role in roles.items() if role == "trained" and row in table.index), None)
+    if trained is None:
+        return f"estimated on {table.attrs['judged']} judged queries: no trained ranker's run to measure"
+    row = table.loc[trained]
+    verdict = ("better than" if row["diff low"] > 0 else "worse than" if row["diff high"] < 0
+               else "not told apart from")
+    return (f"estimated on {table.attrs['judged']} judged queries: {trained} MAP {row['MAP']:.3f} "
+            f"[{row['low']:.3f}, {row['high']:.3f}], {verdict} {baseline} ({row[f'vs {baseline}']:+.3f} "
+            f"[{row['diff low']:+.3f}, {row['diff high']:+.3f}])")

@@ -1,0 +1,146 @@
+"""The user with no labels at all: a run without any qrels finishes and says how to measure; the evaluation by
+sample measures it from a few judged queries; the commands `run`, `select` and `judge` print work when pasted."""
+
+import csv
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from weakrank.cli import main
+from weakrank.judging import read_judging_file
+from weakrank.paths import RunPaths
+
+OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
+STAGES = ["ingest", "label", "aggregate", "analyze", "train", "rerank", "evaluate"]
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def own_config(folder: Path, qrels: bool) -> Path:
+    """The own-made collection's config in ``folder`` (its files read from the fixture), with or without qrels."""
+    lines = (OWN / "pipeline.toml").read_text().splitlines()
+    kept = [line.replace('path = "."', f'path = "{OWN}"') for line in lines if qrels or not line.startswith("qrels")]
+    (folder / "pipeline.toml").write_text("\n".join(kept) + "\n")
+    return folder / "pipeline.toml"
+
+
+def commands(line: str) -> list[list[str]]:
+    """The `weakrank …` commands of a printed line, as a shell splits them (less the program name)."""
+    return [shlex.split(found)[1:] for found in re.findall(r"`(weakrank [^`]+)`", line)]
+
+
+def judge_as_a_person(path: Path) -> None:
+    """Fill in a judging file's relevance column as a person in a spreadsheet would: a passage is relevant when it
+    holds the query's last word (`weakrank judge` itself is tested through a terminal in tests/test_judge.py)."""
+    rows = list(csv.reader(path.open(encoding="utf-8"), delimiter="\t"))
+    at = {name: i for i, name in enumerate(rows[0])}
+    for row in rows[1:]:
+        row[at["relevance"]] = "1" if row[at["query"]].split()[-1] in row[at["passage"]].lower() else "0"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        csv.writer(out, delimiter="\t", lineterminator="\n").writerows(rows)
+
+
+def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    config = own_config(tmp_path, qrels=False)
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert [line for line in out if line.startswith("--- ")] == [f"--- {stage}" for stage in STAGES]
+    assert [line.split()[0] for line in out if line.endswith(" s") and " done in " in line] == STAGES  # each end
+    skip = out[out.index("--- evaluate") + 1]
+    assert skip == ("skipped: split 'test' has no qrels and evaluation-judging.tsv holds no judgments: nothing "
+                    "measures the ranker on it")
+    assert list(json.loads((tmp_path / "run" / "timings.json").read_text())) == STAGES
+    # training under --quiet says where it is: its steps, the time taken and left
+    assert re.search(r"training: step 4/4 \(100%\), \S+ elapsed, about \S+ left", captured.err)
+    # the model card: dev figures against the pseudo-labels, no MAP that reads as one against gold
+    card = (tmp_path / "run" / "model" / "best" / "README.md").read_text()
+    assert "Measured against the pseudo-labels (no gold was read)" in card
+    assert "dev_agreement" in card and "map" not in card.split("## Dev figures")[1].split("## ")[0].lower()
+
+    last = out[-1]  # the closing line: why nothing is measured, and how to
+    assert last.startswith(skip.removeprefix("skipped: ") + " — to measure it on 20 judged queries: ")
+    select, judge, evaluate = commands(last)
+    assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--evaluation"]
+    assert judge == ["judge", "run/evaluation-judging.tsv"]
+    assert main(select) == 0
+    printed = capsys.readouterr().out
+    assert "weakrank judge run/evaluation-judging.tsv" in printed
+    assert f"then: weakrank {shlex.join(evaluate)}" in printed
+    sample = read_judging_file(judge[1])
+    assert set(sample["query_id"]) == {"sq1", "sq2"} and (sample["use"] == "evaluation").all()
+    assert {"query_inclusion", "passage_inclusion", "stratum", "sample_seed"} <= set(sample.columns)
+    judge_as_a_person(Path(judge[1]))
+
+    assert main(evaluate) == 0
+    printed = capsys.readouterr().out
+    assert "MAP (estimated)" in printed and "95% confidence interval" in printed
+    assert re.search(r"estimated on 2 judged queries: model MAP \d\.\d{3} \[", printed)
+    table = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
+    assert list(table.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "fusion-combsum", "labels-fusion",
+                                 "model"]
+    assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
+    assert table.loc["bm25", "vs bm25"] == 0 and (table["high"] >= table["MAP"]).all()
+    assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
+
+    # the evaluate stage of `run` measures on the judged sample, now that there is one
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("estimated on 2 judged queries: model MAP")
+
+    # the sample measures, it never trains: aggregate refuses it, before anything is written
+    labels = RunPaths(tmp_path / "run").labels.read_bytes()
+    for command in (["aggregate", str(config), "--run-dir", "run", "--judgments", judge[1]],
+                    ["run", str(config), "--run-dir", "run", "--judgments", judge[1]]):
+        assert main(command) == 2
+        assert "judges queries of the evaluated split 'test'" in capsys.readouterr().err
+    assert RunPaths(tmp_path / "run").labels.read_bytes() == labels
+
+
+def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp_path, monkeypatch, capsys):
+    """With qrels: `run`'s closing line carries the flags it was given; pasted, its commands judge queries and
+    rerun with them; the rerun keeps the evaluation before the judgments and asks for other queries."""
+    monkeypatch.chdir(tmp_path)
+    own_config(tmp_path, qrels=True)
+    flags = ["--run-dir", "run", "--max-queries", "50", "--max-steps", "4"]
+    assert main(["run", "pipeline.toml", *flags, "--stages", "ingest,label,aggregate,analyze", "--quiet"]) == 0
+    runs = RunPaths(tmp_path / "run").runs
+    runs.mkdir()  # a trained ranker that ranks each list upside down: word_overlap alone is ahead of it
+    candidates = pd.read_parquet(tmp_path / "run" / "dataset" / "candidates.parquet")
+    (runs / "model.trec").write_text("".join(f"{q} Q0 {p} {r} {r}.0 model\n" for q, p, r in
+                                             zip(candidates["query_id"], candidates["passage_id"], candidates["rank"])))
+    capsys.readouterr()
+    assert main(["run", "pipeline.toml", *flags, "--stages", "evaluate", "--quiet"]) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert "ahead of it — judge 10 queries to pass it" in last
+    assert last in (runs / "evaluation.md").read_text()  # evaluation.md says what the terminal said
+    select, judge, rerun = commands(last)
+    assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--queries", "10"]
+    assert rerun == ["run", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--max-steps", "4",
+                     "--judgments", "run/judging.tsv"]
+    assert main(select) == 0
+    # select's own next step: the flags select takes (it has no [train] ones)
+    assert "then: weakrank run pipeline.toml --run-dir run --max-queries 50 --judgments run/judging.tsv" in \
+        capsys.readouterr().out
+    judge_as_a_person(Path(judge[1]))
+    before = (runs / "evaluation.csv").read_bytes()
+    assert main(rerun) == 0
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert (runs / "evaluation-before.csv").read_bytes() == before  # the evaluation before the judgments, kept
+    assert "(evaluation-before.png)" in (runs / "evaluation-before.md").read_text()
+    assert "evaluation-before.md" in (runs / "evaluation.md").read_text()
+    assert re.search(r"MAP \d\.\d{3} \(\d\.\d{3} before the judgments\)", last)
+    if "ahead of it" in last:  # asked again: other queries, added to the same file, none judged twice
+        assert commands(last)[0] == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--more",
+                                     "--queries", "10"]
