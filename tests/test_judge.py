@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import io
+import json
 import os
 import re
 import select
@@ -218,3 +219,33 @@ def test_ctrl_c_puts_the_terminal_back_and_an_edit_elsewhere_is_not_overwritten(
     write_judging_file(table, judging)  # someone else's edit, while judge waits for a key
     term.press("y", then="was changed by another program")
     assert term.finish() == 2 and relevance(judging)[:2] == ["0", ""] and term.lflag & termios.ICANON
+
+
+def test_judging_ends_with_next_steps_that_work_where_pasted(judging, tmp_path):
+    """A training sample's end: a config line with the file's absolute path (a relative one is read from the
+    config's folder); an evaluation sample's (select --evaluation): the command that measures with it, never
+    [aggregate] judgments."""
+    term = Terminal(judging)
+    term.expect("relevant? ")
+    for key in "ynnyn":
+        term.press(key)
+    term.press("n", then="[aggregate] judgments = ")
+    assert json.dumps(str(judging.resolve())) in term.expect("\n") and term.finish() == 0
+    sample = write_judging_file(read_judging_file(judging).assign(relevance="", use="evaluation"),
+                                tmp_path / "evaluation-judging.tsv")
+    term = Terminal(sample)
+    term.expect("relevant? ")
+    for key in "ynnyn":
+        term.press(key)
+    done = term.press("n", then=f"--judgments {sample}")
+    assert "each system's MAP estimated from it" in done and "weakrank evaluate CONFIG" in done
+    assert term.finish() == 0 and "[aggregate]" not in done + term.text()
+
+
+@pytest.mark.parametrize("name, separator", [("judging.tsv", ","), ("judging.csv", ","), ("judging.csv", ";")])
+def test_a_judging_file_saved_as_csv_is_refused_in_one_line(tmp_path, name, separator):
+    path = tmp_path / name
+    path.write_text(separator.join(JUDGING_COLUMNS) + "\n" + separator.join(["q1", "p1", "a", "b", "1"]) + "\n")
+    for read in (read_judging_file, read_judged_qrels):
+        with pytest.raises(DataError, match=f"^{re.escape(str(path))}:1: comma-separated: save as tab-separated"):
+            read(path)

@@ -144,3 +144,42 @@ def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp
     if "ahead of it" in last:  # asked again: other queries, added to the same file, none judged twice
         assert commands(last)[0] == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--more",
                                      "--queries", "10"]
+
+
+def test_the_config_check_knows_which_splits_have_qrels(tmp_path):
+    from tests.test_cli import beir_folder
+    from weakrank import pipeline
+    from weakrank.config import load_config
+    from weakrank.validation import judged_splits
+
+    assert judged_splits(load_config(own_config(tmp_path, qrels=False)), ingested=False) == set()
+    cfg = load_config(own_config(tmp_path, qrels=True), run_dir=tmp_path / "run")
+    assert judged_splits(cfg, ingested=False) == {"dev", "test"}
+    pipeline.ingest(cfg)
+    assert judged_splits(cfg) == {"dev", "test"}  # once ingested: the splits with a judged candidate
+    beir_folder(tmp_path / "beir")
+    (tmp_path / "beir.toml").write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { splits = ["test"], '
+                                        'unlabelled = "train" }\n[label]\nlfs = ["bm25"]\n')
+    assert judged_splits(load_config(tmp_path / "beir.toml"), ingested=False) == {"test"}
+
+
+def test_judgments_are_checked_before_the_first_stage(tmp_path, capsys):
+    config = own_config(tmp_path, qrels=False)
+    saved = tmp_path / "judging.csv"  # a judging file a spreadsheet saved as CSV
+    saved.write_text("query_id,passage_id,query,passage,relevance\ntq1,d1,capital of germany,Berlin,1\n")
+    for judgments, message in ((saved, f"{saved}:1: comma-separated: save as tab-separated"),
+                               (tmp_path / "none.tsv", f"--judgments {tmp_path / 'none.tsv'}: file not found")):
+        assert main(["run", str(config), "--run-dir", str(tmp_path / "run"), "--judgments", str(judgments)]) == 2
+        assert message in capsys.readouterr().err
+    config.write_text(config.read_text().replace('model = "fusion"', f'model = "fusion"\njudgments = "{saved.name}"'))
+    assert main(["run", str(config), "--run-dir", str(tmp_path / "run")]) == 2
+    assert "comma-separated" in capsys.readouterr().err and not (tmp_path / "run").exists()  # nothing ran
+
+
+def test_printed_commands_repeat_the_train_flags_as_given():
+    from weakrank.cli import build_parser
+    from weakrank.commands.train import train_flags
+
+    args = build_parser().parse_args(["run", "x.toml", "--max-steps", "100", "--no-fuse-lfs", "--lr", "3e-05"])
+    again = build_parser().parse_args(["run", "x.toml", *shlex.split(train_flags(args))])
+    assert {"max_steps": 100, "fuse_lfs": False, "lr": 3e-05}.items() <= vars(again).items()

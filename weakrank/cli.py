@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--max-queries", type=int, metavar="N",
                            help="keep the first N queries of each split at ingest (overrides [dataset] max_queries)")
             p.add_argument("--quiet", action="store_true",
-                           help="no progress bars (transformers' and huggingface_hub's included)")
+                           help="no progress bars (transformers' and huggingface_hub's included); each stage's "
+                           "start and end and training's steps are still said, in lines")
         p.set_defaults(func=func)
         return p
 
