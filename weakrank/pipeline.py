@@ -383,7 +383,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index}, judge=judge)
     write_text(table.to_csv(), paths.runs / "evaluation.csv")
     note = queries_note(table, require)
-    figure = evaluation_figure(table, paths.runs / "evaluation.png", f"{cfg.name}: MAP ({note})")
+    figure = evaluation_figure(table, paths.runs / "evaluation.png", f"{cfg.name}: MAP\n{note}")
     text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
             f"{table_legend(table, p_for='MAP')}.", ""]
     if table.attrs.get("roles"):
