@@ -47,10 +47,8 @@ class CombinationSelector:
         found, scored = candidate_scores(votes, self.model)
         totals = judged_totals(votes, scored, judged)
         self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)
-        if self.choice_.name == LABEL_FREE:
-            self.model.judged_ = self.choice_.record()
-        else:
-            self.model.use(self.choice_.name, found[self.choice_.name], self.choice_.record())
+        name = self.choice_.name
+        self.model.use(name, None if name == LABEL_FREE else found[name], self.choice_.record())
         return self
 
 

@@ -141,11 +141,15 @@ class ScoreFusionModel:
             weights[cluster] = w / scale / len(cluster)
         return weights
 
-    def use(self, name: str, combination: Combination, judged: dict) -> ScoreFusionModel:
+    def use(self, name: str, combination: Combination | None, judged: dict) -> ScoreFusionModel:
         """Score with ``combination`` (called ``name``; one LF a cluster) instead of the label-free weighting, as
-        judged queries chose (``judged``: the choice's record, :meth:`weakrank.judged.rule.Choice.record`)."""
+        judged queries chose (``judged``: the choice's record, :meth:`weakrank.judged.rule.Choice.record`); ``None``
+        keeps the label-free weighting and records the choice."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
+        self.judged_ = dict(judged)
+        if combination is None:
+            return self
         n_lfs = max(max(c) for c in self.clusters_) + 1
         loadings = np.zeros(max(n_lfs, len(combination.weights)))
         for cluster, loading in zip(self.clusters_, self.loadings_):
@@ -153,7 +157,7 @@ class ScoreFusionModel:
         self.clusters_ = [[i] for i in range(len(combination.weights))]
         self.combine_, self.weights_ = combination.kind, np.asarray(combination.weights, dtype=np.float64)
         self.scales_, self.loadings_ = np.ones(len(self.weights_)), loadings[:len(self.weights_)]
-        self.choice_, self.judged_ = name, dict(judged)
+        self.choice_ = name
         return self
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
