@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import read_qrels, read_utf8
+from weakrank.io import read_qrels
 from weakrank.judged.estimate import SAMPLED
-from weakrank.judging import judged, read_judging_file
+from weakrank.judging import is_judging_file, judged, read_judging_file
 from weakrank.lists import standardize_within
 
 DESIGN = ("query_inclusion", "passage_inclusion")
@@ -53,8 +53,7 @@ def read_judgments(path: str | Path) -> Judgments:
     """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
     doc)."""
     path = Path(path)
-    first = read_utf8(path).lstrip().partition("\n")[0]
-    if "\t" not in first or "query_id" not in first.split("\t"):
+    if not is_judging_file(path):
         qrels = read_qrels(path)
         return Judgments(qrels.assign(relevance=qrels["relevance"].astype(int), query_inclusion=1.0,
                                       passage_inclusion=1.0)[["query_id", "passage_id", "relevance", *DESIGN]], path)
