@@ -23,7 +23,7 @@ from weakrank.cli import main
 from weakrank.commands.judge import screen
 from weakrank.errors import DataError
 from weakrank.io import read_qrels, write_qrels
-from weakrank.judging import JUDGING_COLUMNS, read_judged_qrels, read_judging_file, write_judging_file
+from weakrank.judged.judging_file import JUDGING_COLUMNS, read_judged_qrels, read_judging_file, write_judging_file
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -18,7 +18,7 @@ LAYERS = [
      "weakrank.evaluation", "weakrank.keys"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
-     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise", "weakrank.judging"],
+     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from weakrank.cli import main
-from weakrank.judging import read_judging_file
+from weakrank.judged.judging_file import read_judging_file
 from weakrank.paths import RunPaths
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"

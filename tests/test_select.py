@@ -15,8 +15,8 @@ from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata, read_parquet
 from weakrank.judged.design import select_pairs
+from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.judged.rule import MIN_QUERIES
-from weakrank.judging import read_judging_file, write_judging_file
 from weakrank.paths import RunPaths
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"

@@ -18,7 +18,7 @@ from test_judge import Terminal, relevance
 
 from tests.test_lock import HOLD, _start
 from weakrank.cli import main
-from weakrank.judging import read_judging_file, write_judging_file
+from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.paths import RunPaths
 from weakrank.ranker.teacher_state import FUSION_FILE
 

@@ -32,6 +32,7 @@ from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, judge_commands, measure_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
 from weakrank.io import output_file, read_metadata, read_parquet, write_parquet, write_run, write_text
+from weakrank.judged.checks import check_judgments
 from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
@@ -43,7 +44,6 @@ from weakrank.registry import resolve_lf
 from weakrank.similarity import kept_encodings
 from weakrank.stages.evaluation import BEFORE, evaluation_figure, judged_run, keep_before, sample_evaluation
 from weakrank.stages.evaluation import systems as evaluation_systems
-from weakrank.stages.judgments import check_judgments
 from weakrank.stages.training import model_dir, rerank_split, train_config, train_ranker
 from weakrank.validation import check_config, evaluable, has_judgments, judged_splits
 
@@ -127,7 +127,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
     the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
-    Judgments are checked first (:func:`~weakrank.stages.judgments.check_judgments`: none of ``eval_split``,
+    Judgments are checked first (:func:`~weakrank.judged.checks.check_judgments`: none of ``eval_split``,
     default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
@@ -173,7 +173,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     It is written through :func:`~weakrank.io.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
     from weakrank.judged.design import select_pairs
-    from weakrank.judging import judged, read_judging_file, write_judging_file
+    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
 
     paths = RunPaths(cfg.run_dir)
     out = Path(output) if output else paths.root / "judging.tsv"
@@ -242,7 +242,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`EVALUATION_USE`. Returns the file
     and its pairs."""
     from weakrank.judged.evaluation import evaluation_pairs
-    from weakrank.judging import judged, read_judging_file, write_judging_file
+    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split

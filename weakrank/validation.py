@@ -80,7 +80,7 @@ def judged_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
 
 def has_judgments(path: Path) -> bool:
     """Whether judging file ``path`` exists and holds a judged row."""
-    from weakrank.judging import judged, read_judging_file
+    from weakrank.judged.judging_file import judged, read_judging_file
 
     return path.exists() and bool(judged(read_judging_file(path)).any())
 
@@ -95,7 +95,7 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
     """The judgments ``aggregate`` will read (``where``: the flag or key that names them) hold a judged row, read
     as a judging file or TREC qrels (one saved as CSV is refused), and, where the dataset is ingested, none of them
     is a query of the evaluated split (``eval_split``, else ``[evaluate] split``): they measure, never train."""
-    from weakrank.judging import read_judged_qrels
+    from weakrank.judged.judging_file import read_judged_qrels
 
     path = Path(path)
     if not path.exists():

@@ -52,7 +52,7 @@ def convert(path: Path, out: Path, force: bool = False) -> None:
     """Write the judged rows of judging file ``path`` (or a TREC qrels file) to TREC qrels ``out``: never ``path``
     itself, nor (unless ``force``) a file weakrank did not write (:func:`~weakrank.io.output_file`)."""
     from weakrank.io import output_file, write_qrels
-    from weakrank.judging import read_judged_qrels
+    from weakrank.judged.judging_file import read_judged_qrels
 
     with output_file(out, {"judging": path}, force) as target:
         qrels = read_judged_qrels(path)
@@ -111,7 +111,7 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
     ``b`` blanks the answer of the row before and shows it again, ``q`` stops, :data:`RESIZED` shows the row again.
     ``styled``: clear the screen and highlight the query's words (``colour``: in colour, else in bold)."""
     from weakrank.io import settle
-    from weakrank.judging import read_judging_file
+    from weakrank.judged.judging_file import read_judging_file
 
     settle(path)  # a temp file left by a killed write
     table = read_judging_file(path)
@@ -153,13 +153,13 @@ def _first_unjudged(table: pd.DataFrame) -> int | None:
 
 def _relevant(table: pd.DataFrame) -> pd.Series:
     """Which rows of a judging table are judged relevant (a grade above 0)."""
-    from weakrank.judging import judged
+    from weakrank.judged.judging_file import judged
 
     return judged(table) & (table["relevance"] != "0")
 
 
 def _counts(table: pd.DataFrame) -> str:
-    from weakrank.judging import judged
+    from weakrank.judged.judging_file import judged
 
     values, answered, relevant = table["relevance"], judged(table), _relevant(table)
     return (f"{answered.sum()} judged ({relevant.sum()} relevant, {(answered & ~relevant).sum()} not), "
@@ -186,7 +186,7 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 def _save(table: pd.DataFrame, path: Path, saved: tuple[int, int, int]) -> tuple[int, int, int]:
     """Write ``table`` to ``path`` unless another program changed the file since ``saved`` (its stamp then)."""
-    from weakrank.judging import write_judging_file
+    from weakrank.judged.judging_file import write_judging_file
 
     if _stamp(path) != saved:
         raise WeakrankError(f"{path} was changed by another program while judging; the last answer is not saved. "

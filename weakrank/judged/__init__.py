@@ -3,10 +3,12 @@ combined — for the whole collection, not just for the queries judged.
 
 - :mod:`.design`: which queries and passages to judge (a stratified random sample with known inclusion
   probabilities; ``weakrank select``);
-- :mod:`weakrank.judging`: the judging file a person fills in (``weakrank judge``);
+- :mod:`.judging_file`: the judging file a person fills in (``weakrank judge``);
+- :mod:`.checks`: judgments checked against the run they are to teach, before any is used;
 - :mod:`.judgments`: the judgments read back with their probabilities, aligned with the votes;
 - :mod:`.estimate`: each candidate combination's MAP over the pool, estimated without bias from the sample;
 - :mod:`.rule`: the rule that keeps the label-free weighting unless another is clearly ahead (its constants, and
   the measurement behind each);
-- :mod:`.selector`: the choice, a meta-estimator over the fusion label model.
+- :mod:`.selector`: the choice, a meta-estimator over the fusion label model;
+- :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels.
 """

@@ -18,7 +18,7 @@ import pandas as pd
 from weakrank.errors import DataError
 from weakrank.io import read_qrels
 from weakrank.judged.estimate import SAMPLED
-from weakrank.judging import is_judging_file, judged, read_judging_file
+from weakrank.judged.judging_file import is_judging_file, judged, read_judging_file
 from weakrank.lists import standardize_within
 
 DESIGN = ("query_inclusion", "passage_inclusion")

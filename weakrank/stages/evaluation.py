@@ -15,7 +15,7 @@ from weakrank.errors import DataError
 from weakrank.evaluation.summary import sample_line
 from weakrank.evaluation.tables import format_sample_table, sample_legend, significance_legend
 from weakrank.io import read_metadata, read_parquet, read_run, write_text
-from weakrank.judging import is_judging_file
+from weakrank.judged.judging_file import is_judging_file
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
 

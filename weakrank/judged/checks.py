@@ -13,7 +13,7 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet, read_qrels
-from weakrank.judging import as_written, is_judging_file, judged, read_judging_file
+from weakrank.judged.judging_file import as_written, is_judging_file, judged, read_judging_file
 
 KEY = ["query_id", "passage_id"]
 
