@@ -28,7 +28,13 @@ def evaluation_pairs(votes: pd.DataFrame, split: str, queries: int, per_query: i
                      options: dict | None = None) -> pd.DataFrame:
     """A simple random sample of ``queries`` queries of ``split`` and their passages to judge (module doc), in the
     columns of :func:`weakrank.judged.design.select_pairs`."""
-    ranked, answerable = rankings(votes[votes["split"] == split], options)
+    return sample_pairs(*rankings(votes[votes["split"] == split], options), queries, per_query, seed)
+
+
+def sample_pairs(ranked: dict[str, list[list[str]]], answerable: pd.Series, queries: int, per_query: int = 6,
+                 seed: int = 0) -> pd.DataFrame:
+    """:func:`evaluation_pairs` from the split's lists as the candidates rank them
+    (:func:`weakrank.judged.design.rankings`)."""
     frame = list(ranked)
     sample = draw(Pool(ranked, answerable, frame, dict.fromkeys(frame, 0)), queries, seed, oversample=1.0)
     rows = [{"query_id": q, "passage_id": pid, "query_inclusion": sample.inclusion[q], "passage_inclusion": p,
@@ -41,9 +47,13 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
     difference from ``baseline`` with its interval, over the judged queries of ``judgments``; ``attrs["queries"]``:
     the judged queries with a relevant passage found."""
     table = judgments.table
+    asked = set(table["query_id"])
+    by_query = {name: dict(tuple(run[run["query_id"].isin(asked)].groupby("query_id", sort=False)))
+                for name, run in runs.items()}
+    empty = pd.DataFrame(columns=["query_id", "passage_id", "score"])
     found, relevant = {}, {}
     for query, judged in table.groupby("query_id", sort=False):
-        lists = {name: run[run["query_id"] == query] for name, run in runs.items()}
+        lists = {name: rows.get(query, empty) for name, rows in by_query.items()}
         ids = list(dict.fromkeys(pid for rows in lists.values() for pid in rows["passage_id"]))
         ids += [pid for pid in judged["passage_id"] if pid not in set(ids)]
         y = judged.set_index("passage_id")["relevance"].gt(0).astype(float).reindex(ids).to_numpy()
