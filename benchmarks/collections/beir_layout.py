@@ -4,11 +4,12 @@ directory) at a pinned commit, a deterministic split of ids, and writing the BEI
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import re
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"  # beside the repository: ../shared/datasets
@@ -55,3 +56,13 @@ def write_beir(out: Path, corpus: Iterable[dict], queries: Iterable[dict],
             f.writelines(f"{q}\t{p}\t{s}\n" for q, p, s in rows)
         counts[f"qrels/{split}"] = len(rows)
     return counts
+
+
+def command(convert: Callable[[Path, Path], object], doc: str, repo: str, mirror: Path, name: str) -> None:
+    """A collection script's command line: ``--mirror`` (the bare git directory of ``repo``'s snapshot) and
+    ``--out`` (default ``../shared/datasets/<name>``), then ``convert(mirror, out)``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--mirror", type=Path, default=mirror, help=f"bare git directory of {repo}'s snapshot")
+    parser.add_argument("--out", type=Path, default=SHARED / name)
+    args = parser.parse_args()
+    print(convert(args.mirror, args.out), "→", args.out)

@@ -20,11 +20,10 @@ under /work/.mirror and ``../shared/datasets/stackfaq`` beside the repository).
 
 from __future__ import annotations
 
-import argparse
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from beir_layout import SHARED, git_show, split_ids, squash, write_beir
+from beir_layout import command, git_show, split_ids, squash, write_beir
 
 REPO = "ML-Recipes/BERT-FAQ"
 COMMIT = "3c184030c1819b462e29f665465ab4968657440e"
@@ -50,13 +49,5 @@ def convert(mirror: Path, out: Path) -> dict[str, int]:
     return write_beir(out, corpus, queries, qrels)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mirror", type=Path, default=MIRROR, help=f"bare git directory of {REPO}'s snapshot")
-    parser.add_argument("--out", type=Path, default=SHARED / "stackfaq")
-    args = parser.parse_args()
-    print(convert(args.mirror, args.out), "→", args.out)
-
-
 if __name__ == "__main__":
-    main()
+    command(convert, __doc__, REPO, MIRROR, "stackfaq")
