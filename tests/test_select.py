@@ -81,6 +81,9 @@ def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
     assert set(added["query_id"]).isdisjoint(table["query_id"]) and grown["query_id"].nunique() == 4
     with pytest.raises(DataError, match="no judging file to add queries to"):
         pipeline.select(cfg, output=tmp_path / "none.tsv", more=True)
+    write_judging_file(grown.assign(sample_seed="x"), path)  # the sample's seed edited by hand: --more cannot grow it
+    with pytest.raises(DataError, match="sample_seed differs between rows or is not a whole number"):
+        pipeline.select(cfg, queries=1, per_query=3, more=True, force=True)
 
 
 def test_judgments_of_the_evaluated_split_are_refused(tmp_path):

@@ -191,7 +191,11 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     if more and not {"query_inclusion", "sample_seed"} <= set(kept.columns):
         raise DataError("has no sample design (columns query_inclusion, sample_seed): it was not written by this "
                         "select; start a new file with --output", file=out)
-    seed = int(kept["sample_seed"].iloc[0]) if more and len(kept) else seed
+    if more and len(kept):
+        if not kept["sample_seed"].str.fullmatch("[0-9]+").all() or kept["sample_seed"].nunique() > 1:
+            raise DataError("sample_seed differs between rows or is not a whole number: it was changed by hand; leave "
+                            "it as select wrote it, or start a new file with --output", file=out, field="sample_seed")
+        seed = int(kept["sample_seed"].iloc[0])
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     if split not in set(votes["split"]):
