@@ -31,11 +31,12 @@ from judged_sim import Collection, estimate_of, load, sample, test_maps
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
-from weakrank.io import read_parquet, write_parquet, write_text
+from weakrank.io import read_parquet, write_text
 from weakrank.judged.judgments import Judged, with_judgments
 from weakrank.judged.rule import choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.label_models.labels_file import LabelsInfo, write_labels
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 
@@ -130,8 +131,7 @@ def shipped_map(coll: Collection, judged, quiet: bool = True) -> float:
         labels, name = with_judgments(model.labels_table(coll.votes), rows), f"select{len(judged.queries)}"
         queries = sorted(set(coll.votes.loc[rows.gold > 0, "query_id"]))
     path = paths.root / "bench" / f"labels_{name}.parquet"
-    write_parquet(labels, path, metadata={"model": "fusion", "lfs": list(lf_names(coll.votes)),
-                                          "params": model.state(), "gold_queries": queries})
+    write_labels(labels, path, LabelsInfo("fusion", list(lf_names(coll.votes)), model.state(), queries))
     trained_run(cfg, split, 0, False, quiet, labels=str(path))
     run = shipped_run(cfg, split, 0, labels=str(path))
     qrels = read_parquet(paths.dataset / "qrels.parquet")

@@ -147,3 +147,14 @@ def test_loading_a_ranker_needs_nothing_of_the_weak_supervision_stack():
             f"print(sorted(m for m in sys.modules if m.startswith({tuple(NOT_FOR_INFERENCE)!r})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# the metadata a stage hands on is read through its one reader: labels.parquet's by label_models/labels_file.py;
+# read_metadata elsewhere reads only caches (an LF's scores, a grid cell)
+CACHE_READERS = {"weakrank.io", "weakrank.label_models.labels_file", "weakrank.labeling", "weakrank.reproduction.report",
+                 "weakrank.reproduction.grid"}
+
+
+def test_labels_metadata_is_read_by_its_reader_only():
+    readers = {module for module, path in MODULES.items() if "read_metadata(" in path.read_text()}
+    assert readers <= CACHE_READERS, sorted(readers - CACHE_READERS)

@@ -31,11 +31,12 @@ from weakrank.errors import ConfigError, DataError, WeakrankError
 from weakrank.evaluation.metrics import RETRIEVAL_MEASURES, evaluate_run
 from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, judge_commands, measure_commands, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, results_table, runs_table, table_legend, to_markdown
-from weakrank.io import output_file, read_metadata, read_parquet, write_parquet, write_run, write_text
+from weakrank.io import output_file, read_parquet, write_parquet, write_run, write_text
 from weakrank.judged.checks import check_judgments
 from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models import MODELS, fit_labels, fit_predict, usable
+from weakrank.label_models.labels_file import LabelsInfo, read_labels_info, write_labels
 from weakrank.labeling import cache_key, check_votes_table, lf_names
 from weakrank.loaders import load_dataset
 from weakrank.lock import locked, run_dir_lock
@@ -154,9 +155,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
         labels = CombinationSelector(label_model).fit(votes, align(votes, found)).model.labels_table(votes)
     else:
         queries, labels = [], fit_labels(votes, label_model)
-    write_parquet(labels, paths.labels, metadata={"model": name, "lfs": lf_names(votes), "params": label_model.state(),
-                                                  "gold_queries": queries,
-                                                  "judgments": Path(judgments).name if judgments else None})
+    write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), label_model.state(), queries,
+                                                  Path(judgments).name if judgments else None))
     labels.attrs["judgments"] = note
     return labels
 
@@ -302,7 +302,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         scorers[name] = f"p_{name}"
     if paths.labels.exists():
         scored["p_labels"] = read_parquet(paths.labels, columns=["p_relevant"])["p_relevant"].to_numpy()
-        scorers[f"labels.parquet ({read_metadata(paths.labels).get('model')})"] = "p_labels"
+        scorers[f"labels.parquet ({read_labels_info(paths.labels).model})"] = "p_labels"
     if splits:
         unknown = sorted(set(splits) - set(votes["split"]))
         if unknown:
@@ -313,7 +313,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
     views = fusion_views(scored, cfg.aggregate.label_model("fusion").fit_table(votes))
-    judged = paths.labels.exists() and read_metadata(paths.labels).get("gold_queries")
+    judged = paths.labels.exists() and read_labels_info(paths.labels).gold_queries
     views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views))
     write_text(views.to_csv(), out / "views.csv")
     write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"

@@ -83,9 +83,9 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
     how to judge more queries when too few had a relevant passage to choose anything."""
-    from weakrank.io import read_metadata
+    from weakrank.label_models.labels_file import read_labels_info
 
-    params = read_metadata(labels).get("params") or {}
+    params = read_labels_info(labels).params
     judged = params.get("judged") or {}
     if judged:
         print(f"judged: {judged['reason']}; the LFs are combined as {params['choice']!r}")

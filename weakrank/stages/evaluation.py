@@ -14,8 +14,9 @@ from weakrank.baselines import column_run, fusion_runs
 from weakrank.errors import DataError
 from weakrank.evaluation.summary import sample_line
 from weakrank.evaluation.tables import format_sample_table, sample_legend, significance_legend
-from weakrank.io import read_metadata, read_parquet, read_run, write_text
+from weakrank.io import read_parquet, read_run, write_text
 from weakrank.judged.judging_file import is_judging_file
+from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
 
@@ -36,7 +37,7 @@ def systems(paths: RunPaths, split: str, trained: str) -> tuple[dict[str, pd.Dat
         runs[name.replace(":", "-")] = column_run(run, "score", split)
         roles[name.replace(":", "-")] = "fusion"
     if paths.labels.exists():
-        model = read_metadata(paths.labels).get("model", "labels")
+        model = read_labels_info(paths.labels).model or "labels"
         runs[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
         roles[f"labels-{model}"] = "labels"
     if (paths.runs / f"{trained}.trec").exists():
@@ -47,7 +48,7 @@ def systems(paths: RunPaths, split: str, trained: str) -> tuple[dict[str, pd.Dat
 
 def judged_run(paths: RunPaths) -> bool:
     """Whether the labels of this run came from judged queries (``--judgments``, ``[aggregate] judgments``)."""
-    return paths.labels.exists() and bool(read_metadata(paths.labels).get("judgments"))
+    return paths.labels.exists() and bool(read_labels_info(paths.labels).judgments)
 
 
 def keep_before(paths: RunPaths) -> dict[str, float]:

@@ -19,7 +19,8 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import read_metadata, read_parquet, write_run
+from weakrank.io import read_parquet, write_run
+from weakrank.label_models.labels_file import LabelsInfo, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.training.config import TrainConfig
@@ -57,7 +58,7 @@ def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
     source = label_source(paths, tc)
     if tc.supervised or not source.exists():
         return []
-    return list(read_metadata(source).get("gold_queries") or [])
+    return read_labels_info(source).gold_queries
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
@@ -165,9 +166,9 @@ def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teache
         warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: the model holds the student "
                       "alone (give ranking_lf export= and restore=)", stacklevel=2)
         return None
-    meta = read_metadata(labels or paths.labels) if Path(labels or paths.labels).exists() else {}
-    state = meta.get("params") or {}
-    if meta.get("model") == "fusion" and meta.get("lfs") == labelled and "scales" in state:
+    info = read_labels_info(labels or paths.labels) if Path(labels or paths.labels).exists() else LabelsInfo()
+    state = info.params
+    if info.model == "fusion" and info.lfs == labelled and "scales" in state:
         fusion = ScoreFusionModel.from_state(state)  # as aggregate fitted it, few-shot weighting included
     else:
         options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}

@@ -1,0 +1,44 @@
+"""What ``aggregate`` hands on beside the labels: ``labels.parquet``'s metadata as one typed record, with its one
+writer and its one reader (a later stage reads no key of it by name)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.errors import DataError
+from weakrank.io import read_metadata, write_parquet
+
+
+@dataclass(frozen=True)
+class LabelsInfo:
+    """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``;
+    the fusion model's carries the judged choice), the judged queries that taught it (``gold_queries``) and the
+    file they came from (``judgments``, its name)."""
+
+    model: str | None = None
+    lfs: list[str] = field(default_factory=list)
+    params: dict = field(default_factory=dict)
+    gold_queries: list[str] = field(default_factory=list)
+    judgments: str | None = None
+
+
+_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "gold_queries": list, "judgments": (str, type(None))}
+
+
+def write_labels(labels: pd.DataFrame, path: str | Path, info: LabelsInfo) -> Path:
+    """Write a labels table with its record, atomically."""
+    return write_parquet(labels, path, metadata=asdict(info))
+
+
+def read_labels_info(path: str | Path) -> LabelsInfo:
+    """The record of labels file ``path`` (an empty one where it carries none: labels a user made); a field of the
+    wrong type is a :class:`DataError` naming the file and the field."""
+    meta = read_metadata(path)
+    for name, kind in _KINDS.items():
+        if meta.get(name) is not None and not isinstance(meta[name], kind):
+            raise DataError(f"{type(meta[name]).__name__} where the labels' metadata keeps a "
+                            f"{getattr(kind, '__name__', 'string')}", file=path, field=name)
+    return LabelsInfo(**{name: meta[name] for name in _KINDS if meta.get(name) is not None})
