@@ -38,19 +38,17 @@ def train_flags(args: argparse.Namespace) -> str:
 def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where judged queries chose
     it, the student's weight in the shipped ranker and why."""
-    import json
-
-    from weakrank.ranker.teacher_state import FUSION_FILE
+    from labeling_functions import BUILTIN
+    from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
     if int(os.environ.get("RANK", "0")) != 0:
         return
     print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
-    shipped = model / FUSION_FILE
-    mix = json.loads(shipped.read_text()).get("mix") if shipped.exists() else None
+    mix = read_teacher_state(model, set(BUILTIN)).mix if (model / FUSION_FILE).exists() else None
     if mix:
         print(f"shipped ranker: {mix['reason']}")
-        print("  MAP on the judged queries: " + ", ".join(f"{name} {value:.3f}" for name, value in
-                                                       sorted(mix["judged_map"].items(), key=lambda item: -item[1])))
+        print("  estimated MAP over the judged sample's pool: " + ", ".join(
+            f"{name} {value:.3f}" for name, value in sorted(mix["judged_map"].items(), key=lambda item: -item[1])))
 
 
 def cmd_train(args: argparse.Namespace) -> None:
