@@ -15,7 +15,6 @@ from weakrank.errors import DataError
 from weakrank.evaluation.summary import sample_line
 from weakrank.evaluation.tables import format_sample_table, sample_legend, significance_legend
 from weakrank.io import read_parquet, read_run, write_text
-from weakrank.judged.judging_file import is_judging_file
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
@@ -93,8 +92,7 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     from weakrank.judged.judgments import read_judgments
 
     path = Path(judgments)
-    is_judging_file(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
-    found = read_judgments(path)
+    found = read_judgments(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
     if found.table.empty:
         raise DataError(f"nothing judged yet: judge it first, weakrank judge {path}", file=path)
     queries = set(runs["bm25"]["query_id"])
