@@ -26,13 +26,13 @@ import argparse
 import numpy as np
 import pandas as pd
 from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
-from judged_sim import Collection, estimate_of, load, sample, test_maps
+from judged_sim import Collection, estimate_of, judged_rows, load, sample, test_maps
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
-from weakrank.judged.judgments import Judged, with_judgments
+from weakrank.judged.judgments import with_judgments
 from weakrank.judged.rule import choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
@@ -105,15 +105,6 @@ def measure(name: str, args) -> list[dict]:
                         "passages": sum(map(len, judged.asked.values())), "with_relevant": found.queries,
                         "choice": choice, "labels_map": test[choice], "shipped_map": shipped})
     return out
-
-
-def judged_rows(coll: Collection, judged) -> Judged:
-    """The person's judgments of a sample, aligned with the votes."""
-    gold, inclusion = np.full(len(coll.votes), np.nan), np.full(len(coll.votes), np.nan)
-    for asked in judged.asked.values():
-        for row, p in asked.items():
-            gold[row], inclusion[row] = coll.gold[row], p
-    return Judged(gold, np.where(np.isfinite(gold), inclusion, np.nan), judged.weights)
 
 
 def shipped_map(coll: Collection, judged, quiet: bool = True) -> float:

@@ -21,9 +21,10 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet
-from weakrank.judged.design import OVERSAMPLE, SAMPLED, Pool, draw, passages, pool, rankings
-from weakrank.judged.estimate import Estimate, Totals, estimate, list_totals
-from weakrank.judged.selector import candidate_scores
+from weakrank.judged.design import OVERSAMPLE, SAMPLED, Pool, candidate_scores, draw, passages, pool, rankings
+from weakrank.judged.estimate import Estimate, estimate
+from weakrank.judged.judgments import Judged
+from weakrank.judged.selector import judged_totals
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.paths import RunPaths
 
@@ -70,8 +71,7 @@ def load(name: str) -> Collection:
     gold = pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float)
     if REQUIRE[name] == "relevant":  # BEIR: qrels list relevant documents only
         gold = np.where((votes["split"] == POOL).to_numpy(), np.nan_to_num(gold, nan=0.0), gold)
-    rows = {q: np.asarray(index) for q, index in train.groupby("query_id", sort=False).indices.items()}
-    rows = {q: train.index.to_numpy()[index] for q, index in rows.items()}
+    rows = {q: train.index.to_numpy()[index] for q, index in train.groupby("query_id", sort=False).indices.items()}
     aps = {}
     for q, index in rows.items():
         g = gold[index]
@@ -129,19 +129,17 @@ def sample(coll: Collection, n: int, seed: int, method: str = "select", among=No
     return Sample(queries, asked, pd.Series({q: 1.0 / inclusion[q] for q in queries}))
 
 
+def judged_rows(coll: Collection, judged: Sample) -> Judged:
+    """The person's judgments of a sample, aligned with the votes (as ``aggregate`` aligns a judging file)."""
+    gold, inclusion = np.full(len(coll.votes), np.nan), np.full(len(coll.votes), np.nan)
+    for asked in judged.asked.values():
+        for row, p in asked.items():
+            gold[row], inclusion[row] = coll.gold[row], p
+    return Judged(gold, np.where(np.isfinite(gold), inclusion, np.nan), judged.weights)
+
+
 def estimate_of(coll: Collection, judged: Sample) -> Estimate:
     """Each candidate's estimated MAP and lead over the label-free weighting from the person's judgments of
-    ``judged``."""
-    found, relevant = {}, {}
-    for q in judged.queries:
-        index = coll.rows[q]
-        where = {row: k for k, row in enumerate(index)}
-        y, pi = np.full(len(index), np.nan), np.full(len(index), np.nan)
-        for row, p in judged.asked[q].items():
-            if np.isfinite(coll.gold[row]):
-                y[where[row]], pi[where[row]] = coll.gold[row], p
-        totals = {c: list_totals(coll.scored[c].to_numpy()[index], y, pi) for c in coll.names}
-        found[q] = {c: t[0] for c, t in totals.items()}
-        relevant[q] = totals[LABEL_FREE][1]
-    return estimate(Totals(pd.DataFrame.from_dict(found, orient="index", columns=coll.names), pd.Series(relevant)),
-                    judged.weights, LABEL_FREE)
+    ``judged``, as ``aggregate``'s selector estimates them."""
+    rows = judged_rows(coll, judged)
+    return estimate(judged_totals(coll.votes, coll.scored, rows), rows.weights, LABEL_FREE)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import candidates, combined
+from weakrank.combinations import Combination, candidates, combined
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
@@ -61,19 +61,25 @@ class Pool:
         return np.bincount([self.stratum[q] for q in self.frame], minlength=STRATA + 1)
 
 
+def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel) -> tuple[dict[str, Combination], pd.DataFrame]:
+    """The candidate combinations of a fitted fusion ``model`` and each one's score of every row of ``votes``."""
+    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+    found = candidates(model.lf_weights(scores.shape[1]), informative.any(axis=0), lf_names(votes))
+    return found, pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()})
+
+
 def rankings(votes: pd.DataFrame, options: dict | None = None) -> tuple[dict[str, list[list[str]]], pd.Series]:
     """Per query of ``votes`` with two candidates or more, its passage ids as each candidate combination ranks them
     (the fusion model fitted without gold on every row of ``votes``, with ``options``), and how answerable each
     query looks (module doc)."""
-    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
-    model = ScoreFusionModel(**(options or {})).fit(scores, groups)
-    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
-    weights = model.lf_weights(scores.shape[1])
-    found = candidates(weights, informative.any(axis=0), lf_names(votes))
-    scored = pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()})
+    model = ScoreFusionModel(**(options or {})).fit_table(votes)
+    found, scored = candidate_scores(votes, model)
     scored.insert(0, "passage_id", votes["passage_id"].to_numpy())
+    groups = votes["query_id"].to_numpy()
     ranked = {qid: [rows.sort_values(name, ascending=False, kind="stable")["passage_id"].tolist() for name in found]
               for qid, rows in scored.groupby(groups, sort=False) if len(rows) > 1}
+    scores, weights = score_matrix(votes), model.lf_weights(len(lf_names(votes)))
     best = pd.DataFrame(scores).groupby(groups, sort=False).max().rank(pct=True)
     answerable = best @ (weights / weights.sum() if weights.sum() > 0 else np.full(len(weights), 1 / len(weights)))
     return ranked, answerable
@@ -172,7 +178,12 @@ def select_pairs(votes: pd.DataFrame, texts: dict[str, str], split: str, queries
     and the sample grows by ``queries`` after them."""
     found = pool(*rankings(votes[votes["split"] == split], options), texts)
     kept = list(dict.fromkeys(keep))
-    sample = draw(found, len(kept) + queries, seed)
+    return pairs_of(found, draw(found, len(kept) + queries, seed), per_query, seed)
+
+
+def pairs_of(found: Pool, sample: Draw, per_query: int, seed: int) -> pd.DataFrame:
+    """The rows to judge of a drawn ``sample`` of ``found``: ``query_id, passage_id, query_inclusion,
+    passage_inclusion, stratum``, the queries in drawing order, each with its passages (:func:`passages`)."""
     rows = [{"query_id": qid, "passage_id": pid, "query_inclusion": sample.inclusion[qid],
              "passage_inclusion": p, "stratum": found.stratum[qid]}
             for qid in sample.queries for pid, p in passages(found.ranked[qid], per_query, qid, seed).items()]

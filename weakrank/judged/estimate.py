@@ -58,12 +58,6 @@ def list_totals(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -
     return found, float((1.0 / pi[relevant]).sum())
 
 
-def query_ap(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> float:
-    """One list's AP as the ratio of its totals (:func:`list_totals`); NaN where no relevant pair was judged."""
-    found, relevant = list_totals(scores, judged, inclusion)
-    return found / relevant if relevant > 0 else float("nan")
-
-
 @dataclass(frozen=True)
 class Totals:
     """Per judged query (rows), each candidate's estimated R · AP (``found``, a column per candidate) and the

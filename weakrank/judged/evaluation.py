@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t
 
-from weakrank.judged.design import Pool, draw, passages, rankings
+from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.judgments import Judgments
 
@@ -36,10 +36,8 @@ def sample_pairs(ranked: dict[str, list[list[str]]], answerable: pd.Series, quer
     """:func:`evaluation_pairs` from the split's lists as the candidates rank them
     (:func:`weakrank.judged.design.rankings`)."""
     frame = list(ranked)
-    sample = draw(Pool(ranked, answerable, frame, dict.fromkeys(frame, 0)), queries, seed, oversample=1.0)
-    rows = [{"query_id": q, "passage_id": pid, "query_inclusion": sample.inclusion[q], "passage_inclusion": p,
-             "stratum": 0} for q in sample.queries for pid, p in passages(ranked[q], per_query, q, seed).items()]
-    return pd.DataFrame(rows, columns=["query_id", "passage_id", "query_inclusion", "passage_inclusion", "stratum"])
+    found = Pool(ranked, answerable, frame, dict.fromkeys(frame, 0))
+    return pairs_of(found, draw(found, queries, seed, oversample=1.0), per_query, seed)
 
 
 def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baseline: str) -> pd.DataFrame:

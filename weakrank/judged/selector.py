@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE, Combination, candidates, combined
+from weakrank.combinations import LABEL_FREE
+from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.judgments import Judged
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.labeling import lf_names, score_matrix
-from weakrank.lists import informative_rows, standardize_within
-
-
-def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel) -> tuple[dict[str, Combination], pd.DataFrame]:
-    """The candidate combinations of a fitted fusion ``model`` and each one's score of every row of ``votes``."""
-    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
-    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
-    found = candidates(model.lf_weights(scores.shape[1]), informative.any(axis=0), lf_names(votes))
-    return found, pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()})
 
 
 def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:

@@ -162,7 +162,7 @@ class ScoreFusionModel:
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
-        and the few-shot choice among weightings (:func:`few_shot_weights`), apply to."""
+        and a combination judged queries chose (:meth:`use`), apply to."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
         scores = np.asarray(scores, dtype=np.float64)
