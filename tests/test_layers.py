@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
-    ["weakrank.errors", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
+    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
+    ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
      "weakrank.combinations",
      "weakrank.evaluation", "weakrank.keys"],
@@ -53,8 +55,21 @@ def layer(module: str) -> int:
     return next(i for i, row in enumerate(LAYERS) if best in row)
 
 
+# a string that names a module to import: "weakrank.x.y", or an entry point "weakrank.x.y:attr"
+MODULE_STRING = re.compile(r"(weakrank(?:\.\w+)+)(?::\w+)?")
+
+
+def named_module(text: str) -> str | None:
+    """The module a string names for importing (its longest prefix that is a module), None for other strings."""
+    match = MODULE_STRING.fullmatch(text)
+    parts = match.group(1).split(".") if match else []
+    return next((".".join(parts[:n]) for n in range(len(parts), 1, -1) if ".".join(parts[:n]) in MODULES), None)
+
+
 def imports(module: str) -> set[str]:
-    """The ``weakrank`` modules ``module`` imports, anywhere in its file (functions and TYPE_CHECKING included)."""
+    """The ``weakrank`` modules ``module`` imports, anywhere in its file (functions and TYPE_CHECKING included),
+    by statement or by a string it may import at run time (``importlib.import_module("weakrank.x")``, a
+    registry's ``"weakrank.x:y"``)."""
     found = set()
     for node in ast.walk(ast.parse(MODULES[module].read_text())):
         if isinstance(node, ast.Import):
@@ -62,7 +77,22 @@ def imports(module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             # `from weakrank.x import y`: the module weakrank.x.y when there is one, else weakrank.x
             found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in MODULES else node.module for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and named_module(node.value):
+            found.add(named_module(node.value))
     return {name for name in found if name in MODULES and name != module}
+
+
+def test_string_imports_are_seen():
+    planted = PACKAGE / "training" / "_planted_for_test.py"
+    MODULES["weakrank.training._planted_for_test"] = planted
+    try:
+        planted.write_text('import importlib\n\nPLUGINS = {"acir": "weakrank.reproduction.acir.plugin:PLUGIN"}\n'
+                           'importlib.import_module("weakrank.cli")\n')
+        assert imports("weakrank.training._planted_for_test") == {"weakrank.reproduction.acir.plugin", "weakrank.cli"}
+    finally:
+        planted.unlink()
+        del MODULES["weakrank.training._planted_for_test"]
+    assert named_module("see weakrank.cli") is None and named_module("weakrank.no_such_module") is None
 
 
 def test_every_import_points_down():
@@ -100,6 +130,22 @@ def test_the_product_path_never_imports_the_reproduction():
              for module in PRODUCT}
     assert {module: targets for module, targets in reads.items() if targets} == {}
     assert "weakrank.pipeline" in PRODUCT and "weakrank.training.build" in PRODUCT  # what it guards
+
+
+# optional trainer plug-ins plug in from above: the packaging names them (pyproject.toml's entry points), training
+# finds them by the group's name (weakrank.training.plugins) and names none
+PLUGIN_GROUP = "weakrank.trainer_plugins"
+
+
+def test_trainer_plugins_are_named_by_the_packaging_and_sit_above_training():
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["project"]
+    targets = {name: named_module(value) for name, value in project["entry-points"][PLUGIN_GROUP].items()}
+    assert targets == {"acir": "weakrank.reproduction.acir.plugin"}
+    assert all(layer(target) > layer("weakrank.training") for target in targets.values())
+    code = ("from weakrank.training.plugins import plugins; from weakrank.training.config import SAMPLERS; "
+            "print([p.name for p in plugins()], SAMPLERS[-2:])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['acir'] ('policy', 'random_policy')"  # installed: else `pip install -e .` again
 
 
 def test_the_import_graph_has_no_cycle():

@@ -87,10 +87,13 @@ def test_the_episode_ends_by_saving_the_learned_policy_when_given_a_file(tmp_pat
                        callback.agent.probabilities(state))
 
 
-def test_a_trainer_finds_the_policy_samplers_callback_by_name():
-    from weakrank.reproduction.acir.callback import policy_callback
-    from weakrank.training.callbacks import sampler_callback
+def test_a_trainer_finds_the_policy_samplers_callback_through_the_plugin():
+    from weakrank.reproduction.acir.options import PolicyOptions
+    from weakrank.reproduction.acir.plugin import PLUGIN, policy_callback
+    from weakrank.training.config import TrainConfig
+    from weakrank.training.plugins import plugins, sampler_callback
 
+    assert PLUGIN in plugins() and issubclass(TrainConfig, PolicyOptions)  # AC-IR's [train] keys, from its package
     assert sampler_callback("policy") is policy_callback and sampler_callback("random_policy") is policy_callback
     assert sampler_callback("bm25") is None
 

@@ -1,5 +1,5 @@
 """A trainer built from a :class:`~weakrank.training.config.TrainConfig` and the training lists it reads. What reads
-a pipeline's run directory (the train and rerank stages) is :mod:`weakrank.stages.training`; a trained ranker loaded
+a pipeline's run directory (the train and rerank stages) is :mod:`weakrank.stages.train`; a trained ranker loaded
 and run over pairs is :mod:`weakrank.ranker.rerank`."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.training.callbacks import TrainerCallback, sampler_callback
+from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
+from weakrank.training.plugins import sampler_callback
 from weakrank.training.rankers import new_ranker
 from weakrank.training.samplers import make_sampler
 from weakrank.training.trainer import Trainer, prepare_run
@@ -35,7 +36,7 @@ def trainer_from_config(
     """A :class:`Trainer` of ``data`` as ``tc`` says: after :func:`prepare_run` (seeds, process group), a fresh
     model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and
     the callback that drives the sampler when it needs one (after ``callbacks``: AC-IR's, for a policy sampler,
-    :func:`~weakrank.training.callbacks.sampler_callback`)."""
+    a trainer plug-in's: :func:`~weakrank.training.plugins.sampler_callback`)."""
     tc = resolve_max_length(tc, data)
     prepare_run(tc)
     model = new_ranker(tc)

@@ -3,13 +3,11 @@
 A callback subclasses :class:`TrainerCallback` and overrides the hooks it needs; each receives the trainer as
 the :class:`TrainerView` below: what a callback may read of it. A callback that steers training holds what it
 steers (the AC-IR policy, :class:`weakrank.reproduction.acir.callback.PolicyCallback`, holds its sampler).
-A sampler that a callback drives names it in :data:`SAMPLER_CALLBACKS`.
+A sampler that a callback drives is a trainer plug-in's (:mod:`weakrank.training.plugins`).
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,19 +45,3 @@ class TrainerCallback:
     def on_end(self, trainer: TrainerView) -> None:
         """When the training loop ends, before the final evaluation and save."""
 
-
-# The callback a sampler needs to run, by sampler name: ``"module:function"``, a function (train config, model,
-# sampler, the collection's texts) → callback, imported only when a trainer is built with that sampler. AC-IR's
-# samplers (``policy``, ``random_policy``) belong to the reproduction of Cohen et al., which the product path never
-# imports (tests/test_layers.py): the trainer reaches their callback through this lookup by name, so that no
-# import statement of the product names the package.
-SAMPLER_CALLBACKS = dict.fromkeys(("policy", "random_policy"), "weakrank.reproduction.acir.callback:policy_callback")
-
-
-def sampler_callback(sampler: str) -> Callable[..., TrainerCallback] | None:
-    """What builds the callback that drives ``sampler`` (:data:`SAMPLER_CALLBACKS`); None for a sampler that
-    needs none."""
-    if sampler not in SAMPLER_CALLBACKS:
-        return None
-    module, _, function = SAMPLER_CALLBACKS[sampler].partition(":")
-    return getattr(importlib.import_module(module), function)

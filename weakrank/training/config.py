@@ -1,10 +1,11 @@
 """Training options: the ``[train]`` section of a pipeline config, overridable from the CLI (read from a pipeline
-config by :func:`weakrank.stages.training.train_config`).
+config by :func:`weakrank.stages.stage.train_config`).
 
 The options are declared by concern, each once: the ranker's and the training loop's in
 :mod:`weakrank.training.options` (:class:`ModelOptions`, :class:`LoopOptions`), what every objective reads
 (:class:`ObjectiveOptions`: labels, mode, loss, target) here, and each objective's own options and rules in its module of :mod:`weakrank.training.objectives`
-(``options``, ``check_config``). :class:`TrainConfig` composes them into the one flat ``[train]`` table users
+(``options``, ``check_config``), the trainer plug-ins' in theirs (:mod:`weakrank.training.plugins`: AC-IR's in
+:mod:`weakrank.reproduction.acir.options`). :class:`TrainConfig` composes them into the one flat ``[train]`` table users
 write, the CLI's flags and the guide's table (:func:`option_fields`)."""
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ from weakrank.training.objectives import OBJECTIVES, TargetOptions, losses, opti
 from weakrank.training.objectives.base import check_targets
 from weakrank.training.options import AUTO as AUTO  # where max_length is read from the pairs
 from weakrank.training.options import LoopOptions, ModelOptions
+from weakrank.training.plugins import driven_samplers
+from weakrank.training.plugins import option_classes as plugin_options
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) read like the learning rate
-SAMPLERS = ("bm25", "uniform", "random", "mixed", "policy", "random_policy")
-# AC-IR's rewards (computed by weakrank.reproduction.acir.rewards): named here, so that checking [train] imports
-# nothing of the reproduction
-POLICY_REWARDS = ("diff", "raw", "ceil", "ceil_running")
+SAMPLERS = ("bm25", "uniform", "random", "mixed", *driven_samplers())  # the plug-ins' (AC-IR's) last
 GROUPS = {  # each option's "group": a section of `weakrank train --help`, a column of the guide's table
     "model": "the ranker that is trained",
     "objective": "what the ranker learns from: labels, instances, loss, targets, negatives",
@@ -60,14 +60,9 @@ class ObjectiveOptions:
 
 
 @dataclass
-class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, LoopOptions, ModelOptions):
-    """Everything a training run depends on (see README, "Training"): the flat ``[train]`` table, composed of the
-    model's, the loop's, the objectives' options and (declared below) the instances' and negatives' ones. Each
-    option is declared once, in the module of what it configures: its default and, in ``metadata``, its
-    ``help``, its ``group`` (see :data:`GROUPS`), and where it has them its ``choices`` (with ``deprecated``
-    names still read), its Hugging Face Trainer name (``alias``, a flag beside ours) and ``metavar``; the
-    checks, the CLI flags and the guide's table are built from them. Each objective checks its own rules
-    (``check_config``), once, when the configuration is built."""
+class InstanceOptions:
+    """Which training instances an epoch holds: the share of the lists, the judged queries' weight and timing, and
+    the negatives (how many, drawn by which sampler)."""
 
     list_fraction: float = field(default=1.0, metadata={
         "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
@@ -94,18 +89,19 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
         "group": "objective", "help": "the LF whose score drives the bm25 sampler and WSLS"})
     mixed_probabilities: tuple[float, float] = field(default=(0.5, 0.5), metadata={
         "group": "objective", "metavar": ("BM25", "RANDOM"), "help": "mixed sampler: probabilities of bm25 and random"})
-    policy_every: int = field(default=20, metadata={
-        "group": "objective", "help": "AC-IR: steps between two sampler choices"})
-    policy_reward: str = field(default="diff", metadata={
-        "group": "objective", "choices": POLICY_REWARDS,
-        "help": "AC-IR reward: change of validation MAP (diff), MAP (raw), MAP − ceiling (ceil) or MAP − best so far "
-                "(ceil_running)"})
-    policy_ceiling: float = field(default=1.0, metadata={
-        "group": "objective", "help": "AC-IR: m_max of the ceil reward (R_ceil = MAP − m_max)"})
-    policy_path: str = field(default="", metadata={
-        "group": "objective", "help": "AC-IR: file to load the policy from and save it to ('': none)"})
-    policy_val_queries: int = field(default=20, metadata={
-        "group": "objective", "help": "AC-IR: dev queries of the reward's validation MAP"})
+
+
+@dataclass
+class TrainConfig(*reversed(plugin_options()), InstanceOptions, *reversed(option_classes()), TargetOptions,
+                  ObjectiveOptions, LoopOptions, ModelOptions):
+    """Everything a training run depends on (see README, "Training"): the flat ``[train]`` table, composed of the
+    model's, the loop's, the objectives', the instances' and negatives' options and, last, the trainer plug-ins'
+    (:mod:`weakrank.training.plugins`: AC-IR's, from the reproduction). Each
+    option is declared once, in the module of what it configures: its default and, in ``metadata``, its
+    ``help``, its ``group`` (see :data:`GROUPS`), and where it has them its ``choices`` (with ``deprecated``
+    names still read), its Hugging Face Trainer name (``alias``, a flag beside ours) and ``metavar``; the
+    checks, the CLI flags and the guide's table are built from them. Each objective checks its own rules
+    (``check_config``), once, when the configuration is built."""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -157,7 +153,7 @@ class TrainConfig(*reversed(option_classes()), TargetOptions, ObjectiveOptions, 
     def needs_ns_score(self) -> bool:
         """Whether the sampler or the target reads the negative-sampler score (``score_<ns_lf>``)."""
         return self.mode != "listwise" and (
-            self.sampler in ("bm25", "mixed", "policy", "random_policy") or self.target in ("wsls", "twsls")
+            self.sampler in ("bm25", "mixed", *driven_samplers()) or self.target in ("wsls", "twsls")
         )
 
 

@@ -6,7 +6,7 @@ learns a transition once the next decision's action has run a step (it is then n
 the episode's end (terminal): a training run is one episode, and an action chosen at a decision the
 run ended on never ran, so nothing is learned from it. With ``uniform=True`` it is the paper's
 random-policy baseline, which learns nothing. :func:`policy_callback` builds it for a trainer whose sampler is
-``policy`` or ``random_policy`` (:data:`weakrank.training.callbacks.SAMPLER_CALLBACKS`).
+``policy`` or ``random_policy`` (AC-IR's trainer plug-in: :mod:`weakrank.reproduction.acir.plugin`).
 """
 
 from __future__ import annotations

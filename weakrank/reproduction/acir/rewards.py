@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from weakrank.training.config import POLICY_REWARDS as REWARDS  # declared with the [train] options that choose one
+from weakrank.reproduction.acir.options import REWARDS  # declared with the [train] option that chooses one
 
 
 def reward(kind: str, history: Sequence[float], ceiling: float = 1.0) -> float:
