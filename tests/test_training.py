@@ -14,6 +14,7 @@ from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, Traine
 from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData, repeats
 from weakrank.training.losses import listwise_kl
+from weakrank.training.measures import teacher_ndcg
 from weakrank.training.objectives import (
     Hinge,
     InBatch,
@@ -24,7 +25,7 @@ from weakrank.training.objectives import (
     objective_from_config,
 )
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
-from weakrank.training.trainer import HELD_OUT, Trainer, prepare_run, teacher_ndcg
+from weakrank.training.trainer import HELD_OUT, Trainer, prepare_run
 
 
 def labelled(dataset, confidence: float = 0.8) -> pd.DataFrame:

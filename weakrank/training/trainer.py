@@ -3,8 +3,9 @@ early stopping on every dev query: agreement with the teacher's ranking (gold MA
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
-settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. (Over 300 lines: one class
-whose parts — checkpoints, resume, early stopping, AMP, DDP — all read and write the loop's state.)
+settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. Its
+checkpoints and resume: :mod:`weakrank.training.checkpoints`; the models it saves: :mod:`weakrank.training.saving`;
+what it measures: :mod:`weakrank.training.measures`.
 """
 
 from __future__ import annotations
@@ -13,48 +14,28 @@ import json
 import random
 import shutil
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import asdict, dataclass, field
+from contextlib import nullcontext
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from ir_measures import AP, R
 from transformers import get_linear_schedule_with_warmup
 
-from weakrank.errors import ConfigError, DataError
-from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import atomic_dir, atomic_path, write_text
+from weakrank.errors import DataError
+from weakrank.io import write_text
 from weakrank.progress import tqdm
-from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import distributed
 from weakrank.training.callbacks import TrainerCallback
-from weakrank.training.config import TARGET_ALIASES, TrainConfig
+from weakrank.training.checkpoints import CHECKPOINT, Checkpoints, Progress
+from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
+from weakrank.training.measures import ranking_metrics
 from weakrank.training.objectives import Objective
 from weakrank.training.rankers import Ranker
 from weakrank.training.samplers import NegativeSampler
-
-CHECKPOINT = "checkpoint.pt"
-HELD_OUT = "held_out"  # the student saved before the judged queries joined training (few-shot mode)
-TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
-# settings a resumed run may change: they decide when to evaluate and save, not what is learnt
-RESUME_MAY_CHANGE = frozenset({"eval_every", "checkpoint_every", "keep_checkpoint", "patience", "fuse_lfs"})
-
-
-@dataclass
-class Progress:
-    """Where training stands; saved in checkpoints."""
-
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0
-    best: float = -1.0
-    bad_evals: int = 0
-    history: list[dict] = field(default_factory=list)
-    judged_in: bool = False  # the judged queries have joined training (few-shot mode, after ``judged_after``)
+from weakrank.training.saving import HELD_OUT, TRAIN_CONFIG, ModelSaving
 
 
 def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
@@ -77,74 +58,6 @@ def prepare_run(args: TrainConfig) -> None:
     distributed.setup()
 
 
-def read_checkpoint(path: Path, device: torch.device) -> dict:
-    """A checkpoint's state; a truncated, foreign or crafted file is a :class:`DataError` naming it.
-    ``weights_only``: a checkpoint holds tensors and plain values only, so loading one never runs code."""
-    try:
-        state = torch.load(path, weights_only=True, map_location=device)
-    except Exception as err:  # torch raises RuntimeError, UnpicklingError, EOFError, … on a bad file
-        raise DataError(f"not a readable weakrank checkpoint: {type(err).__name__}: {str(err).splitlines()[0]}",
-                        file=path) from None
-    if not isinstance(state, dict) or not {"model", "optimizer", "progress", "config", "rng"} <= set(state):
-        raise DataError("not a weakrank checkpoint (model, optimizer, progress, config or rng missing)", file=path)
-    return state
-
-
-def numpy_state() -> dict:
-    """NumPy's global RNG state as a tensor and plain values (loadable with ``weights_only=True``)."""
-    kind, keys, pos, has_gauss, gauss = np.random.get_state()
-    return {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos), "has_gauss": int(has_gauss),
-            "gauss": float(gauss)}
-
-
-def set_numpy_state(state: dict) -> None:
-    """Restore what :func:`numpy_state` saved."""
-    keys = state["keys"].cpu().numpy().astype(np.uint32)
-    np.random.set_state((state["kind"], keys, state["pos"], state["has_gauss"], state["gauss"]))
-
-
-LIST_MEASURES = {"map": AP, "recall@1": R @ 1}
-
-
-def teacher_ndcg(scores: np.ndarray, teacher: np.ndarray, temperature: float = 1.0) -> float:
-    """nDCG of the order of ``scores`` with the teacher's softmax(standardised score / ``temperature``) as graded
-    gains: how closely a list is ranked as its teacher ranks it, on every list the teacher ranks (ties in
-    ``scores`` keep the list's order)."""
-    gains = np.exp((teacher - teacher.max()) / temperature)
-    gains /= gains.sum()
-    discount = 1.0 / np.log2(np.arange(2, len(gains) + 2))
-    ideal = np.sort(gains)[::-1] @ discount
-    return float(gains[np.argsort(-scores, kind="stable")] @ discount / ideal)
-
-
-def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
-                    temperature: float = 1.0) -> dict[str, float]:
-    """The model's ranking of each query's list against its labels: MAP and recall@1 (ir-measures; tied scores in
-    random order) on the lists with a relevant and a non-relevant pair, ``agreement`` (:func:`teacher_ndcg`) on
-    every list the teacher ranks; ``map_queries`` and ``agreement_queries`` count the lists each used."""
-    lists, agreement = [], []
-    for qid in query_ids:
-        ql = data.lists[qid]
-        if len(ql.passage_ids) < 2:
-            continue
-        pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
-        scores = model.predict(pairs, batch_size=batch_size)
-        if ql.teacher.std() > 0:
-            agreement.append(teacher_ndcg(scores, ql.teacher, temperature))
-        relevant = (ql.labels == 1).astype(int)
-        if relevant.min() != relevant.max():
-            lists.append(pd.DataFrame({"query_id": qid, "passage_id": ql.passage_ids, "score": scores,
-                                       "relevance": relevant}))
-    out = {name: float("nan") for name in LIST_MEASURES}
-    if lists:
-        table = pd.concat(lists, ignore_index=True)
-        per_query = evaluate_run(table[["query_id", "passage_id", "score"]],
-                                 table[["query_id", "passage_id", "relevance"]], rn=(), measures=LIST_MEASURES)
-        out = {name: float(value) for name, value in per_query.mean().items()}
-    return {**out, "map_queries": len(lists), "agreement": float(np.mean(agreement)) if agreement else float("nan"),
-            "agreement_queries": len(agreement)}
-
-
 def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
     """AdamW groups: no weight decay on biases and norms; the fresh MLP head (cross-encoder) at ``head_lr`` when set."""
     no_decay = ("bias", "LayerNorm.weight", "norm.weight")
@@ -158,35 +71,7 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
     return [g for g in groups if g["params"]]
 
 
-@contextmanager
-def loaded(module: torch.nn.Module, weights: dict[str, torch.Tensor] | None) -> Iterator[None]:
-    """Inside the block, the entries of ``module``'s state dict named in ``weights`` take those values;
-    afterwards they are as before. No change when ``weights`` is None."""
-    if weights is None:
-        yield
-        return
-    current = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    module.load_state_dict({**current, **weights})
-    try:
-        yield
-    finally:
-        module.load_state_dict(current)
-
-
-@contextmanager
-def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None, share: float) -> Iterator[None]:
-    """Inside the block, ``module``'s floating-point weights are ``share`` × their value + (1 − ``share``) ×
-    ``start`` (WiSE-FT); afterwards they are as before. No change when ``start`` is None."""
-    if start is None:
-        yield
-        return
-    mixed = {k: share * v.detach() + (1 - share) * start[k].to(v.device, v.dtype)
-             for k, v in module.state_dict().items() if v.is_floating_point()}
-    with loaded(module, mixed):
-        yield
-
-
-class Trainer:
+class Trainer(Checkpoints, ModelSaving):
     """Fine-tunes ``model`` (:class:`CrossEncoderRanker` or :class:`BiEncoder`) on ``data`` by ``objective``,
     negatives drawn by ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end.
     Evaluates on ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model
@@ -244,90 +129,6 @@ class Trainer:
                               else self.total_steps)
         self.average: dict[str, torch.Tensor] | None = None
 
-    # -- checkpoints ---------------------------------------------------------------------------
-    def save_checkpoint(self) -> Path:
-        """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically (rank 0 only)."""
-        path = self.out_dir / CHECKPOINT
-        if not self.dist.is_main:
-            return path
-        state = {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict(),
-            "progress": asdict(self.progress),
-            "average": self.average,
-            "config": asdict(self.args),
-            "rng": {"torch": torch.get_rng_state(), "numpy": numpy_state(), "python": random.getstate()},
-        }
-        with atomic_path(path) as tmp:
-            torch.save(state, tmp)
-        return path
-
-    def load_checkpoint(self) -> None:
-        """Continue from ``checkpoint.pt``: same step, optimiser state and data order."""
-        state = read_checkpoint(self.out_dir / CHECKPOINT, self.device)
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.scaler.load_state_dict(state["scaler"])
-        self.progress = Progress(**state["progress"])
-        self.average = state.get("average")
-        torch.set_rng_state(state["rng"]["torch"])
-        set_numpy_state(state["rng"]["numpy"])
-        random.setstate(state["rng"]["python"])
-
-    def resume(self) -> None:
-        """Load ``checkpoint.pt``; refuse a missing one, or one written under other training settings."""
-        path = self.out_dir / CHECKPOINT
-        if not path.exists():
-            raise DataError("--resume: no checkpoint to resume from (train without --resume to start afresh)", file=path)
-        saved = read_checkpoint(path, torch.device("cpu"))["config"]
-        if saved.get("target") in TARGET_ALIASES:  # written under a deprecated target name
-            saved["target"] = TARGET_ALIASES[saved["target"]]
-        changed = sorted(k for k, v in asdict(self.args).items()
-                         if k not in RESUME_MAY_CHANGE and k in saved and saved[k] != v)
-        if changed:
-            raise ConfigError(f"--resume with changed training settings {changed} (the checkpoint was trained with "
-                              f"{ {k: saved[k] for k in changed} }); train afresh into another output to change them")
-        self.load_checkpoint()
-
-    def save_model(self, directory: Path) -> None:
-        """Write the model and its card into ``directory``, swapped in whole (rank 0 only)."""
-        if not self.dist.is_main:
-            return
-        args = self.args
-        info = {**self.card, "architecture": args.architecture, "encoder": args.encoder, "supervised": args.supervised,
-                "mode": args.mode, "loss": args.loss, "target": args.target, "steps": self.progress.step,
-                "batch size": args.batch_size, "max length": args.max_length, "learning rate": args.lr, "seed": args.seed}
-        last = self.progress.history[-1] if self.progress.history else None
-        if self.average is not None:
-            info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
-        if args.interpolate < 1:
-            info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
-        if self.switch_step:
-            info["judged queries trained from step"] = self.switch_step
-        with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
-              interpolated(self.model.encoder, self.start_weights, args.interpolate)):
-            self.model.save(tmp)
-            write_model_card(tmp, info, *self.dev_figures(last))
-
-    def dev_figures(self, metrics: dict[str, float] | None) -> tuple[dict[str, float] | None, str]:
-        """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against: gold
-        labels (supervised), the judged queries' judgments (few-shot), else the pseudo-labels, where only the
-        agreement with the teacher is shown (no MAP that reads as one against gold)."""
-        if metrics is None:
-            return None, ""
-        figures = {k: v for k, v in metrics.items() if k != "step"}
-        if self.args.supervised:
-            return figures, "Measured against the gold labels of the dev queries."
-        if self.dev_data is not None and self.dev_data.supervised:
-            return figures, "Measured against the judgments of the judged queries (few-shot mode), not full qrels."
-        kept = {k: v for k, v in figures.items() if k.startswith(("dev_agreement", "train_agreement"))}
-        return kept, ("Measured against the pseudo-labels (no gold was read): agreement is the nDCG of the model's "
-                      "order of each dev list against its teacher's, the label model (1: the same order). It says "
-                      "how well the student learned its labels, not how relevant its ranking is.")
-
     # -- training ------------------------------------------------------------------------------
     def backward(self, batch: Batch | ListBatch) -> float:
         """Gradients of the batch loss: this process's micro-batches (see :mod:`.distributed`); returns the loss."""
@@ -360,17 +161,6 @@ class Trainer:
         if self.progress.step > self.average_after:
             self.update_average()
         return loss, head_norm if head else total_norm
-
-    @torch.no_grad()
-    def update_average(self) -> None:
-        """Fold the current weights into the running mean of the weights since step ``average_after``."""
-        weights = {k: v.detach() for k, v in self.model.state_dict().items() if v.is_floating_point()}
-        if self.average is None:  # the first averaged step (a resumed run brings its mean in the checkpoint)
-            self.average = {k: v.clone() for k, v in weights.items()}
-            return
-        n = self.progress.step - self.average_after
-        for k, v in weights.items():
-            self.average[k] += (v - self.average[k]) / n
 
     @property
     def judged_in(self) -> bool:

@@ -1,0 +1,53 @@
+"""What training measures at each evaluation: each list ranked by the model against its labels (MAP, recall@1) and
+its agreement with the teacher's order (:func:`teacher_ndcg`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from ir_measures import AP, R
+
+from weakrank.evaluation.metrics import evaluate_run
+from weakrank.training.data import TrainingData
+from weakrank.training.rankers import Ranker
+
+LIST_MEASURES = {"map": AP, "recall@1": R @ 1}
+
+
+def teacher_ndcg(scores: np.ndarray, teacher: np.ndarray, temperature: float = 1.0) -> float:
+    """nDCG of the order of ``scores`` with the teacher's softmax(standardised score / ``temperature``) as graded
+    gains: how closely a list is ranked as its teacher ranks it, on every list the teacher ranks (ties in
+    ``scores`` keep the list's order)."""
+    gains = np.exp((teacher - teacher.max()) / temperature)
+    gains /= gains.sum()
+    discount = 1.0 / np.log2(np.arange(2, len(gains) + 2))
+    ideal = np.sort(gains)[::-1] @ discount
+    return float(gains[np.argsort(-scores, kind="stable")] @ discount / ideal)
+
+
+def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
+                    temperature: float = 1.0) -> dict[str, float]:
+    """The model's ranking of each query's list against its labels: MAP and recall@1 (ir-measures; tied scores in
+    random order) on the lists with a relevant and a non-relevant pair, ``agreement`` (:func:`teacher_ndcg`) on
+    every list the teacher ranks; ``map_queries`` and ``agreement_queries`` count the lists each used."""
+    lists, agreement = [], []
+    for qid in query_ids:
+        ql = data.lists[qid]
+        if len(ql.passage_ids) < 2:
+            continue
+        pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
+        scores = model.predict(pairs, batch_size=batch_size)
+        if ql.teacher.std() > 0:
+            agreement.append(teacher_ndcg(scores, ql.teacher, temperature))
+        relevant = (ql.labels == 1).astype(int)
+        if relevant.min() != relevant.max():
+            lists.append(pd.DataFrame({"query_id": qid, "passage_id": ql.passage_ids, "score": scores,
+                                       "relevance": relevant}))
+    out = {name: float("nan") for name in LIST_MEASURES}
+    if lists:
+        table = pd.concat(lists, ignore_index=True)
+        per_query = evaluate_run(table[["query_id", "passage_id", "score"]],
+                                 table[["query_id", "passage_id", "relevance"]], rn=(), measures=LIST_MEASURES)
+        out = {name: float(value) for name, value in per_query.mean().items()}
+    return {**out, "map_queries": len(lists), "agreement": float(np.mean(agreement)) if agreement else float("nan"),
+            "agreement_queries": len(agreement)}

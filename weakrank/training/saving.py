@@ -1,0 +1,111 @@
+"""Saving a :class:`~weakrank.training.trainer.Trainer`'s model: the weights saved (their running mean under SWA, mixed
+with the start encoder's under WiSE-FT), the model card and its dev figures, each directory swapped in whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from weakrank.io import atomic_dir
+from weakrank.ranker.cross_encoder import write_model_card
+from weakrank.training.checkpoints import Progress
+from weakrank.training.config import TrainConfig
+from weakrank.training.data import TrainingData
+from weakrank.training.distributed import DistEnv
+from weakrank.training.rankers import Ranker
+
+HELD_OUT = "held_out"  # the student saved before the judged queries joined training (few-shot mode)
+TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
+
+
+@contextmanager
+def loaded(module: torch.nn.Module, weights: dict[str, torch.Tensor] | None) -> Iterator[None]:
+    """Inside the block, the entries of ``module``'s state dict named in ``weights`` take those values;
+    afterwards they are as before. No change when ``weights`` is None."""
+    if weights is None:
+        yield
+        return
+    current = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    module.load_state_dict({**current, **weights})
+    try:
+        yield
+    finally:
+        module.load_state_dict(current)
+
+
+@contextmanager
+def interpolated(module: torch.nn.Module, start: dict[str, torch.Tensor] | None, share: float) -> Iterator[None]:
+    """Inside the block, ``module``'s floating-point weights are ``share`` × their value + (1 − ``share``) ×
+    ``start`` (WiSE-FT); afterwards they are as before. No change when ``start`` is None."""
+    if start is None:
+        yield
+        return
+    mixed = {k: share * v.detach() + (1 - share) * start[k].to(v.device, v.dtype)
+             for k, v in module.state_dict().items() if v.is_floating_point()}
+    with loaded(module, mixed):
+        yield
+
+
+class ModelSaving:
+    """The trainer's methods that save its model and keep the weights saved."""
+
+    args: TrainConfig
+    card: dict
+    dist: DistEnv
+    model: Ranker
+    progress: Progress
+    dev_data: TrainingData | None
+    start_weights: dict[str, torch.Tensor] | None
+    average: dict[str, torch.Tensor] | None
+    average_after: int
+    switch_step: int
+
+    def save_model(self, directory: Path) -> None:
+        """Write the model and its card into ``directory``, swapped in whole (rank 0 only)."""
+        if not self.dist.is_main:
+            return
+        args = self.args
+        info = {**self.card, "architecture": args.architecture, "encoder": args.encoder, "supervised": args.supervised,
+                "mode": args.mode, "loss": args.loss, "target": args.target, "steps": self.progress.step,
+                "batch size": args.batch_size, "max length": args.max_length, "learning rate": args.lr, "seed": args.seed}
+        last = self.progress.history[-1] if self.progress.history else None
+        if self.average is not None:
+            info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
+        if args.interpolate < 1:
+            info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
+        if self.switch_step:
+            info["judged queries trained from step"] = self.switch_step
+        with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
+              interpolated(self.model.encoder, self.start_weights, args.interpolate)):
+            self.model.save(tmp)
+            write_model_card(tmp, info, *self.dev_figures(last))
+
+    def dev_figures(self, metrics: dict[str, float] | None) -> tuple[dict[str, float] | None, str]:
+        """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against: gold
+        labels (supervised), the judged queries' judgments (few-shot), else the pseudo-labels, where only the
+        agreement with the teacher is shown (no MAP that reads as one against gold)."""
+        if metrics is None:
+            return None, ""
+        figures = {k: v for k, v in metrics.items() if k != "step"}
+        if self.args.supervised:
+            return figures, "Measured against the gold labels of the dev queries."
+        if self.dev_data is not None and self.dev_data.supervised:
+            return figures, "Measured against the judgments of the judged queries (few-shot mode), not full qrels."
+        kept = {k: v for k, v in figures.items() if k.startswith(("dev_agreement", "train_agreement"))}
+        return kept, ("Measured against the pseudo-labels (no gold was read): agreement is the nDCG of the model's "
+                      "order of each dev list against its teacher's, the label model (1: the same order). It says "
+                      "how well the student learned its labels, not how relevant its ranking is.")
+
+    @torch.no_grad()
+    def update_average(self) -> None:
+        """Fold the current weights into the running mean of the weights since step ``average_after``."""
+        weights = {k: v.detach() for k, v in self.model.state_dict().items() if v.is_floating_point()}
+        if self.average is None:  # the first averaged step (a resumed run brings its mean in the checkpoint)
+            self.average = {k: v.clone() for k, v in weights.items()}
+            return
+        n = self.progress.step - self.average_after
+        for k, v in weights.items():
+            self.average[k] += (v - self.average[k]) / n
