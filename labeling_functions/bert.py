@@ -12,10 +12,11 @@ import numpy as np
 from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
+from weakrank.names import PRECISIONS
 from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 
-@lf_factory
+@lf_factory(precisions=PRECISIONS)
 def make_bert_cosine(
     name: str = "bert_cosine",
     model: str = DEFAULT_ENCODER,

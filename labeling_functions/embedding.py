@@ -11,10 +11,11 @@ import numpy as np
 from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
+from weakrank.names import PRECISIONS
 from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
 
-@lf_factory
+@lf_factory(precisions=PRECISIONS)
 def make_embedding_cosine(
     name: str = "embedding_cosine", model: str = DEFAULT_ENCODER, batch_size: int = 64, precision: str = "fp32",
     **rule: float,

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.inputs import check_lfs, check_loader
 from weakrank.keys import check_keys, schema
+from weakrank.names import ENGINES, LABEL_MODELS
 
 if TYPE_CHECKING:
     from weakrank.label_models import LabelModel
@@ -41,10 +42,9 @@ def typed(cls: type[T], values: Mapping[str, Any], section: str, source: Path | 
 
 def check_label_model(name: str, where: str) -> None:
     """A :class:`ConfigError` unless ``name`` is a label model."""
-    from weakrank.label_models import MODELS
-
-    if name not in MODELS:
-        raise ConfigError(f"{where} unknown label model {name!r}{did_you_mean(name, MODELS)}; choose from {sorted(MODELS)}")
+    if name not in LABEL_MODELS:
+        raise ConfigError(f"{where} unknown label model {name!r}{did_you_mean(name, LABEL_MODELS)}; choose from "
+                          f"{sorted(LABEL_MODELS)}")
 
 
 def label_model_options(name: str) -> dict[str, Any]:
@@ -70,8 +70,8 @@ class DatasetConfig:
 @dataclass
 class LabelConfig:
     """Which LFs vote, with per-LF options (factory arguments and ``top_k``/``bottom_fraction``),
-    and where they run: ``engine`` (local, dask, spark); ``engine_options`` holds the ``[label.dask]`` and
-    ``[label.spark]`` tables by engine name."""
+    and where they run: ``engine`` (one of :data:`weakrank.names.ENGINES`); ``engine_options`` holds the
+    ``[label.<engine>]`` tables by engine name."""
 
     lfs: list[str]
     lf_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -204,7 +204,7 @@ class PipelineConfig:
 
 # the raw keys of the sections that are not read one to one into a dataclass
 DATASET_KEYS = {"loader": str, "path": str, "options": dict, "max_queries": Any, "splits": Any}  # max_queries: check_max_queries
-LABEL_KEYS = {"lfs": list[str], "options": dict, "engine": str, "local": dict, "dask": dict, "spark": dict}
+LABEL_KEYS = {"lfs": list[str], "options": dict, "engine": str, **dict.fromkeys(ENGINES, dict)}
 SECTIONS = ("name", "run_dir", "dataset", "label", "aggregate", "analyze", "train", "evaluate", "experiment")
 GRID = "experiment_"  # [experiment_<name>]: one more grid
 
@@ -357,7 +357,7 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
             lfs=list(specs.values()),
             lf_options={specs.get(spec, spec): options for spec, options in lab.get("options", {}).items()},
             engine=lab.get("engine", "local"),
-            engine_options={k: lab[k] for k in ("local", "dask", "spark") if k in lab},
+            engine_options={k: lab[k] for k in ENGINES if k in lab},
         ),
         aggregate=typed(AggregateConfig, relative_to(here, _section(raw, "aggregate", path, required=False),
                                                      ("judgments",)), "aggregate", path),

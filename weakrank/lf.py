@@ -255,20 +255,41 @@ def ranking_lf(
     return decorate
 
 
-_FACTORY = "__weakrank_lf_factory__"
+_FACTORY, _PRECISIONS = "__weakrank_lf_factory__", "__weakrank_lf_precisions__"
 
 F = TypeVar("F", bound=Callable[..., RankingLF])
 
 
-def lf_factory(fn: F) -> F:
-    """Mark ``fn`` as a factory ``(**options) -> RankingLF`` that a config may call with its options.
+@overload
+def lf_factory(fn: F, /) -> F: ...
 
-    Configs call nothing else: a config naming an unmarked callable is refused before it runs.
+
+@overload
+def lf_factory(*, precisions: Sequence[str] = ("fp32",)) -> Callable[[F], F]: ...
+
+
+def lf_factory(fn: F | None = None, /, *, precisions: Sequence[str] = ("fp32",)) -> F | Callable[[F], F]:
+    """Mark ``fn`` as a factory ``(**options) -> RankingLF`` that a config may call with its options; a bare
+    ``@lf_factory`` is ``@lf_factory()``.
+
+    Configs call nothing else: a config naming an unmarked callable is refused before it runs. ``precisions``:
+    those its ``precision`` option takes (a model LF that also runs at int8 declares ``("fp32", "int8")``, of
+    :data:`weakrank.names.PRECISIONS`); a shipped ranker loaded at one of them builds the LF at it too.
     """
-    setattr(fn, _FACTORY, True)
-    return fn
+
+    def mark(fn: F) -> F:
+        setattr(fn, _FACTORY, True)
+        setattr(fn, _PRECISIONS, tuple(precisions))
+        return fn
+
+    return mark if fn is None else mark(fn)
 
 
 def is_lf_factory(obj: object) -> bool:
     """True for a callable marked with :func:`lf_factory`."""
     return callable(obj) and getattr(obj, _FACTORY, False) is True
+
+
+def factory_precisions(obj: object) -> tuple[str, ...]:
+    """The precisions LF factory ``obj`` declares (:func:`lf_factory`); fp32 alone for anything else."""
+    return getattr(obj, _PRECISIONS, ("fp32",))

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from weakrank.config import PipelineConfig, check_max_queries, load_config
+from weakrank.names import ENGINES
 
 
 class AddCommand(Protocol):
@@ -46,7 +47,8 @@ def repeated_flags(args: argparse.Namespace) -> str:
 
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     """``--engine``, ``--address`` (Dask scheduler) and ``--master`` (Spark master URL) options."""
-    parser.add_argument("--engine", help="where the LFs run: local, dask or spark (default: [label] engine, else local)")
+    parser.add_argument("--engine", help=f"where the LFs run: {', '.join(ENGINES)} (default: [label] engine, else "
+                        f"{ENGINES[0]})")
     parser.add_argument("--address", help="Dask scheduler address, e.g. tcp://host:8786 (default: a LocalCluster)")
     parser.add_argument("--master", help="Spark master URL, e.g. spark://host:7077 (default: local[*])")
 

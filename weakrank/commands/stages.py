@@ -18,6 +18,7 @@ from weakrank.commands import (
 )
 from weakrank.commands.train import add_train_flags, print_trained, train_flags, train_overrides
 from weakrank.config import PipelineConfig
+from weakrank.names import LABEL_MODELS
 from weakrank.paths import RunPaths
 
 if TYPE_CHECKING:
@@ -211,6 +212,12 @@ def add_judgments_flag(parser: argparse.ArgumentParser) -> None:
                         "[aggregate] judgments)")
 
 
+def add_label_model_flag(parser: argparse.ArgumentParser) -> None:
+    """``--label-model`` (overrides ``[aggregate] model``)."""
+    parser.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
+                        help=f"label model (overrides [aggregate] model): {', '.join(LABEL_MODELS)}")
+
+
 def register(add: AddCommand) -> None:
     """Add the stage sub-commands."""
     add("ingest", cmd_ingest, "load a dataset and write its canonical Parquet tables")
@@ -218,8 +225,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
     add_engine_arguments(p)
     p = add("aggregate", cmd_aggregate, "fit the label model and write labels.parquet")
-    p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
-                   help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
+    add_label_model_flag(p)
     add_judgments_flag(p)
     p = add("analyze", cmd_analyze, "LF summary and P@1/R@1/AUC quality table against gold")
     p.add_argument("--split", action="append", help="restrict to a split (repeatable; default: [analyze] splits)")
@@ -228,8 +234,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--resume", action="store_true", help="continue training from its checkpoint")
     p.add_argument("--stages", help="comma-separated subset of stages")
     p.add_argument("--force", action="store_true", help="recompute LF scores even when cached")
-    p.add_argument("--label-model", "--model", dest="model", metavar="MODEL",
-                   help="label model (overrides [aggregate] model): majority, generative, dawid_skene, snorkel, fusion")
+    add_label_model_flag(p)
     add_judgments_flag(p)
     p.add_argument("--split", action="append", help="restrict analysis to a split (repeatable)")
     p.add_argument("--eval-split", help="split that rerank scores and evaluate reports (default: [evaluate] split, "

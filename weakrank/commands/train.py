@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -12,6 +13,7 @@ from typing import Any, get_args, get_origin
 from weakrank.commands import AddCommand, pipeline_config
 from weakrank.errors import ConfigError
 from weakrank.keys import schema
+from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backend
 from weakrank.training.config import GROUPS, TrainConfig, option_fields
 
 
@@ -39,12 +41,13 @@ def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where judged queries chose
     it, the student's weight in the shipped ranker and why."""
     from labeling_functions import BUILTIN
-    from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+    from weakrank.ranker.directory import model_manifest
+    from weakrank.ranker.teacher_state import read_teacher_state
 
     if int(os.environ.get("RANK", "0")) != 0:
         return
     print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
-    mix = read_teacher_state(model, set(BUILTIN)).mix if (model / FUSION_FILE).exists() else None
+    mix = read_teacher_state(model, set(BUILTIN)).mix if model_manifest(model).teacher else None
     if mix:
         print(f"shipped ranker: {mix['reason']}")
         print("  estimated MAP over the judged sample's pool: " + ", ".join(
@@ -58,12 +61,21 @@ def cmd_train(args: argparse.Namespace) -> None:
                                  **train_overrides(args)))
 
 
+def student_runtime(args: argparse.Namespace) -> tuple[str, str]:
+    """``--backend`` and ``--precision`` (or ``--int8``) as :func:`~weakrank.ranker.load_ranker` takes them; a
+    ``--backend`` of before that named both (``onnx-int8``) is split, with a note that it is deprecated."""
+    backend, precision = split_backend(args.backend, args.precision)
+    if args.backend in COMBINED_BACKENDS:
+        print(f"weakrank: --backend {args.backend} is deprecated: use --backend {backend} --precision {precision}",
+              file=sys.stderr)
+    return backend, precision
+
+
 def student_backend(args: argparse.Namespace) -> str:
-    """``--backend`` and ``--int8`` as one of :data:`weakrank.ranker.BACKENDS`: ``--int8`` makes torch ``int8``
-    and onnx ``onnx-int8``."""
-    if not args.int8 or args.backend.endswith("int8"):
-        return args.backend
-    return "int8" if args.backend == "torch" else f"{args.backend}-int8"
+    """:func:`student_runtime` as the one name the rerank stage passes on to the loader (a name of
+    :data:`~weakrank.names.COMBINED_BACKENDS` at int8, which the loader splits again) until the stage takes both."""
+    runtime = student_runtime(args)
+    return next((name for name, pair in COMBINED_BACKENDS.items() if pair == runtime), runtime[0])
 
 
 def cmd_rerank(args: argparse.Namespace) -> None:
@@ -75,8 +87,9 @@ def cmd_rerank(args: argparse.Namespace) -> None:
         if missing:
             raise ConfigError(f"rerank --run also needs {', '.join(missing)}")
         out = Path(args.output or Path(args.run).with_suffix(".reranked.trec"))
-        path = rerank_trec(args.model, args.run, args.queries, args.collection, out, backend=student_backend(args),
-                           trust_code=args.trust_code, force=args.force)
+        backend, precision = student_runtime(args)
+        path = rerank_trec(args.model, args.run, args.queries, args.collection, out, backend=backend,
+                           precision=precision, trust_code=args.trust_code, force=args.force)
         print(f"wrote {path}")
     elif args.config is None:
         raise ConfigError("rerank needs a pipeline config, or --run with --model-dir, --queries and --collection")
@@ -165,12 +178,14 @@ def register(add: AddCommand) -> None:
                    "of the inputs, nor a file weakrank did not write unless --force")
     p.add_argument("--force", action="store_true", help="with --run: replace --output even if weakrank did not "
                    "write it")
-    p.add_argument("--int8", action="store_true", help="CPU inference with the student's linear layers quantised "
-                   "to int8 (faster; MAP in benchmarks/rerank.csv): --backend int8, or onnx-int8 with --backend onnx")
     p.add_argument("--trust-code", action="store_true",
                    help="run the Python LF files a model directory carries in its lfs/ (without it, a teacher that "
                         "needs them is left out: the student ranks alone)")
-    p.add_argument("--backend", choices=("torch", "int8", "onnx", "onnx-int8"), default="torch",
-                   help="where the student runs: torch (default), int8 (torch, linear layers quantised), onnx or "
-                        "onnx-int8 (ONNX Runtime on the CPU, a cross-encoder; pip install 'weakrank[onnx]'; exported "
-                        "once into the model's onnx/ folder)")
+    p.add_argument("--backend", choices=(*BACKENDS, *COMBINED_BACKENDS), default=BACKENDS[0],
+                   help="where the student runs: torch (default) or onnx (ONNX Runtime on the CPU, a cross-encoder; "
+                        "pip install 'weakrank[onnx]'; exported once into the model's onnx/ folder); "
+                        f"{' and '.join(COMBINED_BACKENDS)}: deprecated, give --precision")
+    p.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0],
+                   help="what the student and the shipped ranker's encoder LFs run at: fp32 (default) or int8 (linear "
+                        "layers quantised, CPU; faster, MAP in benchmarks/rerank.csv)")
+    p.add_argument("--int8", dest="precision", action="store_const", const="int8", help="--precision int8")

@@ -26,8 +26,11 @@ from weakrank.errors import ConfigError, did_you_mean
 from weakrank.io import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, SCORE, apply_lfs
 from weakrank.lf import RankingLF
+from weakrank.names import ENGINES
 
-ENGINES = ("local", "dask", "spark")
+# the registry: each engine of weakrank.names.ENGINES (same names, same order) and the options of its [label.<engine>]
+ENGINE_OPTIONS: dict[str, set[str]] = {"local": set(), "dask": {"address", "workers", "threads", "client"},
+                                       "spark": {"master", "spark"}}
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,10 @@ class EngineConfig:
         if self.name not in ENGINES:
             raise ConfigError(f"unknown label engine {self.name!r}{did_you_mean(self.name, ENGINES)}; "
                               f"choose one of {list(ENGINES)}")
-        allowed = {"local": set(), "dask": {"address", "workers", "threads", "client"}, "spark": {"master", "spark"}}
-        unknown = sorted(set(self.options) - allowed[self.name])
+        unknown = sorted(set(self.options) - ENGINE_OPTIONS[self.name])
         if unknown:
-            raise ConfigError(f"unknown [label.{self.name}] option(s) {unknown}; allowed: {sorted(allowed[self.name])}")
+            raise ConfigError(f"unknown [label.{self.name}] option(s) {unknown}; allowed: "
+                              f"{sorted(ENGINE_OPTIONS[self.name])}")
 
 
 def engine_config(name: str, options: dict[str, Any] | None = None) -> EngineConfig:
@@ -127,6 +130,7 @@ def label_dataset(
 
 __all__ = [
     "ENGINES",
+    "ENGINE_OPTIONS",
     "EngineConfig",
     "engine_config",
     "label_dataset",

@@ -22,6 +22,7 @@ from weakrank.label_models.generative import GenerativeModel
 from weakrank.label_models.majority import MajorityVote
 from weakrank.label_models.snorkel import SnorkelLabelModel
 
+# the registry: the label models of weakrank.names.LABEL_MODELS (same names, same order)
 MODELS: dict[str, type[LabelModel]] = {
     "majority": MajorityVote,
     "snorkel": SnorkelLabelModel,
@@ -32,7 +33,7 @@ MODELS: dict[str, type[LabelModel]] = {
 
 
 def make_label_model(name: str, **options: Any) -> LabelModel:
-    """The label model called ``name`` (majority, snorkel, generative, dawid_skene, fusion) with ``options``."""
+    """The label model called ``name`` (one of :data:`MODELS`) with ``options``."""
     if name not in MODELS:
         raise ConfigError(f"unknown label model {name!r}; choose one of {sorted(MODELS)}")
     try:

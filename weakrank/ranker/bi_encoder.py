@@ -21,6 +21,7 @@ from torch import nn
 
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
 from weakrank.progress import loading_bars_off
+from weakrank.ranker.manifest import student_manifest, write_manifest
 from weakrank.ranker.ranking import RanksPassages
 
 CONFIG_FILE = "bi_encoder.json"
@@ -28,6 +29,8 @@ CONFIG_FILE = "bi_encoder.json"
 
 class BiEncoder(nn.Module, RanksPassages):
     """Scores aligned (query, passage) pairs by the scaled cosine of their sentence embeddings."""
+
+    architecture, backends = "bi-encoder", ("torch",)  # what its directory's manifest says (ONNX: cross-encoders)
 
     def __init__(self, model, scale: float = 20.0, max_length: int = 256) -> None:
         super().__init__()
@@ -108,10 +111,12 @@ class BiEncoder(nn.Module, RanksPassages):
         return self.scale * (q * p).sum(-1)
 
     def save(self, directory: str | Path) -> Path:
-        """A sentence-transformers directory (``SentenceTransformer(directory)`` loads it) + the scale."""
+        """A sentence-transformers directory (``SentenceTransformer(directory)`` loads it) + the scale and the
+        manifest."""
         directory = Path(directory)
         self.model.save(str(directory))
         (directory / CONFIG_FILE).write_text(json.dumps({"scale": self.scale, "max_length": self.max_length}))
+        write_manifest(directory, student_manifest(type(self)))
         return directory
 
     @classmethod

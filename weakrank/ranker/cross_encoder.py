@@ -23,7 +23,9 @@ from transformers import AutoModel, AutoTokenizer
 from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, pool_tokens, resolve_model
 from weakrank.errors import DataError
 from weakrank.io import write_text
+from weakrank.names import BACKENDS
 from weakrank.progress import loading_bars_off
+from weakrank.ranker.manifest import read_manifest, student_manifest, write_manifest
 from weakrank.ranker.ranking import RanksPassages
 
 # bert_pr.json: a historical name (the class was BertPR), kept so that every model directory saved before loads
@@ -33,6 +35,8 @@ ST = "sentence_transformers."  # the package of the module classes in modules.js
 
 class CrossEncoderRanker(nn.Module, RanksPassages):
     """A cross-encoder ranker: one relevance score (a logit) per query–passage pair."""
+
+    architecture, backends = "cross-encoder", BACKENDS  # what its directory's manifest says
 
     def __init__(self, encoder: nn.Module, tokenizer, hidden: tuple[int, ...] = (100, 10), max_length: int = 256,
                  pooling: str = "cls"):
@@ -90,7 +94,7 @@ class CrossEncoderRanker(nn.Module, RanksPassages):
         return out
 
     def save(self, directory: str | Path) -> Path:
-        """Write encoder + tokenizer (HF format) and the head into ``directory``."""
+        """Write encoder + tokenizer (HF format), the head and the manifest into ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.encoder.save_pretrained(directory)
@@ -99,6 +103,7 @@ class CrossEncoderRanker(nn.Module, RanksPassages):
         (directory / CONFIG_FILE).write_text(json.dumps({"hidden": list(self.hidden), "max_length": self.max_length,
                                                              "pooling": self.pooling}))
         self._save_cross_encoder_modules(directory)
+        write_manifest(directory, student_manifest(type(self)))
         return directory
 
     def _save_cross_encoder_modules(self, directory: Path) -> None:
@@ -160,7 +165,7 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
              "## Use", "", "```python",
              "from weakrank.ranker import load_ranker", "",
              'scores = load_ranker("path/to/model").predict([("query", "passage")])']
-    if (directory / CONFIG_FILE).exists():
+    if read_manifest(directory).architecture == CrossEncoderRanker.architecture:
         lines += ["", "from sentence_transformers import CrossEncoder  # sentence-transformers >= 6: the same scores", "",
                   'scores = CrossEncoder("path/to/model").predict([("query", "passage")])']
     lines += ["```", "", "## Training", "", "| | |", "|---|---|"]

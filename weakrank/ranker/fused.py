@@ -21,7 +21,7 @@ import pandas as pd
 from weakrank.errors import LeftOutWarning
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
-from weakrank.ranker.student import INT8_BACKENDS, load_student
+from weakrank.ranker.student import load_student
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
@@ -77,9 +77,10 @@ class FusedRanker(RanksPassages):
 
     @classmethod
     def load(cls, directory: str | Path, trust_code: bool = False, device: str | None = None,
-             backend: str = "torch") -> RanksPassages:
-        """The shipped ranker saved in ``directory``: its student (run by ``backend``, :func:`load_student`) with
-        the teacher, whose encoder LFs run at int8 too where the student does. The teacher's state is checked as untrusted input
+             backend: str = "torch", precision: str = "fp32") -> RanksPassages:
+        """The shipped ranker saved in ``directory``: its student (run by ``backend`` at ``precision``,
+        :func:`load_student`) with the teacher, whose encoder LFs run at that precision too where they can
+        (:func:`~weakrank.lf.factory_precisions`). The teacher's state is checked as untrusted input
         (:func:`~weakrank.ranker.teacher_state.read_teacher_state`); built-in LFs are rebuilt from their options and
         saved arrays alone. A user's LF runs the file it names in the directory's ``lfs/``, and a built-in LF reads
         a model folder outside the directory, only with ``trust_code``; without it the student is returned alone,
@@ -87,7 +88,7 @@ class FusedRanker(RanksPassages):
         from labeling_functions import BUILTIN
 
         directory = Path(directory)
-        student = load_student(directory, device, backend)
+        student = load_student(directory, device, backend, precision)
         state = read_teacher_state(directory, set(BUILTIN))
         code = [str(lf.code) for lf in state.lfs if lf.code is not None]
         outside = [f"{FUSION_FILE}: {place}" for lf in state.lfs for place in lf.outside]
@@ -97,7 +98,6 @@ class FusedRanker(RanksPassages):
             warnings.warn(f"{directory}: its teacher {' and '.join(needs)}; loaded as the student alone. Pass "
                           "trust_code=True (`--trust-code`) if you trust it.", UntrustedCodeWarning, stacklevel=2)
             return student
-        precision = "int8" if backend in INT8_BACKENDS else "fp32"  # the encoder LFs run as the student does
         return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.mix)
 
 
@@ -105,7 +105,3 @@ class UntrustedCodeWarning(LeftOutWarning):
     """A model directory's teacher needs code (or a model folder outside the directory) that the caller did not
     trust: the student is used alone."""
 
-
-def has_teacher(directory: str | Path) -> bool:
-    """Whether model directory ``directory`` carries a teacher (its ``weakrank_fusion.json``)."""
-    return (Path(directory) / FUSION_FILE).exists()

@@ -12,17 +12,17 @@ import pandas as pd
 
 from weakrank.io import output_file, write_run
 from weakrank.loaders.trec import load_trec
-from weakrank.ranker.fused import FusedRanker
+from weakrank.ranker.directory import model_manifest
 from weakrank.ranker.load import load_ranker
 from weakrank.ranker.ranking import RanksPassages
-from weakrank.ranker.teacher_state import FUSION_FILE
 
 
 def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",
-                  trust_code: bool = False) -> RanksPassages:
+                  trust_code: bool = False, precision: str = "fp32") -> RanksPassages:
     """:func:`load_ranker`, warning when the shipped ranker is asked of a directory that holds the student alone."""
-    ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code)
-    if not student_only and not isinstance(ranker, FusedRanker) and not (Path(model) / FUSION_FILE).exists():
+    ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code,
+                         precision=precision)
+    if not student_only and not model_manifest(model).teacher:
         warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
                       "scoring with the student alone", stacklevel=2)
     return ranker
@@ -34,7 +34,8 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,
-                batch_size: int = 64, backend: str = "torch", trust_code: bool = False, force: bool = False) -> Path:
+                batch_size: int = 64, backend: str = "torch", trust_code: bool = False, force: bool = False,
+                precision: str = "fp32") -> Path:
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
@@ -42,6 +43,6 @@ def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collect
     with output_file(out, {"--run": run, "--queries": queries, "--collection": collection}, force) as target:
         dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
         tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name
-        ranker = loaded_ranker(model, backend=backend, trust_code=trust_code)
+        ranker = loaded_ranker(model, backend=backend, trust_code=trust_code, precision=precision)
         write_run(score_pairs(ranker, dataset.pairs(), batch_size), target, tag)
     return target

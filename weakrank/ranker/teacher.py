@@ -12,7 +12,6 @@ loading it needs no label model, config or votes. :meth:`Teacher.load` reads the
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 import shutil
 from collections.abc import Sequence
@@ -25,8 +24,9 @@ import pandas as pd
 from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
-from weakrank.lf import RankingLF
+from weakrank.lf import RankingLF, factory_precisions
 from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
+from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
 from weakrank.registry import resolve_lf
 
@@ -79,8 +79,9 @@ class Teacher:
     def save(self, directory: str | Path, student_weight: float = 0.5, mix: dict | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
-        on which scores are which, and last ``weakrank_fusion.json`` (the commit point), with the student's weight
-        in the shipped ranker (``mix``: how it was chosen). Returns that file."""
+        on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
+        in the shipped ranker (``mix``: how it was chosen), and last the directory's manifest, which now says
+        ``shipped`` (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)
         entries = []
         for lf, spec, options, saved in zip(self.lfs, self.specs, self.options, self.saved):
@@ -96,13 +97,16 @@ class Teacher:
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
         saved = {"lfs": entries, "teacher": self.fusion_state, "student_weight": student_weight}
-        return write_text(json.dumps({**saved, **({"mix": mix} if mix else {})}, indent=1), directory / FUSION_FILE)
+        written = write_text(json.dumps({**saved, **({"mix": mix} if mix else {})}, indent=1), directory / FUSION_FILE)
+        mark_shipped(directory)
+        return written
 
     @classmethod
     def from_checked(cls, directory: str | Path, checked: TeacherState, precision: str = "fp32") -> Teacher:
         """The teacher of a checked ``weakrank_fusion.json`` (:func:`~weakrank.ranker.teacher_state.read_teacher_state`)
         of ``directory``: built-in LFs rebuilt from their options and saved arrays, a built-in encoder LF's model run
-        at ``precision`` (``fp32`` or ``int8``: see :func:`~weakrank.similarity.shared_encoder`); a user's LF runs
+        at ``precision`` where its factory declares it (:func:`~weakrank.lf.factory_precisions`; see
+        :func:`~weakrank.similarity.shared_encoder`); a user's LF runs
         its file in ``lfs/`` (the caller decides whether that is trusted)."""
         directory = Path(directory)
         built = [_load_lf(directory, entry, i, precision) for i, entry in enumerate(checked.lfs)]
@@ -145,8 +149,7 @@ def _load_lf(directory: Path, entry: LFEntry, index: int, precision: str = "fp32
     spec = entry.spec if entry.code is None else f"{entry.code}:{entry.spec.rpartition(':')[2]}"
     try:
         factory = BUILTIN.get(spec) if entry.code is None else None
-        runs_at = {"precision": precision} if precision != "fp32" and factory is not None and \
-            "precision" in inspect.signature(factory).parameters else {}
+        runs_at = {"precision": precision} if precision != "fp32" and precision in factory_precisions(factory) else {}
         lf = resolve_lf(spec, {**options, **runs_at})
         if lf.name != entry.name:
             raise ConfigError(f"builds an LF named {lf.name!r}")

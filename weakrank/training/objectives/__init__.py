@@ -33,7 +33,8 @@ __all__ = [
     "SoftCrossEntropy", "TargetOptions", "objective_from_config",
 ]
 
-# the registry: the objectives [train] can describe, in the order of their losses and options in the CLI
+# the registry: the objectives [train] can describe, in the order of their losses and options in the CLI (their
+# losses are weakrank.names.LOSSES, in that order)
 OBJECTIVES: list[type[Objective]] = [Hinge, SoftCrossEntropy, LabelRelaxation, InBatch, ListwiseKL]
 
 

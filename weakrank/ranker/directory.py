@@ -1,0 +1,46 @@
+"""What a model directory holds, as loaders ask it: :func:`model_manifest`, its manifest
+(:mod:`~weakrank.ranker.manifest`) or, for a directory saved before manifests, the same facts guessed from which
+files it holds (the one place that guesses); :func:`mark_shipped`, the manifest's change when a teacher is saved
+beside the student."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
+from weakrank.ranker.bi_encoder import BiEncoder
+from weakrank.ranker.cross_encoder import CONFIG_FILE as CROSS_ENCODER_FILE
+from weakrank.ranker.cross_encoder import CrossEncoderRanker
+from weakrank.ranker.manifest import MANIFEST_FILE, ModelManifest, read_manifest, student_manifest, write_manifest
+from weakrank.ranker.teacher_state import FUSION_FILE
+
+
+def model_manifest(directory: str | Path) -> ModelManifest:
+    """What model directory ``directory`` is: its checked manifest, or, saved before manifests, guessed from its
+    files (the student's config file, the teacher's state file); FileNotFoundError when it holds no student."""
+    directory = Path(directory)
+    if (directory / MANIFEST_FILE).exists():
+        return read_manifest(directory)
+    student = _guessed_student(directory)
+    if student is None:
+        raise FileNotFoundError(f"{directory} holds no weakrank ranker ({MANIFEST_FILE} missing)")
+    manifest = student_manifest(student)
+    return replace(manifest, kind="shipped") if (directory / FUSION_FILE).exists() else manifest
+
+
+def mark_shipped(directory: str | Path) -> None:
+    """Say in ``directory``'s manifest that its teacher was saved beside the student (a folder without a student
+    gets none)."""
+    try:
+        manifest = model_manifest(directory)
+    except FileNotFoundError:
+        return
+    write_manifest(directory, replace(manifest, kind="shipped"))
+
+
+def _guessed_student(directory: Path) -> type | None:
+    """The student class whose config file ``directory`` holds, or None."""
+    if (directory / BI_ENCODER_FILE).exists():
+        return BiEncoder
+    return CrossEncoderRanker if (directory / CROSS_ENCODER_FILE).exists() else None

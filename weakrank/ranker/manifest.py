@@ -1,0 +1,95 @@
+"""What a model directory is, said by its ``weakrank_model.json``: :class:`ModelManifest`, written by
+:func:`write_manifest` when a student is saved (``kind = "student"``) and when its teacher is saved beside it
+(``"shipped"``, :func:`weakrank.ranker.directory.mark_shipped`), read by :func:`read_manifest` as untrusted input (a
+regular file of at most :data:`MAX_BYTES`, every field's type and value checked, each problem a
+:class:`~weakrank.errors.DataError` naming the file and field; nothing in it runs). Loaders ask
+:func:`weakrank.ranker.directory.model_manifest`, which also answers for a directory saved before manifests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from weakrank.errors import DataError
+from weakrank.io import read_bytes, write_text
+from weakrank.names import ARCHITECTURES, BACKENDS, PRECISIONS
+
+MANIFEST_FILE = "weakrank_model.json"
+MAX_BYTES = 64 * 1024  # a manifest is a few lines
+FORMAT = 1
+KINDS = ("student", "shipped")  # shipped: the student with its teacher (weakrank_fusion.json)
+
+
+@dataclass(frozen=True)
+class ModelManifest:
+    """A model directory's kind (``student``, or ``shipped``: with its teacher), its student's ``architecture``,
+    and the ``backends`` and ``precisions`` that student runs on (:mod:`weakrank.names`)."""
+
+    kind: str
+    architecture: str
+    backends: tuple[str, ...]
+    precisions: tuple[str, ...]
+    format: int = FORMAT
+
+    @property
+    def teacher(self) -> bool:
+        """Whether the directory carries the student's teacher."""
+        return self.kind == "shipped"
+
+
+def student_manifest(student: type) -> ModelManifest:
+    """The manifest of a directory that holds a student of class ``student`` alone (its ``architecture`` and
+    ``backends``)."""
+    return ModelManifest("student", student.architecture, tuple(student.backends), PRECISIONS)
+
+
+def write_manifest(directory: str | Path, manifest: ModelManifest) -> Path:
+    """Write ``manifest`` into model directory ``directory``."""
+    return write_text(json.dumps(asdict(manifest), indent=1), Path(directory) / MANIFEST_FILE)
+
+
+def read_manifest(directory: str | Path) -> ModelManifest:
+    """The checked manifest of model directory ``directory``."""
+    path = Path(directory) / MANIFEST_FILE
+    data = read_bytes(path, MAX_BYTES)
+    try:
+        saved = json.loads(data)
+    except (ValueError, RecursionError) as err:
+        raise DataError(f"not JSON ({type(err).__name__})", file=path) from None
+    if not isinstance(saved, dict):
+        raise DataError("expected an object", file=path)
+    unknown = sorted(set(saved) - set(ModelManifest.__dataclass_fields__))
+    if unknown:
+        raise DataError(f"unknown field {unknown[0]!r}", file=path)
+    if _field(saved, "format", int, path) != FORMAT:
+        raise DataError(f"{saved['format']!r}: this weakrank reads format {FORMAT}; upgrade weakrank", file=path,
+                        field="format")
+    return ModelManifest(_one_of(saved, "kind", KINDS, path), _one_of(saved, "architecture", ARCHITECTURES, path),
+                         _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path))
+
+
+def _field(saved: dict, key: str, kind: type, path: Path) -> Any:
+    if key not in saved:
+        raise DataError("missing", file=path, field=key)
+    value = saved[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise DataError(f"expected {kind.__name__}, got {type(value).__name__}", file=path, field=key)
+    return value
+
+
+def _one_of(saved: dict, key: str, known: tuple[str, ...], path: Path) -> str:
+    value = _field(saved, key, str, path)
+    if value not in known:
+        raise DataError(f"{value!r} is not one of {list(known)}", file=path, field=key)
+    return value
+
+
+def _some_of(saved: dict, key: str, known: tuple[str, ...], path: Path) -> tuple[str, ...]:
+    values = _field(saved, key, list, path)
+    bad = [v for v in values if not isinstance(v, str) or v not in known]
+    if not values or bad or len(set(values)) != len(values):
+        raise DataError(f"expected distinct names of {list(known)}, at least one, got {values!r}", file=path, field=key)
+    return tuple(values)
