@@ -48,7 +48,9 @@ from weakrank.plots import bar_table
 from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.reproduction.systems import label_model_scores
-from weakrank.stages.training import label_table, model_dir, run_teacher, score_split, train_config, train_ranker
+from weakrank.stages.rerank import score_split
+from weakrank.stages.stage import train_config
+from weakrank.stages.train import label_table, model_dir, run_teacher, train_ranker
 from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
@@ -99,7 +101,8 @@ def trained_run(cfg, split: str, seed: int, supervised: bool, quiet: bool, **ove
         return read_parquet(cached), float(read_metadata(cached).get("minutes", 0.0))
     output = f"bench/models/{name}"
     started = time.perf_counter()
-    train_ranker(cfg, progress=not quiet, seed=seed, supervised=supervised or None, output=output, **overrides)
+    train_ranker(cfg, train_config(cfg, seed=seed, supervised=supervised or None, output=output, **overrides),
+                 progress=not quiet)
     minutes = (time.perf_counter() - started) / 60
     run = score_split(cfg, model_dir(cfg, output), split)
     write_parquet(run, cached, metadata={"minutes": minutes})

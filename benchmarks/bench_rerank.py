@@ -33,7 +33,7 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.similarity import _MODELS
-from weakrank.stages.training import model_dir, run_teacher
+from weakrank.stages.train import model_dir, run_teacher
 from weakrank.training.shipped import ship
 
 

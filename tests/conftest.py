@@ -71,7 +71,8 @@ def trained(tmp_path_factory):
 
     from weakrank import pipeline
     from weakrank.config import load_config
-    from weakrank.stages.training import train_ranker
+    from weakrank.stages.stage import train_config
+    from weakrank.stages.train import train_ranker
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -82,6 +83,6 @@ def trained(tmp_path_factory):
     cfg = replace(cfg, run_dir=root / "run", label=replace(cfg.label, lfs=lfs))
     for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate):
         stage(cfg, **({"progress": False} if stage is pipeline.label else {}))
-    train_ranker(cfg, progress=False, fuse_lfs=True)
+    train_ranker(cfg, train_config(cfg, fuse_lfs=True), progress=False)
     yield cfg, root
     torch.set_num_threads(threads)

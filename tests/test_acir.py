@@ -44,15 +44,15 @@ def test_trained_run_carries_the_policy_from_seed_to_seed(tmp_path, monkeypatch)
     state = np.ones(3, dtype=np.float32)
     started_from = []
 
-    def fake_train(cfg, progress, **overrides):
+    def fake_train(cfg, tc, progress):
         """One 'episode': continue the policy at policy_path (or a fresh one), write it and a history."""
-        path = overrides["policy_path"]
+        path = tc.policy_path
         agent = ActorCriticAgent.load(path) if Path(path).exists() else ActorCriticAgent(["bm25", "random"], 3)
         started_from.append(agent.probabilities(state))
         agent.update(state, 0, 1.0, state, done=True)
         agent.save(path)
         history = pd.DataFrame({"step": [1], "dev_recall@1": [0.5]})
-        history.to_csv(tmp_path / overrides["output"] / "history.csv", index=False)
+        history.to_csv(tmp_path / tc.output / "history.csv", index=False)
 
     monkeypatch.setattr(grid, "train_ranker", fake_train)
     monkeypatch.setattr(grid, "model_dir", lambda cfg, output: output)

@@ -332,9 +332,10 @@ def _labelled(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d
 
 
 def _train(cfg):
-    from weakrank.stages.training import train_ranker
+    from weakrank.stages.stage import train_config
+    from weakrank.stages.train import train_ranker
 
-    return train_ranker(cfg, progress=False)
+    return train_ranker(cfg, train_config(cfg), progress=False)
 
 
 def test_labels_of_another_dataset_are_refused_at_train(tmp_path):

@@ -14,7 +14,7 @@ from weakrank.config import AggregateConfig, load_config
 from weakrank.errors import ConfigError
 from weakrank.label_models import GenerativeModel, MajorityVote
 from weakrank.reproduction.grid import grid_cells
-from weakrank.stages.training import train_config
+from weakrank.stages.stage import train_config
 
 BASE = '[dataset]\nloader = "trec"\npath = "data"\n[label]\nlfs = ["bm25", "tfidf"]\n'
 

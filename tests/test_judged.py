@@ -22,7 +22,8 @@ from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths
-from weakrank.stages.training import build_trainer, train_config
+from weakrank.stages.stage import train_config
+from weakrank.stages.train import build_trainer
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 
@@ -267,7 +268,7 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     import json
 
     from weakrank.ranker.teacher_state import FUSION_FILE
-    from weakrank.stages.training import run_teacher
+    from weakrank.stages.train import run_teacher
     from weakrank.training.shipped import ship
 
     ship(run_teacher(cfg), tmp_path / "model")

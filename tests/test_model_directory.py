@@ -19,7 +19,7 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.stages.training import run_teacher
+from weakrank.stages.train import run_teacher
 from weakrank.training.shipped import ship
 
 PAIRS = [("what is the capital of france", "Paris is the capital of France."),

@@ -23,7 +23,8 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.stages.training import run_teacher, score_split
+from weakrank.stages.rerank import score_split
+from weakrank.stages.train import run_teacher
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
 

@@ -127,11 +127,19 @@ def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: se
 def check_config(
     cfg: PipelineConfig, stages: Iterable[str], *, analyze_splits: list[str] | None = None,
     eval_split: str | None = None, train_split: str | None = None, label_model: str | None = None,
-    judgments: str | Path | None = None,
+    judgments: str | Path | None = None, select_split: str | None = None, queries: int | None = None,
+    per_query: int | None = None,
 ) -> None:
     """What ``stages`` read of ``cfg`` (with the command line's ``analyze_splits``, ``eval_split``,
-    ``train_split``, ``label_model`` and ``judgments`` over the config's), checked before any of them runs."""
+    ``train_split``, ``label_model`` and ``judgments`` over the config's), checked before any of them runs; and
+    a sample's size (``queries`` and ``per_query`` of ``select``) and the split it is drawn from
+    (``select_split``: never the evaluated one)."""
     stages = set(stages)
+    if select_split is not None and select_split == cfg.evaluate.split:
+        raise ConfigError(f"split {select_split!r} is the one [evaluate] scores: judging its queries would choose what "
+                          "is then measured; select from another split (default train)")
+    if queries is not None and per_query is not None and (queries < 1 or per_query < 2):
+        raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
     if "ingest" in stages or not RunPaths(cfg.run_dir).dataset.exists():
         check_dataset_files(cfg.dataset.loader, cfg.dataset.path, cfg.dataset.options, cfg.source)
     if label_model is not None:

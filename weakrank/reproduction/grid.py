@@ -32,7 +32,9 @@ from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
 from weakrank.reproduction.labels import check_label_sources, source_labels
 from weakrank.reproduction.systems import unsupervised_runs
-from weakrank.stages.training import model_dir, score_split, train_config, train_ranker
+from weakrank.stages.rerank import score_split
+from weakrank.stages.stage import train_config
+from weakrank.stages.train import model_dir, train_ranker
 from weakrank.training import TrainConfig
 from weakrank.training.config import SAMPLERS
 
@@ -165,7 +167,7 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
         overrides["labels"] = str(labels_path)
     if params.get("sampler") == "policy":
         overrides["policy_path"] = str(carried_policy(root, cell, workdir))
-    train_ranker(cfg, progress=False, **overrides)
+    train_ranker(cfg, train_config(cfg, **overrides), progress=False)
     judged = judged_queries(read_parquet(paths.qrels), exp.require)
     run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.split, judged)
     for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots

@@ -1,2 +1,2 @@
-"""What the stages of :mod:`weakrank.pipeline` share with the reproduction's grids but not with
-:mod:`weakrank.training`: the run directory and the pipeline config read for training (:mod:`weakrank.stages.training`)."""
+"""The pipeline's stages, one module each, every one declared with :func:`~weakrank.stages.stage.stage`;
+:mod:`weakrank.pipeline` names them as the Python API and runs them in order."""

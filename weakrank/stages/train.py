@@ -1,28 +1,27 @@
-"""The train and rerank stages' side of the run directory: the ``[train]`` table read into a
-:class:`~weakrank.training.config.TrainConfig`, the labels a run trains on, the trainer built over the run
-directory's dataset and labels, the model directory a run wrote and the scores of a split's candidates under
-it. :mod:`weakrank.training` knows nothing of run directories or pipeline configs; :func:`weakrank.pipeline.train`
-and :func:`weakrank.pipeline.rerank` (the stages, under the run-dir lock) call these, and so do the reproduction's
-grids.
+"""The train stage: a ranker trained as ``[train]`` says on the run directory's labels (:mod:`weakrank.training`
+knows nothing of run directories or pipeline configs: what connects them is here: the labels a run trains on, the
+trainer built over the run directory, the teacher fitted on it and the student's weight beside it, the model
+directory a run wrote). The reproduction's grids call these too.
 
-Importing this module loads no torch: what trains and scores is imported when it runs."""
+Importing this module loads no torch: what trains is imported when it runs."""
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import read_parquet, write_run
+from weakrank.io import read_parquet
 from weakrank.label_models.labels_file import LabelsInfo, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
+from weakrank.stages.stage import stage
 from weakrank.training.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -31,11 +30,20 @@ if TYPE_CHECKING:
     from weakrank.training.trainer import Progress, Trainer
 
 
-def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
-    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch."""
-    values = dict(cfg.train or {})
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check
+@stage("train", reads_train=True, torchrun=True)
+def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
+          callbacks: list[TrainerCallback] | None = None) -> Path:
+    """Train the ranker ``[train]`` (``tc``, or ``[train]`` plus the keyword arguments as overrides) describes on
+    ``labels.parquet`` (gold with ``supervised``) and return its model directory (the best checkpoint, else the
+    final model); with ``fuse_lfs`` it carries its teacher. ``[train]`` and its train split are checked first. A
+    torchrun process group is left however training ends."""
+    from weakrank.training.distributed import teardown
+
+    try:
+        train_ranker(cfg, tc, resume=resume, progress=progress, callbacks=callbacks)
+    finally:
+        teardown()
+    return model_dir(cfg, tc.output)
 
 
 def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
@@ -91,18 +99,15 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
 
 
-def train_ranker(
-    cfg: PipelineConfig, *, resume: bool = False, progress: bool = True, callbacks: list[TrainerCallback] | None = None,
-    **overrides: Any
-) -> Progress:
-    """Train a ranker (``[train] architecture``) as ``[train]`` (plus ``overrides``) says; models go to
+def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
+                 callbacks: list[TrainerCallback] | None = None) -> Progress:
+    """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
     (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
-    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`weakrank.pipeline.train` is the stage that
+    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that
     locks it)."""
     from weakrank.training.shipped import ship
 
-    tc = train_config(cfg, **overrides)
     trainer = build_trainer(cfg, tc, callbacks)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
@@ -185,32 +190,3 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
         if (root / name).exists():
             return root / name
     raise DataError(f"no trained model under {root} (run `weakrank train` first)", file=root)
-
-
-def rerank_split(cfg: PipelineConfig, model: str | Path | None = None, split: str = "test", name: str | None = None,
-                 batch_size: int = 64, backend: str = "torch", trust_code: bool = False, **overrides: Any) -> Path:
-    """Score every candidate of ``split`` with a trained model (default: the one ``[train]`` plus ``overrides``
-    trained); write ``<run_dir>/runs/<name>.trec``. With ``[train] fuse_lfs``, the shipped ranker (the student
-    with its teacher, :mod:`~weakrank.ranker.fused`), else the student alone; ``backend``: how its student runs
-    (:func:`~weakrank.ranker.load_ranker`). The model this run directory trained runs its
-    LF files (copies of those its config names); another ``model`` runs them only with ``trust_code``."""
-    tc = train_config(cfg, **overrides)
-    trust_code = trust_code or model is None
-    model = model or model_dir(cfg, tc.output)
-    tag = name or Path(model).parent.name
-    scored = score_split(cfg, model, split, batch_size=batch_size, student_only=not tc.fuse_lfs, backend=backend,
-                         trust_code=trust_code)
-    return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
-
-
-def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, backend: str = "torch",
-                trust_code: bool = False) -> pd.DataFrame:
-    """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
-    (the student alone unless ``student_only`` is False)."""
-    from weakrank.ranker.rerank import loaded_ranker, score_pairs
-
-    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
-    if query_ids is not None:
-        pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, backend, trust_code), pairs, batch_size)

@@ -1,0 +1,61 @@
+"""The aggregate stage: the label model fitted on the votes (in judged mode, the judged queries choosing how the
+fusion model combines the LFs: :mod:`weakrank.judged`), its labels written to ``labels.parquet``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.config import PipelineConfig
+from weakrank.errors import ConfigError, DataError
+from weakrank.io import read_parquet
+from weakrank.judged.checks import check_judgments
+from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
+from weakrank.judged.selector import CombinationSelector
+from weakrank.label_models import fit_labels
+from weakrank.label_models.labels_file import LabelsInfo, write_labels
+from weakrank.labeling import check_votes_table, lf_names
+from weakrank.paths import RunPaths
+from weakrank.stages.stage import stage
+
+
+@stage("aggregate", label_model="model", judgments="judgments", eval_split="eval_split")
+def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None,
+              eval_split: str | None = None) -> pd.DataFrame:
+    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
+    the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
+    or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
+    (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
+    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
+    Judgments are checked first (:func:`~weakrank.judged.checks.check_judgments`: none of ``eval_split``,
+    default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
+    paths = RunPaths(cfg.run_dir)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    name = model or cfg.aggregate.model
+    label_model = cfg.aggregate.label_model(name)
+    judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
+    if judgments and name != "fusion":
+        raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
+                          "reads none")
+    note = check_judgments(judgments, votes, paths.dataset, eval_split or cfg.evaluate.split) if judgments else None
+    if judgments:
+        judged = align(votes, read_judgments(judgments))
+        labels = with_judgments(CombinationSelector(label_model).fit(votes, judged).model.labels_table(votes),
+                                judged)
+        queries = list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"]))
+    elif cfg.aggregate.gold_queries and name == cfg.aggregate.model:
+        found = gold_judgments(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries)
+        queries = found.queries
+        if len(queries) < cfg.aggregate.gold_queries:
+            raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
+                            f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
+                            "non-relevant candidate", file=paths.votes, field="gold")
+        labels = CombinationSelector(label_model).fit(votes, align(votes, found)).model.labels_table(votes)
+    else:
+        queries, labels = [], fit_labels(votes, label_model)
+    write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), label_model.state(), queries,
+                                                  Path(judgments).name if judgments else None))
+    labels.attrs["judgments"] = note
+    return labels

@@ -1,0 +1,196 @@
+"""The evaluate stage: the trained ranker's run side by side with what a user already has (each LF, the fusions,
+the labels), against the qrels (``runs/evaluation.{csv,md,png}``; a judged rerun keeps the earlier evaluation as
+``runs/evaluation-before.*``) or, without qrels, estimated from a judged sample of the evaluated split
+(``runs/evaluation-sample.{csv,md}``; :mod:`weakrank.judged.evaluation`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from weakrank.baselines import bm25_negatives, column_run, fusion_runs
+from weakrank.config import PipelineConfig
+from weakrank.errors import ConfigError, DataError
+from weakrank.evaluation.summary import closing_line, judge_commands, measure_commands, rows_legend, sample_line
+from weakrank.evaluation.tables import (
+    format_sample_table,
+    format_table,
+    queries_note,
+    runs_table,
+    sample_legend,
+    significance_legend,
+    table_legend,
+)
+from weakrank.io import read_parquet, read_run, write_run, write_text
+from weakrank.label_models.labels_file import read_labels_info
+from weakrank.labeling import SCORE, lf_names
+from weakrank.paths import RunPaths, shell_path
+from weakrank.stages.stage import stage
+from weakrank.training.config import TrainConfig
+from weakrank.validation import has_judgments, judged_splits
+
+BEFORE = "evaluation-before"  # runs/<BEFORE>.{csv,md,png}: the evaluation of the run before the judgments
+
+
+def evaluated_systems(paths: RunPaths, split: str, trained: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """What a user already has on ``split`` (BM25 first, every other LF, the RRF and CombSUM fusions, the labels)
+    and the trained ranker's run ``runs/<trained>.trec`` where it exists: name → run (query_id, passage_id, score),
+    and name → role (:mod:`weakrank.evaluation.summary`)."""
+    votes = read_parquet(paths.votes)
+    if SCORE + "bm25" not in votes.columns:
+        raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
+    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
+    runs = {name: column_run(votes, SCORE + name, split) for name in names}
+    roles = dict.fromkeys(names, "lf")
+    for name, run in fusion_runs(votes).items():
+        runs[name.replace(":", "-")] = column_run(run, "score", split)
+        roles[name.replace(":", "-")] = "fusion"
+    if paths.labels.exists():
+        model = read_labels_info(paths.labels).model or "labels"
+        runs[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
+        roles[f"labels-{model}"] = "labels"
+    if (paths.runs / f"{trained}.trec").exists():
+        runs[trained] = read_run(paths.runs / f"{trained}.trec")
+        roles[trained] = "trained"
+    return runs, roles
+
+
+def judged_run(paths: RunPaths) -> bool:
+    """Whether the labels of this run came from judged queries (``--judgments``, ``[aggregate] judgments``)."""
+    return paths.labels.exists() and bool(read_labels_info(paths.labels).judgments)
+
+
+def keep_before(paths: RunPaths) -> dict[str, float]:
+    """Before a judged run's evaluation is written: the earlier one (``runs/evaluation.*``) kept as
+    ``runs/evaluation-before.*`` unless one is kept already (the first run before any judgment stays); returns its
+    MAP by row (empty when there is none)."""
+    runs = paths.runs
+    if not (runs / f"{BEFORE}.csv").exists() and (runs / "evaluation.csv").exists():
+        for suffix in (".csv", ".png"):
+            if (runs / f"evaluation{suffix}").exists():
+                os.replace(runs / f"evaluation{suffix}", runs / f"{BEFORE}{suffix}")
+        if (runs / "evaluation.md").exists():
+            text = (runs / "evaluation.md").read_text(encoding="utf-8")
+            write_text(text.replace("(evaluation.png)", f"({BEFORE}.png)"), runs / f"{BEFORE}.md")
+    if not (runs / f"{BEFORE}.csv").exists():
+        return {}
+    return pd.read_csv(runs / f"{BEFORE}.csv", index_col=0)["MAP"].to_dict()
+
+
+def evaluation_figure(table: pd.DataFrame, path: Path, title: str) -> Path:
+    """``runs/evaluation.png``: one panel of MAP, the trained ranker, the baseline and the best other LF where the
+    table's roles say which they are (else every row), each marked † / ‡ where significantly better / worse."""
+    from weakrank.plots import marked_bars  # matplotlib: imported when it draws
+
+    roles, baseline = table.attrs.get("roles", {}), table.attrs["baseline"]
+    rows = list(table.index)
+    if roles:
+        lfs = [row for row, role in roles.items() if role == "lf" and row != baseline]
+        trained = [row for row, role in roles.items() if role == "trained"]
+        rows = [*trained, baseline, *([max(lfs, key=lambda row: table.loc[row, "MAP"])] if lfs else [])]
+    marks = {row: {"+": "†", "−": "‡"}.get(table.loc[row, "MAP sig"], "") for row in rows}
+    note = significance_legend(baseline, table.attrs.get("alpha", 0.05))
+    return marked_bars(table.loc[rows, "MAP"], marks, path, title, "MAP", note)
+
+
+def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame], roles: dict[str, str],
+                      judgments: str | Path, split: str) -> pd.DataFrame:
+    """Each system's MAP on ``split`` estimated from the judged sample ``judgments`` (a judging file of ``select
+    --evaluation``) with its interval and its paired difference from BM25, written to
+    ``runs/evaluation-sample.{csv,md}``; a judged query outside ``split``, or nothing judged, is a located error."""
+    from weakrank.judged.evaluation import sample_table
+    from weakrank.judged.judgments import read_judgments
+
+    path = Path(judgments)
+    found = read_judgments(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
+    if found.table.empty:
+        raise DataError(f"nothing judged yet: judge it first, weakrank judge {path}", file=path)
+    queries = set(runs["bm25"]["query_id"])
+    outside = [query for query in found.queries if query not in queries]
+    if outside:
+        raise DataError(f"judges query {outside[0]!r}, which is not of the evaluated split {split!r}: measure with a "
+                        "sample of that split (weakrank select CONFIG --evaluation)", file=path, field="query_id")
+    table = sample_table(runs, found, "bm25")
+    table.attrs.update(roles=roles, judgments=str(path), split=split)
+    write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
+    text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
+            format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
+    write_text("\n".join(text), paths.runs / "evaluation-sample.md")
+    return table
+
+
+@stage("evaluate", stages=())
+def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
+                  judge: str | None = None, **attrs: Any) -> pd.DataFrame:
+    """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
+    BM25 scores), written to ``runs/evaluation.csv``, with ``evaluation.md`` (the table and its legend) and
+    ``evaluation.png`` (one panel of MAP: the trained ranker, the baseline and the best other LF, with their
+    significance marks) beside it; ``require`` (default ``[evaluate] require``) says which queries count.
+    ``attrs`` (the ``roles`` of the rows and what the trained one is: see :mod:`weakrank.evaluation.summary`; with
+    ``judged``, a run whose labels came from judgments: the evaluation before them is kept,
+    :func:`~weakrank.stages.evaluate.keep_before`, and its MAP becomes ``attrs["before"]``) go into the table's
+    ``attrs``, its legend and its closing line, which ends with ``judge`` (the commands that judge a few queries:
+    ``attrs["judge"]``)."""
+    paths = RunPaths(cfg.run_dir)
+    require = require or cfg.evaluate.require
+    negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
+    table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives)
+    before = keep_before(paths) if attrs.get("judged") else {}
+    table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index}, judge=judge)
+    write_text(table.to_csv(), paths.runs / "evaluation.csv")
+    note = queries_note(table, require)
+    figure = evaluation_figure(table, paths.runs / "evaluation.png", f"{cfg.name}: MAP\n{note}")
+    text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
+            f"{table_legend(table, p_for='MAP')}.", ""]
+    if table.attrs.get("roles"):
+        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, judge=judge or ""), ""]
+    if table.attrs["before"]:
+        text += [f"Before the judgments: [{BEFORE}.md]({BEFORE}.md).", ""]
+    write_text("\n".join([*text, f"![the runs side by side]({figure.name})", ""]), paths.runs / "evaluation.md")
+    return table
+
+
+@stage("evaluate", reads_train=True, eval_split="split")
+def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, require: str | None = None,
+             judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "") -> pd.DataFrame:
+    """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
+    of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
+    (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
+    ``attrs`` say what each row is). The closing line's commands repeat this run with ``flags`` (default
+    ``--run-dir``) and, for ``run``, ``train_flags``.
+
+    Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
+    ``<run_dir>/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
+    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`); without
+    either it is a :class:`ConfigError` that says how to measure."""
+    paths = RunPaths(cfg.run_dir)
+    split = split or cfg.evaluate.split
+    trained = Path(tc.output).name
+    systems, roles = evaluated_systems(paths, split, trained)
+    if judgments is None and split not in judged_splits(cfg):
+        if not has_judgments(paths.evaluation_judging):
+            raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
+                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
+        judgments = paths.evaluation_judging
+    for name, run in systems.items():
+        if roles[name] != "trained":
+            write_run(run, paths.runs / f"{name}.trec", name)
+    if judgments is not None:
+        return sample_evaluation(cfg.name, paths, systems, roles, judgments, split)
+    flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
+    judged = judged_run(paths)
+    judge = judge_commands(shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir), flags, train_flags, judged)
+    files = [paths.runs / f"{name}.trec" for name in systems if roles[name] != "trained"]
+    return evaluate_runs(cfg, [*files, paths.runs / f"{trained}.trec"], require, judge=judge,
+                         roles={**roles, trained: "trained"}, architecture=tc.architecture,
+                         shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
+
+
+def unmeasured(cfg: PipelineConfig, split: str) -> str:
+    """Why nothing measures the systems on ``split``: it has no qrels and no judged evaluation sample."""
+    return (f"split {split!r} has no qrels and {RunPaths(cfg.run_dir).evaluation_judging.name} holds no judgments: "
+            "nothing measures the ranker on it")

@@ -1,0 +1,121 @@
+"""The select stage: a sample of queries and their candidates drawn for a person to judge, into a judging file
+(:mod:`weakrank.judged.design`, :mod:`weakrank.judged.judging_file`): of a training split, to choose how the LFs are
+combined and teach the ranker (:func:`select`), or of the evaluated split, to measure the systems where it has no
+qrels (:func:`select_evaluation`)."""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank.config import PipelineConfig, did_you_mean
+from weakrank.dataset import Dataset
+from weakrank.errors import DataError
+from weakrank.evaluation.summary import EVALUATION_QUERIES
+from weakrank.io import output_file, read_parquet
+from weakrank.labeling import check_votes_table
+from weakrank.paths import RunPaths
+from weakrank.stages.stage import stage
+
+
+@stage("select", stages=(), select_split="split", queries="queries", per_query="per_query")
+def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
+           output: str | Path | None = None, more: bool = False, force: bool = False) -> tuple[Path, pd.DataFrame]:
+    """Draw a sample of ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of
+    their candidates for a person to judge (:mod:`weakrank.judged.design`: a stratified random sample, each pair's
+    inclusion probability written beside it; no gold is read) and write them as a judging file (default
+    ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more`` the file's
+    sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
+    kept, the new queries' rows added after them. Returns the file and the pairs added now.
+    The split and the sample's size are checked first (:func:`~weakrank.validation.check_config`). It is written
+    through :func:`~weakrank.io.output_file`: one weakrank did not write, or one changed since (a
+    person's skips or notes), is replaced only with ``force``."""
+    from weakrank.judged.design import select_pairs
+    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
+
+    paths = RunPaths(cfg.run_dir)
+    out = Path(output) if output else paths.root / "judging.tsv"
+    kept = read_judging_file(out) if out.exists() else None
+    if kept is not None and not more and judged(kept).any():
+        raise DataError("holds judgments already: judge it to the end, add queries to it with --more, or name "
+                        "another --output", file=out)
+    if more and kept is None:
+        raise DataError("no judging file to add queries to: run select without --more first", file=out)
+    if more and not {"query_inclusion", "sample_seed"} <= set(kept.columns):
+        raise DataError("has no sample design (columns query_inclusion, sample_seed): it was not written by this "
+                        "select; start a new file with --output", file=out)
+    if more and len(kept):
+        if not kept["sample_seed"].str.fullmatch("[0-9]+").all() or kept["sample_seed"].nunique() > 1:
+            raise DataError("sample_seed differs between rows or is not a whole number: it was changed by hand; leave "
+                            "it as select wrote it, or start a new file with --output", file=out, field="sample_seed")
+        seed = int(kept["sample_seed"].iloc[0])
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    if split not in set(votes["split"]):
+        raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
+                        f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
+    dataset = Dataset.load(paths.dataset)
+    texts = dataset.queries.set_index("query_id")["text"].to_dict()
+    earlier = list(dict.fromkeys(kept["query_id"])) if more else []
+    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"), earlier)
+    missing = sorted(set(earlier) - set(pairs["query_id"]))
+    if missing:
+        raise DataError(f"its query {missing[0]!r} is not in this pool's sample with seed {seed} (LFs, split or "
+                        "collection changed since it was written?): start a new file with --output", file=out)
+    rows = judging_rows(pairs, dataset, seed)
+    if more:  # the earlier queries' rows and judgments as they are; their inclusion now that the sample is larger
+        inclusion = rows.groupby("query_id")["query_inclusion"].first()
+        kept = kept.assign(query_inclusion=kept["query_id"].map(inclusion))
+        rows = pd.concat([kept, rows[~rows["query_id"].isin(set(earlier))]], ignore_index=True)
+    with nullcontext() if more else output_file(out, {}, force):  # --more keeps the rows a person has
+        write_judging_file(rows, out)
+    added = pairs[~pairs["query_id"].isin(set(earlier))]
+    return out, added
+
+
+def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFrame:
+    """The rows of a judging file for a sample's ``pairs`` (``query_id, passage_id``, the inclusion probabilities
+    and stratum of :mod:`weakrank.judged.design`): with their texts and the sample's ``seed``."""
+    texts = dataset.queries.set_index("query_id")["text"]
+    passages = dataset.passages.set_index("passage_id")["text"]
+    rows = pairs.assign(query=pairs["query_id"].map(texts), passage=pairs["passage_id"].map(passages),
+                        sample_seed=seed)
+    return rows[["query_id", "passage_id", "query", "passage", "query_inclusion", "passage_inclusion", "stratum",
+                 "sample_seed"]]
+
+
+EVALUATION_USE = "evaluation"  # the use column of select_evaluation's judging file: judge's hint reads it
+
+
+@stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
+def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
+                      split: str | None = None, output: str | Path | None = None,
+                      force: bool = False) -> tuple[Path, pd.DataFrame]:
+    """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
+    split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`evaluate` can
+    estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
+    probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
+    :func:`~weakrank.io.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
+    refuses judgments of the evaluated split; a last column, ``use``, says :data:`EVALUATION_USE`. Returns the file
+    and its pairs."""
+    from weakrank.judged.evaluation import evaluation_pairs
+    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
+
+    paths = RunPaths(cfg.run_dir)
+    split = split or cfg.evaluate.split
+    out = Path(output) if output else paths.evaluation_judging
+    if out.exists() and judged(read_judging_file(out)).any():
+        raise DataError("holds judgments already: judge it to the end and evaluate with it (weakrank evaluate CONFIG "
+                        "--judgments FILE), or name another --output", file=out)
+    votes = read_parquet(paths.votes)
+    check_votes_table(votes, paths.votes)
+    if split not in set(votes["split"]):
+        raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
+                        f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
+    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    with output_file(out, {}, force):
+        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out)
+    return out, pairs
+
