@@ -33,7 +33,7 @@ from weakrank.dataset import Dataset
 from weakrank.engines import EngineConfig, run_engine
 from weakrank.engines.bundle import bundle_lfs
 from weakrank.engines.partitions import iter_votes, part_ids, read_part, vote_columns, write_pairs, write_votes_part
-from weakrank.io import atomic_dir
+from weakrank.files import atomic_dir
 from weakrank.loaders import load_dataset
 from weakrank.plots import save_figure
 

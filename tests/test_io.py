@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from weakrank.errors import DataError
-from weakrank.io import FILE, atomic_dir, read_qrels, read_run, write_parquet, write_text
+from weakrank.files import atomic_dir
+from weakrank.io import FILE, read_qrels, read_run, write_parquet, write_text
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 LAYERS = [
     # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
     ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
-     "weakrank.paths", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
+     "weakrank.paths", "weakrank.files", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
      "weakrank.combinations",
      "weakrank.evaluation", "weakrank.keys"],
     # data and labeling functions

@@ -140,7 +140,7 @@ KILLED_LABEL = """
 import sys, time
 import weakrank.labeling
 from weakrank.config import load_config
-from weakrank.io import atomic_path
+from weakrank.files import atomic_path
 from weakrank.pipeline import label
 
 

@@ -5,7 +5,8 @@ import pytest
 
 from weakrank.cli import main
 from weakrank.errors import DataError
-from weakrank.io import check_output, mark_written, write_run, write_text
+from weakrank.files import check_output, mark_written
+from weakrank.io import write_run, write_text
 
 
 def _inputs(tmp_path):

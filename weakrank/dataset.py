@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import atomic_dir, read_parquet, settle, write_parquet, write_qrels
+from weakrank.files import atomic_dir, settle
+from weakrank.io import read_parquet, write_parquet, write_qrels
 
 SCHEMA: dict[str, list[str]] = {
     "queries": ["query_id", "text", "split"],

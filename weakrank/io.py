@@ -1,25 +1,18 @@
-"""File I/O in one place: atomic Parquet and text (every stage writes a temp file and renames it into
-place), and TREC runs and qrels (read through ir-measures' readers, each bad line located by file, line and field).
-Every text input (runs, qrels, collections, queries) may be gzipped: a ``.gz`` file is read decompressed. (Over
-300 lines: every reader and writer shares the atomic write and the located error, and one module keeps them alike.)"""
+"""The formats weakrank reads and writes, in one place: Parquet with its metadata, ``.npz`` arrays, text, and TREC
+runs and qrels (read through ir-measures' readers, each bad line located by file, line and field). Every write is
+atomic and every read bounded to regular files (:mod:`weakrank.files`); every text input (runs, qrels,
+collections, queries) may be gzipped: a ``.gz`` file is read decompressed."""
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import json
 import os
-import re
-import shutil
-import stat
-import tempfile
 import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
 
 import ir_measures
 import numpy as np
@@ -28,128 +21,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from weakrank.errors import DataError
+from weakrank.files import atomic_path, read_utf8
 
 # columns that carry a row's source file and 1-based line (read_run/read_qrels with ``lines=True``, the loaders)
 FILE, LINE = "_file", "_line"
 RUN_FIELDS = ("query_id", "q0", "passage_id", "rank", "score", "tag")
 QRELS_FIELDS = ("query_id", "iteration", "passage_id", "relevance")
-
-
-# what atomic_path and atomic_dir leave when killed: ``.<name>.<pid>.<random>.tmp`` and ``.<name>.<pid>.<random>.old``
-LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.(?:tmp|old)")
-
-
-def _owner_alive(leftover: Path, name: str) -> bool | None:
-    """For a leftover of an atomic write of ``name``: whether its writer runs; None for any other name."""
-    found = LEFTOVER.fullmatch(leftover.name)
-    if found is None or found["name"] != name:
-        return None
-    return _process_alive(int(found["pid"]))
-
-
-def _process_alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (this one included; one of another user counts as running; no id that is not
-    a process's, 0, negative or huge, does). Only :func:`settle` asks, of a leftover's writer: the run-dir lock
-    (:mod:`weakrank.lock`) reads no process id, and it imports this module, so this stays here."""
-    if pid == os.getpid():
-        return True
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def settle(path: str | Path) -> None:
-    """Undo what a killed atomic write of ``path`` left: put back a previous version moved aside
-    (``.<name>.<pid>.*.old``) if ``path`` is missing, and delete temp files and directories of dead writers."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        return
-    for leftover in sorted(path.parent.glob(f".{path.name}.*")):
-        if _owner_alive(leftover, path.name) is not False:
-            continue
-        if leftover.suffix == ".old" and not path.exists():
-            os.replace(leftover, path)
-        elif leftover.is_dir():
-            shutil.rmtree(leftover, ignore_errors=True)
-        else:
-            leftover.unlink(missing_ok=True)
-
-
-def settle_tree(root: str | Path) -> None:
-    """:func:`settle` every file and folder under ``root`` that a killed atomic write left something beside."""
-    for folder, dirs, files in os.walk(root):
-        leftovers = [found for name in dirs + files if (found := LEFTOVER.fullmatch(name))]
-        dirs[:] = [name for name in dirs if not LEFTOVER.fullmatch(name)]
-        for name in sorted({found["name"] for found in leftovers}):
-            settle(Path(folder) / name)
-
-
-def _prefix(path: Path) -> str:
-    return f".{path.name}.{os.getpid()}."
-
-
-def _umask() -> int:
-    """The process's umask (Python reads it only by setting it: it is put back at once)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-@contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temp path next to ``path``; rename it onto ``path`` only if the block succeeds, with the mode
-    a plain ``open`` gives (0644 under umask 022; the temp file itself is private until then).
-
-    Temp files left by a killed writer are deleted by the next write (:func:`settle`).
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise DataError("is a folder; expected a file to write", file=path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    settle(path)
-    fd, tmp = tempfile.mkstemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-@contextmanager
-def atomic_dir(path: str | Path) -> Iterator[Path]:
-    """Yield an empty temp directory next to ``path``; swap it in for ``path`` only if the block succeeds.
-
-    Readers see the previous directory or the new one, whole: the previous one is moved aside and the new
-    one renamed into place (two renames); if a kill falls between them, :func:`settle` (run by the next
-    write, and by :meth:`weakrank.dataset.Dataset.load`) puts the previous one back. The directory gets the
-    mode ``mkdir`` gives (0755 under umask 022).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    settle(path)
-    tmp = Path(tempfile.mkdtemp(prefix=_prefix(path), suffix=".tmp", dir=path.parent))
-    try:
-        yield tmp
-        os.chmod(tmp, 0o777 & ~_umask())
-        if path.exists():
-            old = tmp.with_suffix(".old")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> Path:
@@ -289,53 +166,6 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
     """Write ``query_id, passage_id, relevance`` rows as a TREC qrels file (``qid 0 pid relevance``)."""
     lines = [f"{q} 0 {p} {int(r)}" for q, p, r in zip(qrels["query_id"], qrels["passage_id"], qrels["relevance"])]
     return write_text("".join(line + "\n" for line in lines), path)
-
-
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
-
-
-def open_regular(path: str | Path) -> BinaryIO:
-    """``path`` opened to read its bytes, if it is a regular file (or a link to one): a folder, a named pipe, a
-    device or a socket is a :class:`DataError` before a byte is read (opening a pipe waits for no writer)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        raise DataError("file not found", file=path) from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-        raise DataError(f"is {kind}; expected a file", file=path)
-    os.set_blocking(fd, True)
-    return os.fdopen(fd, "rb")
-
-
-def read_bytes(path: str | Path, limit: int | None = None) -> bytes:
-    """The bytes of regular file ``path`` (:func:`open_regular`; ``.gz`` decompressed as PyTerrier's ``autoopen``
-    does), at most ``limit`` of them: a longer file (what is read counts, not what ``stat`` says) is a
-    :class:`DataError`; a broken gzip file too."""
-    path = Path(path)
-    try:
-        with open_regular(path) as raw, (gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw) as f:
-            data = f.read() if limit is None else f.read(limit + 1)
-    except (gzip.BadGzipFile, EOFError, zlib.error) as err:  # not gzip, truncated, or corrupt
-        raise DataError(f"not a readable gzip file ({err})", file=path) from None
-    if limit is not None and len(data) > limit:
-        raise DataError(f"larger than {limit} bytes: too large for this file", file=path)
-    return data
-
-
-def read_utf8(path: str | Path, limit: int | None = None) -> str:
-    """The text of ``path`` (:func:`read_bytes`: a regular file, ``.gz`` decompressed, at most ``limit`` bytes; a
-    byte-order mark dropped); a missing, non-UTF-8 or broken gzip file raises :class:`DataError` naming ``path``
-    (at the line of the first bad byte)."""
-    data = read_bytes(path, limit)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise DataError(f"not UTF-8 (byte 0x{data[err.start]:02x})", file=path, line=line) from None
 
 
 def _read_trec(

@@ -2,7 +2,7 @@
 (the file names its process and stage) while it runs, so that a second writer on the same run directory is refused
 with a message naming the lock. The kernel grants the lock to one open file at a time and drops it when its holder
 exits, however it ends: a killed stage's lock is free at once, and no process id is read to decide it. Taking the
-lock first puts back what killed writes left in the run directory (:func:`weakrank.io.settle_tree`). The lock file
+lock first puts back what killed writes left in the run directory (:func:`weakrank.files.settle_tree`). The lock file
 is never opened through a link, nor used when it is not a plain file of its own (a shared run directory's lock
 that leads to someone's file leaves that file alone)."""
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from weakrank.errors import DataError, WeakrankError
-from weakrank.io import settle_tree
+from weakrank.files import settle_tree
 
 LOCK = ".weakrank.lock"
 F = TypeVar("F", bound=Callable[..., Any])

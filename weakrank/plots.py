@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from weakrank.io import atomic_path
+from weakrank.files import atomic_path
 
 
 def save_figure(fig: Figure, path: str | Path) -> Path:

@@ -3,7 +3,7 @@ index (cosine, as embeddings are normalised), top-k passages per query as a run 
 
 The embeddings and the index are cached in one directory (``embeddings.npy``, ``index.faiss``,
 ``manifest.json``), reused while the manifest's hashes of the model files and of the passages table
-match, rebuilt otherwise; the directory is replaced as a whole (:func:`weakrank.io.atomic_dir`).
+match, rebuilt otherwise; the directory is replaced as a whole (:func:`weakrank.files.atomic_dir`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import torch
 
 from weakrank.encoders import content_hash
 from weakrank.errors import ConfigError
-from weakrank.io import atomic_dir, settle
+from weakrank.files import atomic_dir, settle
 from weakrank.progress import tqdm
 from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.ranker.bi_encoder import BiEncoder

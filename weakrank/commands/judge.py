@@ -50,8 +50,9 @@ def cmd_judge(args: argparse.Namespace) -> None:
 
 def convert(path: Path, out: Path, force: bool = False) -> None:
     """Write the judged rows of judging file ``path`` (or a TREC qrels file) to TREC qrels ``out``: never ``path``
-    itself, nor (unless ``force``) a file weakrank did not write (:func:`~weakrank.io.output_file`)."""
-    from weakrank.io import output_file, write_qrels
+    itself, nor (unless ``force``) a file weakrank did not write (:func:`~weakrank.files.output_file`)."""
+    from weakrank.files import output_file
+    from weakrank.io import write_qrels
     from weakrank.judged.judging_file import read_judged_qrels
 
     with output_file(out, {"judging": path}, force) as target:
@@ -110,7 +111,7 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
     """Show each unjudged row of ``path`` and store the key's answer at once (the file rewritten atomically);
     ``b`` blanks the answer of the row before and shows it again, ``q`` stops, :data:`RESIZED` shows the row again.
     ``styled``: clear the screen and highlight the query's words (``colour``: in colour, else in bold)."""
-    from weakrank.io import settle
+    from weakrank.files import settle
     from weakrank.judged.judging_file import read_judging_file
 
     settle(path)  # a temp file left by a killed write

@@ -23,7 +23,7 @@ from weakrank.dataset import Dataset
 from weakrank.engines.bundle import bundle_lfs
 from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.errors import ConfigError, did_you_mean
-from weakrank.io import atomic_dir
+from weakrank.files import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, SCORE, apply_lfs
 from weakrank.lf import RankingLF
 from weakrank.names import ENGINES

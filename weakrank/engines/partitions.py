@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.io import atomic_dir
+from weakrank.files import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, KEY_COLUMNS, SCORE, VOTE, _query_chunks
 
 ROW, PART = "_row", "part"

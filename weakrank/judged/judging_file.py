@@ -18,7 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import read_qrels, read_utf8, write_text
+from weakrank.files import read_utf8
+from weakrank.io import read_qrels, write_text
 
 JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
 SKIP = "skip"

@@ -14,7 +14,8 @@ import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows, qrels_from_candidates
 from weakrank.errors import DataError, did_you_mean
-from weakrank.io import FILE, LINE, read_utf8
+from weakrank.files import read_utf8
+from weakrank.io import FILE, LINE
 
 
 def layout_files(path: Path, files: dict[str, str], splits: tuple[str, ...]) -> list[tuple[str, Path]]:

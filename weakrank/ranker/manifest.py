@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from weakrank.errors import DataError
-from weakrank.io import read_bytes, write_text
+from weakrank.files import read_bytes
+from weakrank.io import write_text
 from weakrank.names import ARCHITECTURES, BACKENDS, PRECISIONS
 
 MANIFEST_FILE = "weakrank_model.json"

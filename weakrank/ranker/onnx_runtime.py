@@ -22,7 +22,8 @@ import numpy as np
 import torch
 
 from weakrank.errors import WeakrankError
-from weakrank.io import atomic_path, file_sha256, write_text
+from weakrank.files import atomic_path, file_sha256
+from weakrank.io import write_text
 from weakrank.ranker.cross_encoder import CONFIG_FILE, HEAD_FILE, CrossEncoderRanker
 from weakrank.ranker.ranking import RanksPassages
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from weakrank.io import output_file, write_run
+from weakrank.files import output_file
+from weakrank.io import write_run
 from weakrank.loaders.trec import load_trec
 from weakrank.ranker.directory import model_manifest
 from weakrank.ranker.load import load_ranker
@@ -39,7 +40,7 @@ def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collect
     """Rerank a TREC ``run`` of any queries (``queries``: qid TAB text; ``collection``: pid TAB text) with a
     model directory (the shipped ranker when it carries its teacher) into the TREC run ``out``; nothing is
     labelled first. ``out`` is never an input, nor (unless ``force``) a file weakrank did not write
-    (:func:`~weakrank.io.output_file`)."""
+    (:func:`~weakrank.files.output_file`)."""
     with output_file(out, {"--run": run, "--queries": queries, "--collection": collection}, force) as target:
         dataset = load_trec(Path.cwd(), collection=str(collection), queries=str(queries), run=str(run), qrels=None)
         tag = Path(model).parent.name if Path(model).name in ("best", "final") else Path(model).name

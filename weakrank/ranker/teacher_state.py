@@ -20,7 +20,7 @@ from typing import Any
 
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
-from weakrank.io import read_bytes
+from weakrank.files import read_bytes
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one

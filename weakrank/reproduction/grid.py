@@ -24,7 +24,8 @@ from weakrank.baselines import METHODS, bm25_negatives
 from weakrank.config import PipelineConfig, did_you_mean
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
-from weakrank.io import atomic_path, read_metadata, read_parquet, write_parquet, write_text
+from weakrank.files import atomic_path
+from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.keys import check_keys, schema
 from weakrank.labeling import lf_names
 from weakrank.lock import locked

@@ -14,7 +14,8 @@ from weakrank.config import PipelineConfig, did_you_mean
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.evaluation.summary import EVALUATION_QUERIES
-from weakrank.io import output_file, read_parquet
+from weakrank.files import output_file
+from weakrank.io import read_parquet
 from weakrank.labeling import check_votes_table
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
@@ -30,7 +31,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
     kept, the new queries' rows added after them. Returns the file and the pairs added now.
     The split and the sample's size are checked first (:func:`~weakrank.validation.check_config`). It is written
-    through :func:`~weakrank.io.output_file`: one weakrank did not write, or one changed since (a
+    through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
     from weakrank.judged.design import select_pairs
     from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
@@ -97,7 +98,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
     probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
-    :func:`~weakrank.io.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
+    :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`EVALUATION_USE`. Returns the file
     and its pairs."""
     from weakrank.judged.evaluation import evaluation_pairs

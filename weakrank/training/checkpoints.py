@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from weakrank.errors import ConfigError, DataError
-from weakrank.io import atomic_path
+from weakrank.files import atomic_path
 from weakrank.training.config import TARGET_ALIASES, TrainConfig
 from weakrank.training.distributed import DistEnv
 from weakrank.training.rankers import Ranker

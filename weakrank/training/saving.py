@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from weakrank.io import atomic_dir
+from weakrank.files import atomic_dir
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training.checkpoints import Progress
 from weakrank.training.config import TrainConfig

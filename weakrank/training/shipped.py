@@ -1,5 +1,5 @@
 """Shipping a trained student with its teacher: :func:`ship` writes a fitted
-:class:`~weakrank.ranker.teacher.Teacher` (:func:`weakrank.stages.training.run_teacher` fits one on a run directory)
+:class:`~weakrank.ranker.teacher.Teacher` (:func:`weakrank.stages.train.run_teacher` fits one on a run directory)
 beside the student, with the student's weight in the shipped ranker (:mod:`weakrank.ranker.fused`), so that
 :func:`weakrank.ranker.load_ranker` loads it.
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from weakrank.io import atomic_path
+from weakrank.files import atomic_path
 
 
 def _mlp(inputs: int, hidden: int, outputs: int) -> nn.Sequential:
