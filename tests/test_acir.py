@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from weakrank.config import AggregateConfig, ExperimentConfig
 from weakrank.errors import DataError
 from weakrank.reproduction import grid
 from weakrank.reproduction.acir import ActorCriticAgent
+from weakrank.sections import AggregateConfig, ExperimentConfig
 
 
 def grid_config(run_dir, seeds):

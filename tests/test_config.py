@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 
 from weakrank.commands.train import options_table
-from weakrank.config import AggregateConfig, load_config
+from weakrank.config import load_config
 from weakrank.errors import ConfigError
 from weakrank.label_models import GenerativeModel, MajorityVote
 from weakrank.reproduction.grid import grid_cells
+from weakrank.sections import AggregateConfig
 from weakrank.stages.stage import train_config
 
 BASE = '[dataset]\nloader = "trec"\npath = "data"\n[label]\nlfs = ["bm25", "tfidf"]\n'

@@ -11,7 +11,7 @@ import pytest
 
 from weakrank import pipeline
 from weakrank.combinations import LABEL_FREE
-from weakrank.config import AggregateConfig, load_config
+from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
@@ -22,6 +22,7 @@ from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths
+from weakrank.sections import AggregateConfig
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import build_trainer
 

@@ -26,7 +26,7 @@ LAYERS = [
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
     ["weakrank.ranker"],
     # the pipeline config and its checks
-    ["weakrank.config", "weakrank.inputs", "weakrank.validation"],
+    ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # rankers trained on the labels
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
@@ -106,7 +106,7 @@ def test_every_import_points_down():
 
 # what the pipeline reads (its config, the run directory's layout, the stages): rankers are trained and scored
 # from tables and a TrainConfig, never from a run directory
-PIPELINE_SIDE = {"weakrank.config", "weakrank.paths", "weakrank.pipeline", "weakrank.stages"}
+PIPELINE_SIDE = {"weakrank.config", "weakrank.sections", "weakrank.paths", "weakrank.pipeline", "weakrank.stages"}
 
 
 def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
@@ -173,7 +173,7 @@ def test_importing_the_trainer_leaves_the_matplotlib_backend_alone():
 
 
 # what a loaded ranker may not drag along: the trainer, the pipeline and its config, the label models, the engines
-NOT_FOR_INFERENCE = ["weakrank.training", "weakrank.config", "weakrank.pipeline", "weakrank.engines",
+NOT_FOR_INFERENCE = ["weakrank.training", "weakrank.config", "weakrank.sections", "weakrank.pipeline", "weakrank.engines",
                      "weakrank.reproduction", "weakrank.stages", "weakrank.label_models", "weakrank.commands",
                      "weakrank.cli"]
 

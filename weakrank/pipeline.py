@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from weakrank.config import PipelineConfig, did_you_mean
-from weakrank.errors import WeakrankError
+from weakrank.config import PipelineConfig
+from weakrank.errors import WeakrankError, did_you_mean
 from weakrank.io import write_text
 from weakrank.lock import run_dir_lock
 from weakrank.paths import RunPaths

@@ -11,10 +11,11 @@ import inspect
 from collections.abc import Iterable
 from pathlib import Path
 
-from weakrank.config import PipelineConfig, check_label_model, did_you_mean, located
-from weakrank.errors import ConfigError, DataError
+from weakrank.config import PipelineConfig
+from weakrank.errors import ConfigError, DataError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
 from weakrank.paths import RunPaths
+from weakrank.sections import check_label_model
 
 
 def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:

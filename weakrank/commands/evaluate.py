@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.config import REQUIRE, did_you_mean
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
+from weakrank.sections import REQUIRE
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,8 +21,8 @@ from typing import Any
 import pandas as pd
 
 from weakrank.baselines import METHODS, bm25_negatives
-from weakrank.config import PipelineConfig, did_you_mean
-from weakrank.errors import ConfigError, DataError
+from weakrank.config import PipelineConfig
+from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.evaluation.metrics import evaluate_run, judged_queries
 from weakrank.files import atomic_path
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text

@@ -1,6 +1,6 @@
 """The papers' label sources: what a grid's trained cells learn from besides a label model's labels.
 
-``[experiment] train_label_models`` (stored as given by :class:`weakrank.config.ExperimentConfig`) names, for each
+``[experiment] train_label_models`` (stored as given by :class:`weakrank.sections.ExperimentConfig`) names, for each
 trained row, a label model or one of these sources: ``"gold"``, the gold labels (corrupted at each noise ratio:
 Sharma et al.'s noise study), or ``"votes:<lf>"``, that LF's own votes (+1 / −1) with nothing fused (Xu et al.'s
 BERT-PR on BM25 votes). Here they are checked and turned into labels (labels.parquet's shape).
@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from weakrank.config import PipelineConfig, check_label_model, did_you_mean
+from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
 from weakrank.label_models import fit_labels
 from weakrank.label_models.base import with_labels
 from weakrank.labeling import lf_names
 from weakrank.noise import corrupt_labels, sentence_encoder
 from weakrank.paths import RunPaths
+from weakrank.sections import check_label_model
 
 # train_label_models entries that are not label models
 GOLD = "gold"  # the gold labels (corrupted at each noise ratio), Sharma et al.'s noise study

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from weakrank.baselines import fusion_runs
-from weakrank.config import PipelineConfig, did_you_mean
-from weakrank.errors import DataError
+from weakrank.config import PipelineConfig
+from weakrank.errors import DataError, did_you_mean
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
 from weakrank.label_models import MODELS, fit_predict, usable

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from weakrank.config import PipelineConfig, did_you_mean
+from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import DataError
+from weakrank.errors import DataError, did_you_mean
 from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
 from weakrank.io import read_parquet
