@@ -4,8 +4,8 @@ Per dataset, the first cached weak ranker of ``bench_quality.py`` (``<run_dir>/b
 candidate of the evaluation split, timed as a whole (texts in, scores out) by:
 
 - ``CrossEncoder.predict``: sentence-transformers loading the same directory (the reference);
-- ``student fp32`` / ``student int8``: ``load_ranker(dir, student_only=True[, backend="int8"])``;
-- ``student onnx`` / ``student onnx int8``: the same with ``backend="onnx"`` / ``"onnx-int8"`` (ONNX Runtime; the export and
+- ``student fp32`` / ``student int8``: ``load_ranker(dir, student_only=True[, precision="int8"])``;
+- ``student onnx`` / ``student onnx int8``: the same with ``backend="onnx"`` (and ``precision="int8"``) (ONNX Runtime; the export and
   quantisation happen once, before the timing);
 - ``shipped fp32`` / ``shipped int8`` / ``shipped onnx int8``: ``load_ranker(dir[, ...])``, the student with its LFs and teacher
   (its neural LFs encode every text: the process's shared encodings are cleared before each run).
@@ -64,19 +64,19 @@ def main() -> None:
             "CrossEncoder.predict": lambda: CrossEncoder(str(directory), device="cpu").predict(
                 texts, batch_size=args.batch_size, show_progress_bar=False),
             "student fp32": lambda: load_ranker(directory, "cpu", student_only=True).predict(texts, args.batch_size),
-            "student int8": lambda: load_ranker(directory, "cpu", student_only=True, backend="int8").predict(
+            "student int8": lambda: load_ranker(directory, "cpu", student_only=True, precision="int8").predict(
                 texts, args.batch_size),
             "student onnx": lambda: load_ranker(directory, student_only=True, backend="onnx").predict(
                 texts, args.batch_size),
-            "student onnx int8": lambda: load_ranker(directory, student_only=True, backend="onnx-int8").predict(
+            "student onnx int8": lambda: load_ranker(directory, student_only=True, backend="onnx", precision="int8").predict(
                 texts, args.batch_size),
             "shipped fp32": lambda: load_ranker(directory, "cpu").score_frame(pairs, args.batch_size),
-            "shipped int8": lambda: load_ranker(directory, "cpu", backend="int8").score_frame(pairs, args.batch_size),
-            "shipped onnx int8": lambda: load_ranker(directory, backend="onnx-int8").score_frame(
+            "shipped int8": lambda: load_ranker(directory, "cpu", precision="int8").score_frame(pairs, args.batch_size),
+            "shipped onnx int8": lambda: load_ranker(directory, backend="onnx", precision="int8").score_frame(
                 pairs, args.batch_size),
         }
-        for backend in ("onnx", "onnx-int8"):  # export (and quantise) before the timing, as a user's second load finds it
-            load_ranker(directory, student_only=True, backend=backend)
+        for precision in ("fp32", "int8"):  # export (and quantise) before the timing, as a user's second load finds it
+            load_ranker(directory, student_only=True, backend="onnx", precision=precision)
         for system, score in systems.items():
             for encoder in _MODELS.values():  # every shipped run encodes its texts: nothing kept from the last
                 encoder.store.clear()

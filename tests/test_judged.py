@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from weakrank import pipeline
-from weakrank.combinations import LABEL_FREE
+from weakrank.combinations import LABEL_FREE, ChoiceRecord
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_metadata
@@ -173,10 +173,10 @@ def test_judged_queries_choose_a_combination_that_holds_on_other_queries():
     assert after > before + 0.2
     restored = ScoreFusionModel.from_state(model.state())
     assert restored.choice_ == model.choice_ and restored.judged_ == model.judged_
-    estimates = model.judged_["estimates"]
-    assert estimates[model.choice_] == max(estimates.values()) and "taken" in model.judged_["reason"]
+    estimates = model.judged_.estimates
+    assert estimates[model.choice_] == max(estimates.values()) and "taken" in model.judged_.reason
     assert np.allclose(restored.fused(scores, groups), model.fused(scores, groups))
-    assert unsupervised.judged_ == {}
+    assert unsupervised.judged_ is None
 
 
 def leads(aps: pd.DataFrame):
@@ -212,11 +212,14 @@ def test_query_weights_count_a_query_as_often_as_it_stands_for():
     assert found.lead["RRF"] == pytest.approx((0.1 + 0 + 2 * 0.3) / 4)
 
 
+BY_HAND = ChoiceRecord("RRF", "RRF", 0.1, 3.0, 5, {"RRF": 0.6}, "by hand", {"margin": 2.5})
+
+
 def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     from weakrank.combinations import Combination
 
     scores, groups, _ = distracted_lists(60, seed=3)
-    model = ScoreFusionModel().fit(scores, groups).use("RRF", Combination("rrf", np.ones(3)), {"reason": "by hand"})
+    model = ScoreFusionModel().fit(scores, groups).use("RRF", Combination("rrf", np.ones(3)), BY_HAND)
     fused = model.fused(scores, groups)
     assert np.allclose(ScoreFusionModel.from_state(model.state()).fused(scores, groups), fused)
     first = groups == 0
@@ -229,7 +232,7 @@ def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     votes = votes_of(scores, groups, gold)
     judged = judged_rows(votes, np.zeros(len(gold)), {f"q{i}" for i in range(5)})  # all judged not relevant
     model = CombinationSelector(ScoreFusionModel()).fit(votes, judged).model
-    assert model.choice_ == LABEL_FREE and "0 judged queries have a relevant passage" in model.judged_["reason"]
+    assert model.choice_ == LABEL_FREE and "0 judged queries have a relevant passage" in model.judged_.reason
     np.testing.assert_allclose(model.weights_, ScoreFusionModel().fit(scores, groups).weights_)
 
 

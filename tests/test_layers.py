@@ -195,12 +195,25 @@ def test_loading_a_ranker_needs_nothing_of_the_weak_supervision_stack():
     assert out.strip() == "[]"
 
 
-# the metadata a stage hands on is read through its one reader: labels.parquet's by label_models/labels_file.py;
-# read_metadata elsewhere reads only caches (an LF's scores, a grid cell)
-CACHE_READERS = {"weakrank.io", "weakrank.label_models.labels_file", "weakrank.labeling", "weakrank.reproduction.report",
-                 "weakrank.reproduction.grid"}
+# what one stage saves and another reads is parsed by its one reader, typed and checked (a later stage reads no key of
+# it by name); these modules parse JSON or Parquet metadata, each the reader of what it says, and no other module does
+READERS = {
+    "weakrank.io": "read_metadata itself",
+    "weakrank.label_models.labels_file": "labels.parquet's metadata (LabelsInfo)",
+    "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its mix a ChoiceRecord)",
+    "weakrank.ranker.manifest": "a model directory's weakrank_model.json (ModelManifest)",
+    "weakrank.ranker.cross_encoder": "a cross-encoder student's own config",
+    "weakrank.ranker.bi_encoder": "a bi-encoder student's own config",
+    "weakrank.ranker.onnx_runtime": "the ONNX export's cache record",
+    "weakrank.retrieval": "the Faiss index's cache record",
+    "weakrank.labeling": "an LF score cache's fingerprint",
+    "weakrank.reproduction.grid": "a grid cell's cache",
+    "weakrank.reproduction.report": "a grid cell's cache",
+    "weakrank.loaders.beir": "a BEIR dataset's JSON lines (input data)",
+}
 
 
-def test_labels_metadata_is_read_by_its_reader_only():
-    readers = {module for module, path in MODULES.items() if "read_metadata(" in path.read_text()}
-    assert readers <= CACHE_READERS, sorted(readers - CACHE_READERS)
+def test_saved_records_are_parsed_by_their_readers_only():
+    parsers = {module for module, path in MODULES.items()
+               if any(call in path.read_text() for call in ("json.loads(", "json.load(", "read_metadata("))}
+    assert parsers == set(READERS), (sorted(parsers - set(READERS)), sorted(set(READERS) - parsers))

@@ -12,8 +12,9 @@ import pytest
 
 from weakrank import pipeline
 from weakrank.cli import main
+from weakrank.combinations import ChoiceRecord
 from weakrank.dataset import Dataset
-from weakrank.errors import WeakrankError
+from weakrank.errors import DataError, WeakrankError
 from weakrank.io import read_metadata, read_parquet, read_run
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.label_models.fusion import ScoreFusionModel
@@ -292,12 +293,18 @@ def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
     student = standardize_within(even.student.predict(list(zip(pairs["query"], pairs["passage"]))).reshape(-1, 1),
                                  groups)[:, 0]
     assert np.allclose(even.score_frame(pairs), (teacher + student) / 2, atol=1e-6)
+    mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {"student weight 1": 0.6}, "chosen by hand",
+                       {"margin": 2.5}, {"student weight 1": 0.6}, ["q1", "q2"]).to_dict()
     for weight, expected in ((0.0, teacher), (1.0, student), (0.25, 0.75 * teacher + 0.25 * student)):
         moved = shutil.copytree(best, tmp_path / f"w{weight}")
         saved = json.loads((moved / FUSION_FILE).read_text())
-        saved.update(student_weight=weight, mix={"reason": "chosen by hand"})
+        saved.update(student_weight=weight, mix=mix)
         (moved / FUSION_FILE).write_text(json.dumps(saved))
         ranker = load_ranker(moved, device="cpu", trust_code=True)
         assert ranker.student_weight == weight and np.allclose(ranker.score_frame(pairs), expected, atol=1e-6)
         ranker.save(tmp_path / f"again{weight}")  # saved again, the weight and how it was chosen go with it
-        assert json.loads((tmp_path / f"again{weight}" / FUSION_FILE).read_text())["mix"] == {"reason": "chosen by hand"}
+        assert json.loads((tmp_path / f"again{weight}" / FUSION_FILE).read_text())["mix"] == mix
+    saved.update(mix={**mix, "lead": "a lot"})  # a mix someone changed: refused where it is read, by file and field
+    (moved / FUSION_FILE).write_text(json.dumps(saved))
+    with pytest.raises(DataError, match=r"weakrank_fusion.json.*mix.lead"):
+        load_ranker(moved, device="cpu", trust_code=True)

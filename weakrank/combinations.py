@@ -9,12 +9,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from weakrank.lists import reciprocal_ranks
+from weakrank.errors import DataError
+from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
 
 LABEL_FREE = "label-free"
 
@@ -42,8 +45,82 @@ def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[
     return found
 
 
+def fused_scores(scores: np.ndarray, groups: np.ndarray, clusters: Sequence[Sequence[int]], weights: np.ndarray,
+                 scales: np.ndarray, combine: str = "linear") -> np.ndarray:
+    """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list) under a
+    fitted fusion state: each cluster's mean standardised score over its ``scales``, weighted by ``weights``, or
+    with ``combine = "rrf"`` the reciprocal ranks so weighted. The one scoring of the fusion label model and of a
+    shipped teacher."""
+    scores = np.asarray(scores, dtype=np.float64)
+    z = standardize_within(scores, groups)
+    if combine == "rrf":
+        return combined(z, groups, informative_rows(scores, groups), Combination("rrf", weights / weights.sum()))
+    views = np.column_stack([z[:, c].mean(axis=1) for c in clusters])
+    return views / scales @ weights / weights.sum()
+
+
 def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combination: Combination) -> np.ndarray:
     """Each row's score under ``combination`` (``z``: the LFs' scores standardised within each group)."""
     if combination.kind == "rrf":
         return reciprocal_ranks(z, groups, informative) @ combination.weights
     return z @ combination.weights
+
+
+@dataclass(frozen=True)
+class ChoiceRecord:
+    """What judged queries chose, as it is saved (a fusion state's ``judged``; a shipped model's ``mix``, where the
+    choice is the student's weight): the combination used (``choice``) and the one estimated best (``best``), its
+    estimated ``lead`` in MAP and in standard errors (``errors``) over ``queries`` judged queries, each candidate's
+    estimated MAP (``estimates``), the ``reason`` for a person and the ``rule``'s constants; a mix also keeps each
+    weight's MAP on the judged sample (``judged_map``) and the judged queries' ids (``judged_queries``, saved as its
+    ``queries``)."""
+
+    choice: str
+    best: str
+    lead: float
+    errors: float
+    queries: int
+    estimates: dict[str, float]
+    reason: str
+    rule: dict[str, float]
+    judged_map: dict[str, float] | None = None
+    judged_queries: list[str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, as :meth:`from_dict` reads them."""
+        saved: dict[str, Any] = {"choice": self.choice, "best": self.best, "lead": self.lead, "errors": self.errors,
+                                 "queries": self.queries, "estimates": self.estimates, "reason": self.reason,
+                                 "rule": self.rule}
+        if self.judged_queries is not None:
+            saved["queries"] = self.judged_queries
+        if self.judged_map is not None:
+            saved["judged_map"] = self.judged_map
+        return saved
+
+    @classmethod
+    def from_dict(cls, saved: Mapping[str, Any], file: str | Path | None = None, where: str = "") -> ChoiceRecord:
+        """The record of :meth:`to_dict` read back from a file someone may have changed: a missing field or one of
+        the wrong type is a :class:`DataError` naming ``file`` and the field (``where``: the fields it is under)."""
+        def check(name: str, test: Any, optional: bool = False) -> Any:
+            value = saved.get(name)
+            if value is None and optional:
+                return None
+            if not test(value):
+                raise DataError(f"{value!r} is not what a judged choice keeps there", file=file, field=where + name)
+            return value
+
+        def text(v: Any) -> bool:
+            return isinstance(v, str)
+
+        def number(v: Any) -> bool:
+            return isinstance(v, int | float) and not isinstance(v, bool)
+
+        def numbers(v: Any) -> bool:
+            return isinstance(v, dict) and all(text(k) and number(x) for k, x in v.items())
+
+        queries = check("queries", lambda v: (isinstance(v, int) and not isinstance(v, bool))
+                        or (isinstance(v, list) and all(map(text, v))))
+        return cls(check("choice", text), check("best", text), float(check("lead", number)),
+                   float(check("errors", number)), len(queries) if isinstance(queries, list) else queries,
+                   dict(check("estimates", numbers)), check("reason", text), dict(check("rule", numbers)),
+                   check("judged_map", numbers, optional=True), queries if isinstance(queries, list) else None)

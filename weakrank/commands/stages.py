@@ -84,15 +84,15 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
     how to judge more queries when too few had a relevant passage to choose anything."""
+    from weakrank.label_models.fusion import judged_choice
     from weakrank.label_models.labels_file import read_labels_info
 
-    params = read_labels_info(labels).params
-    judged = params.get("judged") or {}
+    judged = judged_choice(read_labels_info(labels).params)
     if judged:
-        print(f"judged: {judged['reason']}; the LFs are combined as {params['choice']!r}")
+        print(f"judged: {judged.reason}; the LFs are combined as {judged.choice!r}")
         print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in
-                                                         sorted(judged["estimates"].items(), key=lambda i: -i[1])))
-        if judged["queries"] < judged["rule"]["min_queries"]:
+                                                         sorted(judged.estimates.items(), key=lambda i: -i[1])))
+        if judged.queries < judged.rule["min_queries"]:
             print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
                   "file), weakrank judge it, then run again")
 

@@ -49,9 +49,9 @@ def print_trained(model: Path) -> None:
     print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
     mix = read_teacher_state(model, set(BUILTIN)).mix if model_manifest(model).teacher else None
     if mix:
-        print(f"shipped ranker: {mix['reason']}")
+        print(f"shipped ranker: {mix.reason}")
         print("  estimated MAP over the judged sample's pool: " + ", ".join(
-            f"{name} {value:.3f}" for name, value in sorted(mix["judged_map"].items(), key=lambda item: -item[1])))
+            f"{name} {value:.3f}" for name, value in sorted((mix.judged_map or {}).items(), key=lambda item: -item[1])))
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -69,13 +69,6 @@ def student_runtime(args: argparse.Namespace) -> tuple[str, str]:
         print(f"weakrank: --backend {args.backend} is deprecated: use --backend {backend} --precision {precision}",
               file=sys.stderr)
     return backend, precision
-
-
-def student_backend(args: argparse.Namespace) -> str:
-    """:func:`student_runtime` as the one name the rerank stage passes on to the loader (a name of
-    :data:`~weakrank.names.COMBINED_BACKENDS` at int8, which the loader splits again) until the stage takes both."""
-    runtime = student_runtime(args)
-    return next((name for name, pair in COMBINED_BACKENDS.items() if pair == runtime), runtime[0])
 
 
 def cmd_rerank(args: argparse.Namespace) -> None:
@@ -96,8 +89,9 @@ def cmd_rerank(args: argparse.Namespace) -> None:
     else:
         from weakrank import pipeline
 
+        backend, precision = student_runtime(args)
         path = pipeline.rerank(pipeline_config(args), model=args.model, split=args.split, name=args.name,
-                               backend=student_backend(args), trust_code=args.trust_code)
+                               backend=backend, precision=precision, trust_code=args.trust_code)
         print(f"wrote {path}")
 
 

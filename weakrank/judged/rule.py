@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from scipy.stats import norm, t
 
-from weakrank.combinations import LABEL_FREE
+from weakrank.combinations import LABEL_FREE, ChoiceRecord
 from weakrank.judged.estimate import Estimate
 
 MARGIN = 2.5  # standard errors of the paired lead the best candidate needs
@@ -67,12 +67,11 @@ class Choice:
         return (f"on {self.queries} judged queries the best is {self.best}, estimated {self.lead:+.3f} MAP over "
                 f"{self.kept} ({self.errors:.1f} SE): {verdict}")
 
-    def record(self) -> dict:
-        """The choice as JSON-ready fields (what a fusion state and a shipped model's mix keep)."""
-        return {"choice": self.name, "best": self.best, "lead": self.lead, "errors": self.errors,
-                "queries": self.queries, "estimates": self.estimates, "reason": self.reason(),
-                "rule": {"margin": self.rule.margin, "min_lead": self.rule.min_lead,
-                         "min_queries": self.rule.min_queries}}
+    def record(self) -> ChoiceRecord:
+        """The choice as it is saved (what a fusion state and a shipped model's mix keep)."""
+        return ChoiceRecord(self.name, self.best, self.lead, self.errors, self.queries, self.estimates, self.reason(),
+                            {"margin": self.rule.margin, "min_lead": self.rule.min_lead,
+                             "min_queries": self.rule.min_queries})
 
 
 def choose(found: Estimate, rule: Rule = Rule(), kept: str = "the label-free weighting") -> Choice:

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE, Combination, combined
+from weakrank.combinations import LABEL_FREE, ChoiceRecord, Combination, fused_scores
 from weakrank.errors import WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
 from weakrank.labeling import score_matrix
@@ -95,7 +95,7 @@ class ScoreFusionModel:
         self.loadings_: np.ndarray | None = None
         self.combine_ = "linear"
         self.choice_ = LABEL_FREE
-        self.judged_: dict = {}
+        self.judged_: ChoiceRecord | None = None
 
     def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
@@ -130,7 +130,7 @@ class ScoreFusionModel:
         self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
-        self.combine_, self.choice_, self.judged_ = "linear", LABEL_FREE, {}
+        self.combine_, self.choice_, self.judged_ = "linear", LABEL_FREE, None
         return self
 
     def lf_weights(self, n_lfs: int) -> np.ndarray:
@@ -141,13 +141,13 @@ class ScoreFusionModel:
             weights[cluster] = w / scale / len(cluster)
         return weights
 
-    def use(self, name: str, combination: Combination | None, judged: dict) -> ScoreFusionModel:
+    def use(self, name: str, combination: Combination | None, judged: ChoiceRecord) -> ScoreFusionModel:
         """Score with ``combination`` (called ``name``; one LF a cluster) instead of the label-free weighting, as
         judged queries chose (``judged``: the choice's record, :meth:`weakrank.judged.rule.Choice.record`); ``None``
         keeps the label-free weighting and records the choice."""
         if self.weights_ is None:
             raise RuntimeError("call fit() first")
-        self.judged_ = dict(judged)
+        self.judged_ = judged
         if combination is None:
             return self
         n_lfs = max(max(c) for c in self.clusters_) + 1
@@ -172,11 +172,9 @@ class ScoreFusionModel:
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The fused score of each row (the latent factor's posterior mean, up to scale; in few-shot mode, the
         combination the judged queries chose)."""
-        if self.combine_ == "rrf":
-            scores = np.asarray(scores, dtype=np.float64)
-            z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
-            return combined(z, groups, informative, Combination("rrf", self.weights_ / self.weights_.sum()))
-        return self.scaled_views(scores, groups) @ self.weights_ / self.weights_.sum()
+        if self.weights_ is None:
+            raise RuntimeError("call fit() first")
+        return fused_scores(scores, groups, self.clusters_, self.weights_, self.scales_, self.combine_)
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """P(relevant): softmax of the standardised fused score over each query's list."""
@@ -209,7 +207,7 @@ class ScoreFusionModel:
             "scales": None if self.scales_ is None else self.scales_.tolist(),
             "combine": self.combine_,
             "choice": self.choice_,
-            "judged": self.judged_,
+            "judged": self.judged_.to_dict() if self.judged_ else {},
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
                         "temperature": self.temperature},
         }
@@ -223,6 +221,11 @@ class ScoreFusionModel:
                                                           for k in ("loadings", "weights", "scales"))
         model.combine_ = state.get("combine", "linear")
         model.choice_ = state.get("choice", LABEL_FREE)
-        model.judged_ = dict(state.get("judged") or {})
+        model.judged_ = judged_choice(state)
         return model
 
+
+def judged_choice(state: dict) -> ChoiceRecord | None:
+    """What judged queries chose, as fusion ``state`` (:meth:`ScoreFusionModel.state`) keeps it; None where they
+    chose nothing (or the state is of another label model)."""
+    return ChoiceRecord.from_dict(state["judged"], where="params.judged.") if state.get("judged") else None

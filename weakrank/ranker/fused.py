@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from weakrank.combinations import ChoiceRecord
 from weakrank.errors import LeftOutWarning
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
@@ -42,7 +43,7 @@ class FusedRanker(RanksPassages):
     standardised scores weighted ``student_weight`` and the teacher's the rest (``mix``: how judgments chose it)."""
 
     def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = 0.5,
-                 mix: dict | None = None) -> None:
+                 mix: ChoiceRecord | None = None) -> None:
         self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 
     @property

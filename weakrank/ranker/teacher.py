@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from weakrank.combinations import ChoiceRecord, fused_scores
 from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF, factory_precisions
-from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
 from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
 from weakrank.registry import resolve_lf
@@ -53,12 +53,7 @@ class Teacher:
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list)."""
-        scores = np.asarray(scores, dtype=np.float64)
-        z = standardize_within(scores, groups)
-        if self.combine == "rrf":
-            return reciprocal_ranks(z, groups, informative_rows(scores, groups)) @ (self.weights / self.weights.sum())
-        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters])
-        return views / self.scales @ self.weights / self.weights.sum()
+        return fused_scores(scores, groups, self.clusters, self.weights, self.scales, self.combine)
 
     def lf_scores(self, pairs: pd.DataFrame) -> np.ndarray:
         """Each LF's raw scores of the rows of ``pairs`` (``query_id, passage_id, query, passage``), rows × LFs."""
@@ -76,7 +71,7 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path, student_weight: float = 0.5, mix: dict | None = None) -> Path:
+    def save(self, directory: str | Path, student_weight: float = 0.5, mix: ChoiceRecord | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
         on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
@@ -97,7 +92,7 @@ class Teacher:
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
         saved = {"lfs": entries, "teacher": self.fusion_state, "student_weight": student_weight}
-        written = write_text(json.dumps({**saved, **({"mix": mix} if mix else {})}, indent=1), directory / FUSION_FILE)
+        written = write_text(json.dumps({**saved, **({"mix": mix.to_dict()} if mix else {})}, indent=1), directory / FUSION_FILE)
         mark_shipped(directory)
         return written
 
@@ -113,7 +108,7 @@ class Teacher:
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
-    def _card(self, directory: Path, code: list[str], student_weight: float, mix: dict | None) -> None:
+    def _card(self, directory: Path, code: list[str], student_weight: float, mix: ChoiceRecord | None) -> None:
         """The model card's section that says which scores are which."""
         card = directory / "README.md"
         if not card.exists():
@@ -127,8 +122,8 @@ class Teacher:
                  "(both standardised over the query's list). The teacher is the fusion label model over the LFs, "
                  f"weights {weights}.\n"
                  "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
-        if mix and mix.get("reason"):
-            text += f"- The student's weight, chosen on judged queries it had not trained on: {mix['reason']}.\n"
+        if mix:
+            text += f"- The student's weight, chosen on judged queries it had not trained on: {mix.reason}.\n"
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from weakrank.combinations import ChoiceRecord
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
@@ -51,7 +52,7 @@ class TeacherState:
     lfs: list[LFEntry]
     teacher: dict[str, Any]
     student_weight: float = 0.5
-    mix: dict[str, Any] | None = None
+    mix: ChoiceRecord | None = None
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -80,7 +81,7 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    mix = _field(saved, "mix", dict, path) if "mix" in saved else None
+    mix = ChoiceRecord.from_dict(_field(saved, "mix", dict, path), path, "mix.") if "mix" in saved else None
     return TeacherState(lfs, teacher, float(weight), mix)
 
 

@@ -18,10 +18,10 @@ from weakrank.training.config import TrainConfig
 
 @stage("rerank", reads_train=True, eval_split="split")
 def rerank(cfg: PipelineConfig, tc: TrainConfig, model: str | Path | None = None, split: str | None = None,
-           name: str | None = None, backend: str = "torch", trust_code: bool = False) -> Path:
+           name: str | None = None, backend: str = "torch", precision: str = "fp32", trust_code: bool = False) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``,
-    ``tc``, trained) into ``runs/<name>.trec``; ``backend``: how its student runs (PyTorch or ONNX Runtime, int8
-    or not); ``trust_code``: run the LF files another ``model`` carries (:func:`~weakrank.ranker.load_ranker`).
+    ``tc``, trained) into ``runs/<name>.trec``; ``backend`` and ``precision``: where its student runs (PyTorch or
+    ONNX Runtime) and at what precision (fp32 or int8); ``trust_code``: run the LF files another ``model`` carries (:func:`~weakrank.ranker.load_ranker`).
     ``[train] fuse_lfs`` says whether the shipped ranker (the student with its teacher, :mod:`~weakrank.ranker.fused`)
     or the student alone scores. The model this run directory trained runs its LF files (copies of those its
     config names)."""
@@ -29,12 +29,12 @@ def rerank(cfg: PipelineConfig, tc: TrainConfig, model: str | Path | None = None
     model = model or model_dir(cfg, tc.output)
     tag = name or Path(model).parent.name
     scored = score_split(cfg, model, split or cfg.evaluate.split, student_only=not tc.fuse_lfs, backend=backend,
-                         trust_code=trust_code)
+                         precision=precision, trust_code=trust_code)
     return write_run(scored, RunPaths(cfg.run_dir).runs / f"{tag}.trec", tag)
 
 
 def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", query_ids: set[str] | None = None,
-                batch_size: int = 64, student_only: bool = True, backend: str = "torch",
+                batch_size: int = 64, student_only: bool = True, backend: str = "torch", precision: str = "fp32",
                 trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
     (the student alone unless ``student_only`` is False)."""
@@ -43,4 +43,4 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, backend, trust_code), pairs, batch_size)
+    return score_pairs(loaded_ranker(model, student_only, backend, trust_code, precision), pairs, batch_size)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from weakrank.combinations import ChoiceRecord
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
@@ -119,7 +120,8 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     return result
 
 
-def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_dir: Path) -> tuple[float, dict | None]:
+def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
+                   out_dir: Path) -> tuple[float, ChoiceRecord | None]:
     """The student's weight in the shipped ranker a run trained into ``out_dir``, and how it was chosen (None: no
     judged query that the student had not trained on, the even average): graded on the judged queries by the
     student saved before they joined training (``held_out/``), or, when none was held out, by the model on the
@@ -145,7 +147,7 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_d
     pairs = Dataset.load(paths.dataset).pairs().merge(rows, on=["query_id", "passage_id"])
     student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
     weight, choice, maps = choose_student_weight(student, teacher, pairs)
-    return weight, {**choice.record(), "judged_map": maps, "queries": sorted(queries)}
+    return weight, replace(choice.record(), judged_map=maps, judged_queries=sorted(queries))
 
 
 def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from weakrank.combinations import ChoiceRecord
 from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.rule import Choice, choose
 from weakrank.ranker.fused import average_views
@@ -60,7 +61,8 @@ def choose_student_weight(student: RanksPassages, teacher: Teacher, pairs: pd.Da
     return weight, choice, choice.estimates
 
 
-def ship(teacher: Teacher, *directories: str | Path, student_weight: float = EVEN, mix: dict | None = None) -> list[Path]:
+def ship(teacher: Teacher, *directories: str | Path, student_weight: float = EVEN,
+         mix: ChoiceRecord | None = None) -> list[Path]:
     """Write ``teacher`` beside the student saved in each of ``directories``, the student's weight in the shipped
     ranker with it (``mix``: how it was chosen, for a person); returns the teacher files written."""
     return [teacher.save(directory, student_weight=student_weight, mix=mix) for directory in directories]
