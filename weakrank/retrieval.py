@@ -24,9 +24,8 @@ from weakrank.encoders import content_hash
 from weakrank.errors import ConfigError
 from weakrank.files import atomic_dir, settle
 from weakrank.progress import tqdm
-from weakrank.ranker.bi_encoder import CONFIG_FILE as BI_ENCODER_FILE
 from weakrank.ranker.bi_encoder import BiEncoder
-from weakrank.ranker.cross_encoder import CONFIG_FILE as CROSS_ENCODER_FILE
+from weakrank.ranker.directory import model_manifest
 
 MANIFEST = "manifest.json"
 
@@ -41,9 +40,13 @@ def load_encoder(name_or_path: str) -> BiEncoder:
     """A bi-encoder saved by weakrank, or any sentence-transformers model (``"minilm"``, a HF name, a path)."""
     path = Path(name_or_path)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    if (path / BI_ENCODER_FILE).exists():
+    try:
+        architecture = model_manifest(path).architecture
+    except FileNotFoundError:  # not a model directory of weakrank's: a sentence-transformers model
+        architecture = None
+    if architecture == "bi-encoder":
         return BiEncoder.load(path, device)
-    if (path / CROSS_ENCODER_FILE).exists():
+    if architecture == "cross-encoder":
         raise ConfigError(f"{path} is a cross-encoder: it scores pairs and cannot index (use `weakrank rerank`)")
     return BiEncoder.from_encoder(name_or_path).to(device)
 

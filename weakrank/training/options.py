@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from weakrank.encoders import POOLINGS
 from weakrank.errors import ConfigError
+from weakrank.names import ARCHITECTURES
 
 AUTO = "auto"  # max_length read from the training pairs (weakrank.training.lengths)
 
@@ -21,7 +22,7 @@ class ModelOptions:
     encoder: str = field(default="minilm", metadata={
         "group": "model", "help": "pretrained encoder: 'minilm' (packaged), a Hugging Face name or a local path"})
     architecture: str = field(default="cross-encoder", metadata={
-        "group": "model", "choices": ("cross-encoder", "bi-encoder"),
+        "group": "model", "choices": ARCHITECTURES,
         "help": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scale · cos of the separately "
                 "embedded query and passage)"})
     pooling: str = field(default="cls", metadata={
