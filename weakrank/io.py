@@ -5,13 +5,10 @@ collections, queries) may be gzipped: a ``.gz`` file is read decompressed."""
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import os
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import ir_measures
@@ -102,56 +99,6 @@ def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
     :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
     a located :class:`DataError`."""
     return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
-
-
-def _mark(path: Path) -> Path:
-    return path.with_name(f".{path.name}.weakrank")
-
-
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read a MiB at a time."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def mark_written(path: str | Path) -> Path:
-    """Keep beside ``path`` (in ``.<name>.weakrank``) the SHA-256 of what weakrank just wrote there: a later write
-    may replace it as long as nobody changed it (:func:`check_output`)."""
-    path = Path(path)
-    write_text(file_sha256(path) + "\n", _mark(path))
-    return path
-
-
-def check_output(path: str | Path, inputs: Mapping[str, str | Path], force: bool = False) -> None:
-    """A :class:`DataError` naming ``path`` when writing it would lose what a user has: it is one of ``inputs``
-    (flag → file), or a folder, or (unless ``force``) a file that weakrank did not write (:func:`mark_written`),
-    or that someone changed since."""
-    path = Path(path)
-    if not path.exists():
-        return
-    for flag, source in inputs.items():
-        if os.path.exists(source) and os.path.samefile(path, source):
-            raise DataError(f"is the {flag} file this command reads; write the output elsewhere", file=path)
-    if path.is_dir():
-        raise DataError("is a folder; expected the file to write", file=path)
-    mark = _mark(path)
-    ours = mark.is_file() and mark.read_text().strip() == file_sha256(path)
-    if not ours and not force:
-        raise DataError("exists and weakrank did not write it (or it changed since); give --force to replace it, "
-                        "or write elsewhere", file=path)
-
-
-@contextmanager
-def output_file(path: str | Path, inputs: Mapping[str, str | Path], force: bool = False) -> Iterator[Path]:
-    """A command's output ``path``, the one way every command writes a file a user names: checked before the block
-    runs (:func:`check_output`: never one of ``inputs``, a folder or, unless ``force``, a file that weakrank did not
-    write), written (atomically) by the block, then marked as weakrank's (:func:`mark_written`)."""
-    check_output(path, inputs, force)
-    yield Path(path)
-    mark_written(path)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
