@@ -70,7 +70,9 @@ def test_two_processes_never_both_hold_the_lock(tmp_path):
     go = tmp_path / "go"
     racers = [_start(RACE, tmp_path, str(tmp_path / "run"), str(go), "300") for _ in range(4)]
     go.touch()
-    results = [tuple(map(int, racer.communicate(timeout=300)[0].split())) for racer in racers]
+    outputs = [racer.communicate(timeout=300)[0] for racer in racers]
+    assert [racer.returncode for racer in racers] == [0, 0, 0, 0], outputs  # a racer that died says how
+    results = [tuple(map(int, output.split())) for output in outputs]
     assert sum(held for held, _ in results) > 0
     assert [both for _, both in results] == [0, 0, 0, 0]
 

@@ -112,7 +112,7 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
     ``b`` blanks the answer of the row before and shows it again, ``q`` stops, :data:`RESIZED` shows the row again.
     ``styled``: clear the screen and highlight the query's words (``colour``: in colour, else in bold)."""
     from weakrank.files import settle
-    from weakrank.judged.judging_file import read_judging_file
+    from weakrank.judged.judging_file import EVALUATION_USE, read_judging_file
 
     settle(path)  # a temp file left by a killed write
     table = read_judging_file(path)
@@ -136,7 +136,7 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
             note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
             continue
         saved = _save(table, path, saved)
-    if "evaluation" in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
+    if EVALUATION_USE in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
         out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, each system's MAP estimated from it:\n"
                   f"    weakrank evaluate CONFIG --judgments {shlex.quote(str(path))}   (with the run's --run-dir)\n")
         return

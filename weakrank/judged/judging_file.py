@@ -23,6 +23,7 @@ from weakrank.io import read_qrels, write_text
 
 JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
 SKIP = "skip"
+EVALUATION_USE = "evaluation"  # the use column of an evaluation sample's file (select --evaluation): it never trains
 _READ_AS = {"y": "1", "yes": "1", "n": "0", "no": "0", "skip": SKIP, "?": SKIP, "": ""}
 _SPACE = re.compile(r"[\t\r\n\v\f]+")
 MAX_BYTES = 256 * 2**20  # a judging file is read whole; a person judges a few hundred pairs, not this many

@@ -87,22 +87,19 @@ def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFra
                  "sample_seed"]]
 
 
-EVALUATION_USE = "evaluation"  # the use column of select_evaluation's judging file: judge's hint reads it
-
-
 @stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
 def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
                       split: str | None = None, output: str | Path | None = None,
                       force: bool = False) -> tuple[Path, pd.DataFrame]:
     """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
-    split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`evaluate` can
+    split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`~weakrank.stages.evaluate.evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
     probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
     :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
-    refuses judgments of the evaluated split; a last column, ``use``, says :data:`EVALUATION_USE`. Returns the file
+    refuses judgments of the evaluated split; a last column, ``use``, says :data:`~weakrank.judged.judging_file.EVALUATION_USE`. Returns the file
     and its pairs."""
     from weakrank.judged.evaluation import evaluation_pairs
-    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
+    from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
