@@ -310,3 +310,22 @@ def test_a_sample_estimates_each_systems_map_and_its_difference_from_the_baselin
         found = sample_table(runs, Judgments(pd.DataFrame(rows)), "bm25").loc["model"]
         covered += found["diff low"] <= true[1] - true[0] <= found["diff high"]
     assert covered / 200 > 0.85
+
+
+def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_path, capsys):
+    from types import SimpleNamespace
+
+    from weakrank.commands.stages import _print_few_shot_choice
+    from weakrank.label_models.labels_file import LabelsInfo, write_labels
+
+    rule = {"margin": 2.5, "min_lead": 0.05, "min_queries": 3}
+    kept = ChoiceRecord(LABEL_FREE, "bm25 alone", 0.06, 0.85, 10, {"bm25 alone": 0.7, LABEL_FREE: 0.64}, "kept", rule)
+    assert kept.queries_to_tell() == 87  # 10 × (2.5 / 0.85)²: the error shrinks as one over √queries
+    taken = ChoiceRecord("bm25 alone", "bm25 alone", 0.2, 3.0, 10, {}, "taken", rule)
+    assert taken.queries_to_tell() is None and replace(kept, best=LABEL_FREE).queries_to_tell() is None
+    labels = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
+                          LabelsInfo("fusion", ["bm25"], {"judged": kept.to_dict()}))
+    _print_few_shot_choice(labels, SimpleNamespace(source="pipe.toml"))
+    out = capsys.readouterr().out
+    assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
+    assert "weakrank select pipe.toml --more --queries 77" in out

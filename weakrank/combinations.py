@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,6 +86,14 @@ class ChoiceRecord:
     rule: dict[str, float]
     judged_map: dict[str, float] | None = None
     judged_queries: list[str] | None = None
+
+    def queries_to_tell(self) -> int | None:
+        """Where more judgments could change the choice (``best`` leads but was not taken): about how many judged
+        queries with a relevant passage would make its lead, as estimated now, as clear as the rule asks (``margin``
+        standard errors, the error shrinking as one over the root of the queries); else None."""
+        if self.choice == self.best or self.errors <= 0:
+            return None
+        return math.ceil(self.queries * (self.rule.get("margin", 0.0) / self.errors) ** 2)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields, as :meth:`from_dict` reads them."""

@@ -83,7 +83,8 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
-    how to judge more queries when too few had a relevant passage to choose anything."""
+    how to judge more queries: when too few had a relevant passage to choose anything, or when about how many more
+    would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
     from weakrank.label_models.fusion import judged_choice
     from weakrank.label_models.labels_file import read_labels_info
 
@@ -92,9 +93,14 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
         print(f"judged: {judged.reason}; the LFs are combined as {judged.choice!r}")
         print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in
                                                          sorted(judged.estimates.items(), key=lambda i: -i[1])))
+        needed = judged.queries_to_tell()
         if judged.queries < judged.rule["min_queries"]:
             print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
                   "file), weakrank judge it, then run again")
+        elif needed:
+            print(f"  to tell whether {judged.best} is ahead: about {needed} judged queries with a relevant passage "
+                  f"(now {judged.queries}); weakrank select {cfg.source} --more --queries {needed - judged.queries} "
+                  "adds queries to the judging file, weakrank judge it, then run again")
 
 
 def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
