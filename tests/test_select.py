@@ -96,7 +96,7 @@ def test_judgments_of_the_evaluated_split_are_refused(tmp_path):
     with pytest.raises(ConfigError, match="label model 'majority' reads none"):
         pipeline.aggregate(cfg, model="majority", judgments=tmp_path / "test.qrels")
     (tmp_path / "other.qrels").write_text("nowhere 0 d1 1\n")
-    with pytest.raises(DataError, match="judged query 'nowhere' is not in the votes"):
+    with pytest.raises(DataError, match="other.qrels:1: query_id: judged query 'nowhere' is not in the votes"):
         pipeline.aggregate(cfg, judgments=tmp_path / "other.qrels")
     assert not RunPaths(tmp_path).labels.exists()
 

@@ -1,8 +1,9 @@
 """A person's judgments (a judging file or TREC qrels: ``[aggregate] judgments``, ``--judgments``) checked against
 the run they are to teach before any of them is used. Judgments with nothing usable (an empty file, nothing judged
-yet, no judged pair a candidate of this run), a judged query of the split this run evaluates, a pair judged twice
-with two grades, or a judging file whose texts are not this dataset's: each a :class:`~weakrank.errors.DataError`
-naming the file, the line and the field. What this run cannot use of them is counted in one line."""
+yet, no judged pair a candidate of this run), a judged query that is not in this run or of the split it evaluates,
+a pair judged twice with two grades, or a judging file whose texts are not this dataset's: each a
+:class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of them (pairs
+no list ranks) is counted in one line."""
 
 from __future__ import annotations
 
@@ -21,16 +22,19 @@ KEY = ["query_id", "passage_id"]
 def check_judgments(path: str | Path, votes: pd.DataFrame, dataset: str | Path, evaluated: str) -> str:
     """Check judgments ``path`` against the votes table of the run they teach, its ingested dataset folder
     ``dataset`` and the split it evaluates, ``evaluated`` (module doc); the line that counts their judged pairs:
-    used, of queries not in this run, not candidates (no list ranks them)."""
+    used, not candidates (no list ranks them)."""
     path = Path(path)
     pairs = _judged_pairs(path, Path(dataset))
     splits = votes.drop_duplicates("query_id").set_index("query_id")["split"]
     unknown = ~pairs["query_id"].isin(splits.index)
+    if unknown.any():
+        raise DataError(f"judged query {pairs.loc[unknown, 'query_id'].iloc[0]!r} is not in the votes "
+                        f"({pairs.loc[unknown, 'query_id'].nunique()} such queries): judgments of another collection "
+                        "or config?", file=path, line=int(pairs.loc[unknown, LINE].iloc[0]), field="query_id")
     used = pd.MultiIndex.from_frame(pairs[KEY]).isin(pd.MultiIndex.from_frame(votes[KEY]))
     if not used.any():
-        missing = f"judged query {pairs.loc[unknown, 'query_id'].iloc[0]!r} is not in the votes; " if unknown.any() else ""
-        raise DataError(f"{missing}none of its {len(pairs)} judged pairs is a candidate of this run: judgments of "
-                        "another collection or config?", file=path)
+        raise DataError(f"none of its {len(pairs)} judged pairs is a candidate of this run: judgments of another "
+                        "collection or config?", file=path)
     scored = pairs[used & (pairs["query_id"].map(splits) == evaluated)]
     if len(scored):
         raise DataError(f"judges {scored['query_id'].nunique()} queries of the evaluated split {evaluated!r} (e.g. "
@@ -38,8 +42,7 @@ def check_judgments(path: str | Path, votes: pd.DataFrame, dataset: str | Path, 
                         "another split", file=path, line=int(scored[LINE].iloc[0]), field="query_id")
     queries = pairs.loc[used, "query_id"].nunique()
     counts = [f"{used.sum()} judged pairs of {queries} quer{'y' if queries == 1 else 'ies'} used"]
-    counts += [f"{unknown.sum()} of queries not in this run"] if unknown.any() else []
-    counts += [f"{(~used & ~unknown).sum()} not candidates"] if (~used & ~unknown).any() else []
+    counts += [f"{(~used).sum()} not candidates"] if (~used).any() else []
     return f"judgments {path}: {', '.join(counts)}" + (" (left out)" if len(counts) > 1 else "")
 
 

@@ -98,20 +98,10 @@ class Judged:
 
 
 def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
-    """``judgments`` on the rows of ``votes``; a judged query that is not in the votes is a :class:`DataError`
-    naming the file. Judged pairs that are not candidates are left out (no list ranks them)."""
-    table = judgments.table
-    unknown = sorted(set(table["query_id"]) - set(votes["query_id"]))
-    if unknown:
-        raise DataError(f"judged query {unknown[0]!r} is not in the votes ({len(unknown)} such queries): judgments "
-                        "of another collection or config?", file=judgments.source, field="query_id")
-    twice = table[table.duplicated(["query_id", "passage_id"], keep=False)]
-    conflicting = twice.groupby(["query_id", "passage_id"])["relevance"].nunique()
-    if (conflicting > 1).any():
-        query, passage = conflicting.index[int(np.argmax(conflicting.to_numpy() > 1))]
-        raise DataError(f"pair {query} / {passage} is judged twice, with different grades: keep one",
-                        file=judgments.source, field="relevance")
-    table = table.drop_duplicates(["query_id", "passage_id"])
+    """``judgments`` on the rows of ``votes`` (a person's, checked against them first:
+    :func:`~weakrank.judged.checks.check_judgments`); a pair judged twice with one grade counts once, and judged
+    pairs that are not candidates are left out (no list ranks them)."""
+    table = judgments.table.drop_duplicates(["query_id", "passage_id"])
     keys = votes[["query_id", "passage_id"]].merge(
         table.assign(relevance=(table["relevance"] > 0).astype(float)), on=["query_id", "passage_id"], how="left",
         validate="many_to_one")

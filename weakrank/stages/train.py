@@ -134,9 +134,10 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
 
     paths = RunPaths(cfg.run_dir)
     source = label_source(paths, tc)
-    if "judged" not in pq.read_schema(source).names:  # no judging file: nothing more is read
+    columns = pq.read_schema(source).names
+    if "judged" not in columns:  # no judging file: nothing more is read
         return EVEN, None
-    design = [c for c in ("judged_inclusion", "judged_weight") if c in pq.read_schema(source).names]
+    design = [c for c in ("judged_inclusion", "judged_weight") if c in columns]
     labels = read_parquet(source, columns=["query_id", "passage_id", "split", "judged", *design])
     held_out = out_dir / HELD_OUT
     unseen = labels if held_out.is_dir() else labels[labels["split"] != tc.train_split]
