@@ -13,6 +13,8 @@ import re
 
 from weakrank.lf import ranking_lf
 
+PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+
 QUESTION_TYPES = [  # (type, question start), first match wins
     ("date", re.compile(r"(in )?(when|what (year|date|century|decade)|which (year|century))\b")),
     ("number", re.compile(r"how (many|much|long|old|far|big|tall|large|high|deep|fast|wide|heavy)\b"
@@ -45,7 +47,7 @@ def has_answer_type(kind: str, question: str, passage: str) -> bool:
     return any(m.start() > 0 and m.group().lower() not in asked for m in CAPITALISED.finditer(passage))
 
 
-@ranking_lf()
+@ranking_lf(family="heuristic", prior=PRIOR)
 def answer_type(query: str, passage: str) -> float:
     """1 if the passage contains the answer type the question asks for, else 0 (0 for every candidate of a
     question of no recognised type)."""

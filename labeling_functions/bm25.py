@@ -13,6 +13,8 @@ from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 
+PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+
 
 @lf_factory
 def make_bm25(name: str = "bm25", k1: float = 1.5, b: float = 0.75, **rule: float) -> RankingLF:
@@ -25,7 +27,8 @@ def make_bm25(name: str = "bm25", k1: float = 1.5, b: float = 0.75, **rule: floa
     def restore(state: dict[str, np.ndarray]) -> tuple[BM25Index, pd.Index]:
         return BM25Index.from_state(state), pd.Index([])
 
-    @ranking_lf(name, batched=True, fit=build, export=lambda resource: resource[0].state(), restore=restore, **rule)
+    @ranking_lf(name, batched=True, fit=build, export=lambda resource: resource[0].state(), restore=restore,
+                 family="lexical", prior=PRIOR, **rule)
     def score(pairs: PairBatch, resource: tuple[BM25Index, pd.Index]) -> np.ndarray:
         index, rows = resource
         row = rows.get_indexer(pairs.passage_id)

@@ -14,6 +14,8 @@ from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
 from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
+PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+
 
 @lf_factory(precisions=PRECISIONS)
 def make_embedding_cosine(
@@ -26,7 +28,8 @@ def make_embedding_cosine(
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), batch_size=batch_size, precision=precision)
 
-    @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), **rule)
+    @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), family="semantic",
+                 prior=PRIOR, **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
         return pair_cosine(pairs.query, pairs.passage, encoder)
 

@@ -16,6 +16,8 @@ from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.text import tokenize
 
+PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -47,7 +49,7 @@ def make_tfidf(name: str = "tfidf", sublinear_tf: bool = True, **rule: float) ->
         vectorizer.idf_ = state["idf"]
         return vectorizer, sp.csr_matrix((0, len(vocabulary))), pd.Index([])
 
-    @ranking_lf(name, batched=True, fit=build, export=export, restore=restore, **rule)
+    @ranking_lf(name, batched=True, fit=build, export=export, restore=restore, family="lexical", prior=PRIOR, **rule)
     def score(pairs: PairBatch, resource: tuple[TfidfVectorizer, sp.csr_matrix, pd.Index]) -> np.ndarray:
         vectorizer, passages, rows = resource
         queries, inverse = np.unique(np.asarray(pairs.query, dtype=object), return_inverse=True)

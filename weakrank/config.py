@@ -32,7 +32,7 @@ from weakrank.sections import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from weakrank.label_models.base import LabelModel
 
 @dataclass
 class PipelineConfig:
@@ -50,6 +50,21 @@ class PipelineConfig:
     experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     grids: dict[str, ExperimentConfig] = field(default_factory=dict)  # [experiment_<name>] by name
     source: Path | None = None
+
+    def fusion_options(self) -> dict[str, Any]:
+        """The fusion label model's options: ``[aggregate]``'s when it is the configured model, and the LFs'
+        declared families and priors (:func:`weakrank.registry.lf_priors`)."""
+        from weakrank.registry import lf_priors
+
+        return {**self.aggregate.options_for("fusion"), "priors": lf_priors(self.label.lfs, self.label.lf_options)}
+
+    def label_model(self, name: str | None = None) -> LabelModel:
+        """The label model ``name`` (default: the configured one) as every stage fits it: ``[aggregate]``'s options,
+        and for the fusion model the LFs' declarations (:meth:`fusion_options`)."""
+        from weakrank.label_models import make_label_model
+
+        name = name or self.aggregate.model
+        return make_label_model(name, **(self.fusion_options() if name == "fusion" else self.aggregate.options_for(name)))
 
 
 # the raw keys of the sections that are not read one to one into a dataclass

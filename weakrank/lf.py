@@ -86,9 +86,13 @@ class RankingLF:
         export: Callable[[Any], dict[str, np.ndarray]] | None = None,
         restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
         models: Sequence[str] = (),
+        family: str | None = None,
+        prior: float | None = None,
     ) -> None:
         if not _NAME.match(name):
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
+        check_declaration(name, family, prior)
+        self.family, self.prior = family, prior
         self.fn, self.name, self.batched, self.fit_fn, self.rule = fn, name, batched, fit, rule
         self.per_process = per_process
         if (export is None) != (restore is None):
@@ -107,7 +111,16 @@ class RankingLF:
         return RankingLF(
             self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes),
             per_process=self.per_process, export=self.export_fn, restore=self.restore_fn, models=self.models,
+            family=self.family, prior=self.prior,
         )
+
+    def declared(self, family: str | None = None, prior: float | None = None) -> RankingLF:
+        """A copy of this LF declaring another ``family`` and/or ``prior`` (None keeps the LF's own)."""
+        copy = self.with_rule()
+        check_declaration(self.name, family, prior)
+        copy.family = family if family is not None else self.family
+        copy.prior = prior if prior is not None else self.prior
+        return copy
 
     def __getstate__(self) -> dict[str, Any]:
         # Shipped to workers (pickled) without the dataset it was fitted on, and without a per-process
@@ -191,6 +204,14 @@ class RankingLF:
         return float(self.score(batch)[0])
 
 
+def check_declaration(name: str, family: str | None, prior: float | None) -> None:
+    """Refuse a ``family`` that is not a non-empty string or a ``prior`` outside (0, 1), naming the LF."""
+    if family is not None and (not isinstance(family, str) or not family.strip()):
+        raise LFError(name, f"family must be a non-empty string, got {family!r}")
+    if prior is not None and (isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 < prior < 1):
+        raise LFError(name, f"prior must be a number in (0, 1) (a loading on relevance), got {prior!r}")
+
+
 def _pair(pairs: PairBatch, i: int) -> str:
     return f"query_id {pairs.query_id[i]!r}, passage_id {pairs.passage_id[i]!r} (pair {i})"
 
@@ -211,6 +232,8 @@ def ranking_lf(
     export: Callable[[Any], dict[str, np.ndarray]] | None = None,
     restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
     models: Sequence[str] = (),
+    family: str | None = None,
+    prior: float | None = None,
 ) -> Callable[[Callable[..., Any]], RankingLF]: ...
 
 
@@ -225,6 +248,8 @@ def ranking_lf(
     export: Callable[[Any], dict[str, np.ndarray]] | None = None,
     restore: Callable[[dict[str, np.ndarray]], Any] | None = None,
     models: Sequence[str] = (),
+    family: str | None = None,
+    prior: float | None = None,
 ) -> Callable[[Callable[..., Any]], RankingLF] | RankingLF:
     """Decorate a scoring function into a :class:`RankingLF` (named after the function by default); a bare
     ``@ranking_lf`` is ``@ranking_lf()``.
@@ -234,6 +259,11 @@ def ranking_lf(
     ``export`` / ``restore``: the resource as arrays and back, so a trained model can carry the LF (module doc).
     ``models``: the names or paths of the models it reads (as :func:`weakrank.encoders.resolve_model` takes them):
     its cached scores are reused only while their files are unchanged.
+    ``family`` and ``prior``: what the LF is (``"lexical"``, ``"semantic"``, ``"heuristic"``, or any name: LFs of one
+    family share their errors) and a prior on its quality, a loading in (0, 1) on the latent relevance (the
+    built-ins' are measured: ``benchmarks/teacher_priors.csv``); the fusion label model weighs them against the LFs'
+    agreement (:mod:`weakrank.label_models.family_factor`). Without them the LF is neutral: a family of its own, no
+    prior.
     """
 
     def decorate(fn: Callable[..., Any]) -> RankingLF:
@@ -247,6 +277,8 @@ def ranking_lf(
             export=export,
             restore=restore,
             models=models,
+            family=family,
+            prior=prior,
         )
 
     if callable(name):  # a bare @ranking_lf: name is the decorated function

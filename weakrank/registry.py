@@ -11,14 +11,15 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, LFError
 from weakrank.lf import RankingLF, is_lf_factory
 
 RULE_KEYS = ("top_k", "bottom_fraction")
+DECLARATION_KEYS = ("family", "prior")  # what the LF is (weakrank.lf.ranking_lf), overridable per config
 
 
 def _import_attr(spec: str) -> Any:
@@ -89,6 +90,7 @@ def resolve_lf(spec: str, options: dict[str, Any] | None = None) -> RankingLF:
         raise ConfigError(f"[label.options] for LF {spec!r} must be a table, got {options!r}")
     options = dict(options or {})
     rule = _rule(spec, options)
+    declaration = {k: options.pop(k) for k in DECLARATION_KEYS if k in options}
     if spec in BUILTIN:
         lf = _call_factory(spec, BUILTIN[spec], options)
     elif ":" in spec:
@@ -96,7 +98,7 @@ def resolve_lf(spec: str, options: dict[str, Any] | None = None) -> RankingLF:
         if isinstance(obj, RankingLF):
             if options:
                 raise ConfigError(
-                    f"LF {spec!r} is a @ranking_lf object: it takes only {list(RULE_KEYS)}, got {sorted(options)} "
+                    f"LF {spec!r} is a @ranking_lf object: it takes only {list(RULE_KEYS + DECLARATION_KEYS)}, got {sorted(options)} "
                     "(mark a factory with @lf_factory to pass options)"
                 )
             lf = obj
@@ -110,4 +112,15 @@ def resolve_lf(spec: str, options: dict[str, Any] | None = None) -> RankingLF:
             raise ConfigError(f"LF factory {spec!r} returned {type(lf).__name__}, not a RankingLF")
     else:
         raise ConfigError(f"unknown LF {spec!r}; built-ins are {sorted(BUILTIN)}, or use 'module:function'")
-    return lf.with_rule(**rule) if rule else lf
+    lf = lf.with_rule(**rule) if rule else lf
+    try:
+        return lf.declared(**declaration) if declaration else lf
+    except LFError as err:
+        raise ConfigError(f"[label.options.{spec}] {err}") from None
+
+
+def lf_priors(specs: Sequence[str], options: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each configured LF's declared ``family`` and ``prior`` (:func:`weakrank.lf.ranking_lf`; the config's
+    ``[label.options.<lf>]`` may override them), by LF name: what the fusion label model weighs."""
+    found = (resolve_lf(spec, options.get(spec)) for spec in specs)
+    return {lf.name: {"family": lf.family, "prior": lf.prior} for lf in found}

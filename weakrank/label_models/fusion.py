@@ -22,7 +22,8 @@ query is the fused score's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,8 +31,11 @@ import pandas as pd
 from weakrank.combinations import LABEL_FREE, ChoiceRecord, Combination, fused_scores
 from weakrank.errors import WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
-from weakrank.labeling import score_matrix
+from weakrank.label_models.family_factor import fit_family_factor
+from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, softmax_within, standardize_within
+
+PRIOR_STRENGTH = 0.05  # the centred L2 pull towards the declared priors (family_factor); fitted: bench_teacher.py
 
 
 def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
@@ -87,8 +91,11 @@ class ScoreFusionModel:
 
     def __init__(
         self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0,
+        priors: Mapping[str, Mapping[str, Any]] | None = None, prior_strength: float = PRIOR_STRENGTH,
     ) -> None:
         self.duplicate_threshold, self.min_noise, self.temperature = duplicate_threshold, min_noise, temperature
+        self.priors, self.prior_strength = priors, prior_strength
+        self.lfs_: list[dict[str, Any]] = []
         self.clusters_: list[list[int]] | None = None
         self.scales_: np.ndarray | None = None
         self.weights_: np.ndarray | None = None
@@ -102,9 +109,19 @@ class ScoreFusionModel:
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
         return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
 
-    def fit(self, scores: np.ndarray, groups: np.ndarray) -> ScoreFusionModel:
+    def _declared(self, names: Sequence[str] | None) -> tuple[list[str | None], list[float | None]]:
+        """Each view's family and prior loading from ``priors`` (a cluster: its first LF's family, the mean of its
+        LFs' priors); all None without names or priors."""
+        found = [dict(self.priors.get(n) or {}) for n in names] if names is not None and self.priors else None
+        if found is None:
+            return [None] * len(self.clusters_), [None] * len(self.clusters_)
+        families = [found[c[0]].get("family") for c in self.clusters_]
+        priors = [[found[i]["prior"] for i in c if found[i].get("prior") is not None] for c in self.clusters_]
+        return families, [float(np.mean(p)) if p else None for p in priors]
+
+    def fit(self, scores: np.ndarray, groups: np.ndarray, names: Sequence[str] | None = None) -> ScoreFusionModel:
         """Fit without gold (judged queries choose among combinations in :mod:`weakrank.judged`, which then
-        :meth:`use` one)."""
+        :meth:`use` one); ``names``: the LFs of the columns, whose declarations (``priors``) the fit weighs."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -120,18 +137,41 @@ class ScoreFusionModel:
         views, where = self._views(z, informative)
         self.scales_ = np.array([views[where[:, k], k].std() or 1.0 for k in range(views.shape[1])])
         view_corr = pairwise_correlation(views, where)
-        if views.shape[1] >= 3:
-            loadings = one_factor(view_corr)
-        else:  # one or two views: the factor model is not identified; equal loadings from their correlation
-            r = view_corr[0, 1] if views.shape[1] == 2 else 1.0
-            loadings = np.full(views.shape[1], np.sqrt(max(r, 0.0)))
-        noise = 1.0 - loadings**2
-        self.loadings_ = loadings
-        self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
+        families, priors = self._declared(names)
+        if any(f is not None for f in families) or any(p is not None for p in priors):
+            found = fit_family_factor(view_corr, families, priors, self.prior_strength, self.min_noise)
+            self.loadings_, self.weights_ = found.loadings, found.weights
+            agreement, decided = found.agreement, found.prior_decided
+        else:
+            if views.shape[1] >= 3:
+                loadings = one_factor(view_corr)
+            else:  # one or two views: the factor model is not identified; equal loadings from their correlation
+                r = view_corr[0, 1] if views.shape[1] == 2 else 1.0
+                loadings = np.full(views.shape[1], np.sqrt(max(r, 0.0)))
+            noise = 1.0 - loadings**2
+            self.loadings_ = agreement = loadings
+            self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
+            decided = np.zeros(len(loadings), dtype=bool)
         if not (self.weights_ > 0).any():
             self.weights_ = np.ones_like(self.weights_)
         self.combine_, self.choice_, self.judged_ = "linear", LABEL_FREE, None
+        self.lfs_ = self._described(names, families, priors, agreement, decided)
         return self
+
+    def _described(self, names: Sequence[str] | None, families: list[str | None], priors: list[float | None],
+                   agreement: np.ndarray, decided: np.ndarray) -> list[dict[str, Any]]:
+        """Per LF (by view): its family, prior, the loading agreement alone gave, the loading used, its share of the
+        fused score's weight and whether its prior decided (what ``aggregate``, ``analyze`` and the card print)."""
+        if names is None:
+            return []
+        share = self.weights_ / self.weights_.sum()
+        described = []
+        for k, cluster in enumerate(self.clusters_):
+            for i in cluster:
+                described.append({"lf": names[i], "family": families[k], "prior": priors[k],
+                                  "agreement": float(agreement[k]), "loading": float(self.loadings_[k]),
+                                  "weight": float(share[k] / len(cluster)), "prior_decided": bool(decided[k])})
+        return described
 
     def lf_weights(self, n_lfs: int) -> np.ndarray:
         """The weighting as one weight per LF (of ``n_lfs``) on its standardised score (a cluster's weight shared by
@@ -183,7 +223,7 @@ class ScoreFusionModel:
 
     def fit_table(self, votes: pd.DataFrame) -> ScoreFusionModel:
         """:meth:`fit` on the LF scores of ``votes``, each row's query its group."""
-        return self.fit(score_matrix(votes), votes["query_id"].to_numpy())
+        return self.fit(score_matrix(votes), votes["query_id"].to_numpy(), lf_names(votes))
 
     def predict_table(self, votes: pd.DataFrame) -> np.ndarray:
         """:meth:`predict_proba` of the rows of ``votes``."""
@@ -210,6 +250,8 @@ class ScoreFusionModel:
             "judged": self.judged_.to_dict() if self.judged_ else {},
             "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
                         "temperature": self.temperature},
+            **({"lfs": self.lfs_, "priors": {"strength": self.prior_strength, "declared": dict(self.priors or {})}}
+               if self.lfs_ and self.priors else {}),
         }
 
     @classmethod
@@ -222,6 +264,7 @@ class ScoreFusionModel:
         model.combine_ = state.get("combine", "linear")
         model.choice_ = state.get("choice", LABEL_FREE)
         model.judged_ = judged_choice(state)
+        model.lfs_ = list(state.get("lfs") or [])
         return model
 
 

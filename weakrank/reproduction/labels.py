@@ -46,7 +46,7 @@ def source_labels(cfg: PipelineConfig, votes: pd.DataFrame, source: str, noise: 
     elif source.startswith(ONE_LF_VOTES):
         labels = one_lf_labels(votes, source.removeprefix(ONE_LF_VOTES))
     else:
-        labels = fit_labels(votes, cfg.aggregate.label_model(source))
+        labels = fit_labels(votes, cfg.label_model(source))
     if noise:
         passages = Dataset.load(RunPaths(cfg.run_dir).dataset).passages
         labels, _ = corrupt_labels(labels, passages, noise, sentence_encoder(), seed=seed)

@@ -34,7 +34,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     name = model or cfg.aggregate.model
-    label_model = cfg.aggregate.label_model(name)
+    label_model = cfg.label_model(name)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
     if judgments and name != "fusion":
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "

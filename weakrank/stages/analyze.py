@@ -45,7 +45,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     scorers = lf_scorers(votes)
     for name in MODELS:
         if usable(name, len(lf_names(votes))):
-            scored[f"p_{name}"] = fit_predict(votes, cfg.aggregate.label_model(name))
+            scored[f"p_{name}"] = fit_predict(votes, cfg.label_model(name))
             scorers[name] = f"p_{name}"
     for name, run in fusion_runs(votes).items():
         scored[f"p_{name}"] = run["score"].to_numpy()
@@ -62,7 +62,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     summary = lf_summary(scored)
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
-    views = fusion_views(scored, cfg.aggregate.label_model("fusion").fit_table(votes))
+    views = fusion_views(scored, cfg.label_model("fusion").fit_table(votes))
     judged = paths.labels.exists() and read_labels_info(paths.labels).gold_queries
     views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views))
     write_text(views.to_csv(), out / "views.csv")

@@ -60,7 +60,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     dataset = Dataset.load(paths.dataset)
     texts = dataset.queries.set_index("query_id")["text"].to_dict()
     earlier = list(dict.fromkeys(kept["query_id"])) if more else []
-    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"), earlier)
+    pairs = select_pairs(votes, texts, split, queries, per_query, seed, cfg.fusion_options(), earlier)
     missing = sorted(set(earlier) - set(pairs["query_id"]))
     if missing:
         raise DataError(f"its query {missing[0]!r} is not in this pool's sample with seed {seed} (LFs, split or "
@@ -112,7 +112,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     if split not in set(votes["split"]):
         raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
-    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.fusion_options())
     with output_file(out, {}, force):
         write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out)
     return out, pairs

@@ -179,8 +179,7 @@ def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teache
     if info.model == "fusion" and info.lfs == labelled and "scales" in state:
         fusion = ScoreFusionModel.from_state(state)  # as aggregate fitted it, few-shot weighting included
     else:
-        options = cfg.aggregate.options if cfg.aggregate.model == "fusion" else {}
-        fusion = ScoreFusionModel(**options).fit_table(read_parquet(paths.votes))
+        fusion = ScoreFusionModel(**cfg.fusion_options()).fit_table(read_parquet(paths.votes))
     dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
     return Teacher(fitted, fusion.state(), cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])

@@ -1,0 +1,111 @@
+"""The fusion label model with LF families and priors (weakrank.label_models.family_factor): evidence across
+families outweighs a wrong prior, the prior decides where agreement cannot, an LF with no declaration is neutral,
+and a redundant LF of a family adds little. Own-made lists: a latent relevance per candidate and LFs that see it
+through noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from weakrank.errors import ConfigError, LFError
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.lf import ranking_lf
+from weakrank.registry import lf_priors, resolve_lf
+
+LISTS, PER_LIST = 400, 10
+
+
+def lists(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """The latent relevance of each candidate and its list."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=LISTS * PER_LIST), np.repeat(np.arange(LISTS), PER_LIST), rng
+
+
+def view(f: np.ndarray, rng: np.random.Generator, quality: float, style: np.ndarray | None = None) -> np.ndarray:
+    """An LF's scores: ``quality`` of the relevance, plus a family's shared ``style``, plus its own noise."""
+    shared = 0.0 if style is None else style
+    return quality * f + shared + rng.normal(size=len(f)) * np.sqrt(max(1 - quality**2, 0.05))
+
+
+def weights_by_lf(model: ScoreFusionModel) -> dict[str, float]:
+    return {d["lf"]: d["weight"] for d in model.lfs_}
+
+
+def test_clear_evidence_overrides_a_wrong_prior():
+    f, groups, rng = lists()
+    style = rng.normal(size=len(f)) * 0.6
+    scores = np.column_stack([view(f, rng, 0.7, style), view(f, rng, 0.7, style), view(f, rng, 0.7),
+                              rng.normal(size=len(f)), view(f, rng, 0.6)])
+    names = ["lex1", "lex2", "sem", "sem_noise", "heur"]
+    priors = {"lex1": {"family": "lexical", "prior": 0.5}, "lex2": {"family": "lexical", "prior": 0.5},
+              "sem": {"family": "semantic", "prior": 0.6}, "sem_noise": {"family": "semantic", "prior": 0.9},
+              "heur": {"family": "heuristic", "prior": 0.5}}
+    model = ScoreFusionModel(priors=priors).fit(scores, groups, names)
+    weights = weights_by_lf(model)
+    assert weights["sem_noise"] < 0.05, weights
+    assert weights["sem"] > 0.15
+    noisy = next(d for d in model.lfs_ if d["lf"] == "sem_noise")
+    assert noisy["loading"] < 0.3 and noisy["prior"] == 0.9
+
+
+@pytest.mark.parametrize("better", ["lex", "sem"])
+def test_where_agreement_is_symmetric_the_prior_decides(better: str):
+    f, groups, rng = lists(1)
+    scores = np.column_stack([view(f, rng, 0.7), view(f, rng, 0.7)])
+    high, low = {"family": "x", "prior": 0.85}, {"family": "y", "prior": 0.35}
+    priors = {"lex": high if better == "lex" else low, "sem": high if better == "sem" else low}
+    priors = {"lex": {**priors["lex"], "family": "lexical"}, "sem": {**priors["sem"], "family": "semantic"}}
+    model = ScoreFusionModel(priors=priors).fit(scores, groups, ["lex", "sem"])
+    weights = weights_by_lf(model)
+    other = "sem" if better == "lex" else "lex"
+    assert weights[better] > 2 * weights[other], weights
+    assert all(d["prior_decided"] for d in model.lfs_)
+    plain = ScoreFusionModel().fit(scores, groups, ["lex", "sem"])
+    assert np.allclose(plain.lf_weights(2) / plain.lf_weights(2).sum(), 0.5, atol=0.05)  # today: an even split
+
+
+def test_an_lf_without_a_declaration_is_neutral():
+    f, groups, rng = lists(2)
+    scores = np.column_stack([view(f, rng, 0.8), view(f, rng, 0.5), view(f, rng, 0.3)])
+    names = ["a", "b", "user"]
+    undeclared = ScoreFusionModel().fit(scores, groups, names)
+    declared_none = ScoreFusionModel(priors={n: {"family": None, "prior": None} for n in names}).fit(
+        scores, groups, names)
+    assert np.array_equal(undeclared.lf_weights(3), declared_none.lf_weights(3))  # no declaration: today's model
+    mixed = ScoreFusionModel(priors={"a": {"family": "lexical", "prior": 0.8}, "b": {"family": "semantic",
+                                                                                 "prior": 0.5}}).fit(scores, groups, names)
+    user = next(d for d in mixed.lfs_ if d["lf"] == "user")
+    assert user["prior"] is None and user["family"] is None and not user["prior_decided"]
+    assert user["loading"] == pytest.approx(user["agreement"], abs=0.05)
+
+
+def test_a_redundant_lf_of_a_family_adds_little():
+    f, groups, rng = lists(3)
+    style = rng.normal(size=len(f)) * 0.8
+    lex, sem = view(f, rng, 0.5, style), view(f, rng, 0.75)
+    copy = 0.9 * (lex - 0.5 * f) + 0.5 * f + rng.normal(size=len(f)) * 0.6  # the same style, its own noise
+    priors = {"lex": {"family": "lexical", "prior": 0.5}, "copy": {"family": "lexical", "prior": 0.5},
+              "sem": {"family": "semantic", "prior": 0.75}}
+    two = ScoreFusionModel(priors=priors).fit(np.column_stack([lex, sem]), groups, ["lex", "sem"])
+    three = ScoreFusionModel(priors=priors).fit(np.column_stack([lex, sem, copy]), groups, ["lex", "sem", "copy"])
+    assert weights_by_lf(three)["sem"] > weights_by_lf(two)["sem"] - 0.1
+    lexical_two = weights_by_lf(two)["lex"]
+    lexical_three = weights_by_lf(three)["lex"] + weights_by_lf(three)["copy"]
+    assert lexical_three < lexical_two + 0.1, (lexical_two, lexical_three)
+
+
+def test_lfs_declare_what_they_are_and_a_config_may_override_it():
+    lf = ranking_lf("mine", family="lexical", prior=0.4)(lambda q, p: 0.0)
+    assert (lf.family, lf.prior) == ("lexical", 0.4)
+    assert (lf.with_rule(top_k=2).family, lf.with_rule(top_k=2).prior) == ("lexical", 0.4)
+    with pytest.raises(LFError, match="prior must be a number in"):
+        ranking_lf("mine", prior=1.5)(lambda q, p: 0.0)
+    with pytest.raises(LFError, match="family must be"):
+        ranking_lf("mine", family="")(lambda q, p: 0.0)
+    assert resolve_lf("bm25").family == "lexical" and resolve_lf("embedding_cosine").family == "semantic"
+    assert resolve_lf("bm25", {"prior": 0.9}).prior == 0.9
+    with pytest.raises(ConfigError, match=r"\[label.options.bm25\].*prior"):
+        resolve_lf("bm25", {"prior": 2})
+    found = lf_priors(["bm25", "word_overlap"], {"word_overlap": {"family": "mine"}})
+    assert found["word_overlap"]["family"] == "mine" and found["bm25"]["prior"] == resolve_lf("bm25").prior
