@@ -262,3 +262,36 @@ def test_lists_of_one_candidate_leave_nothing_to_fit_and_say_so():
         ScoreFusionModel().fit(np.random.default_rng(0).normal(size=(6, 2)), groups)
     with pytest.raises(WeakrankError, match="every LF abstains on every pair"):
         make_label_model("dawid_skene").fit(np.zeros((6, 3), dtype=np.int8))
+
+
+def test_a_fusion_state_is_read_back_from_the_labels_file_as_written_and_a_changed_one_is_located(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from weakrank.errors import DataError, NotFittedError
+    from weakrank.fusion_state import FusionState
+    from weakrank.io import read_metadata
+    from weakrank.label_models.labels_file import LabelsInfo, read_labels_info, write_labels
+
+    with pytest.raises(NotFittedError, match="ScoreFusionModel is not fitted"):
+        ScoreFusionModel().state()
+    rng = np.random.default_rng(0)
+    scores, groups = rng.normal(size=(40, 3)), np.repeat(np.arange(8), 5)
+    state = ScoreFusionModel(temperature=0.5).fit(scores, groups).state()
+    path = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
+                        LabelsInfo("fusion", ["a", "b", "c"], state))
+    saved = read_metadata(path)
+    assert list(saved["params"]) == ["clusters", "loadings", "weights", "scales", "combine", "choice", "judged",
+                                     "options"]  # the keys labels.parquet has always kept
+    info = read_labels_info(path)
+    assert isinstance(info.params, FusionState) and info.params == state
+    assert np.array_equal(ScoreFusionModel.from_state(info.params).fused(scores, groups),
+                          ScoreFusionModel(temperature=0.5).fit(scores, groups).fused(scores, groups))
+    saved["params"]["weights"][0] = -1.0  # someone edited it
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({b"weakrank": json.dumps(saved).encode()}), path)
+    with pytest.raises(DataError, match=r"labels\.parquet: params\.weights: weights must be >= 0"):
+        read_labels_info(path)
+    assert read_labels_info(write_labels(pd.DataFrame({"x": [1]}), tmp_path / "g.parquet",
+                                         LabelsInfo("generative", ["a"], {"alpha": [0.5]}))).params == {"alpha": [0.5]}
