@@ -115,14 +115,15 @@ def shipped_map(coll: Collection, judged, quiet: bool = True) -> float:
     options = cfg.aggregate.options_for("fusion")
     if judged is None:
         model = ScoreFusionModel(**options).fit_table(coll.votes)
-        labels, name, queries = model.labels_table(coll.votes), "label_free", []
+        labels, name, queries, state = model.labels_table(coll.votes), "label_free", [], model.state()
     else:
         rows = judged_rows(coll, judged)
-        model = CombinationSelector(ScoreFusionModel(**options)).fit(coll.votes, rows).model
-        labels, name = with_judgments(model.labels_table(coll.votes), rows), f"select{len(judged.queries)}"
+        selector = CombinationSelector(ScoreFusionModel(**options)).fit(coll.votes, rows)
+        labels, name = with_judgments(selector.model_.labels_table(coll.votes), rows), f"select{len(judged.queries)}"
+        state = selector.state_
         queries = sorted(set(coll.votes.loc[rows.gold > 0, "query_id"]))
     path = paths.root / "bench" / f"labels_{name}.parquet"
-    write_labels(labels, path, LabelsInfo("fusion", list(lf_names(coll.votes)), model.state(), queries))
+    write_labels(labels, path, LabelsInfo("fusion", list(lf_names(coll.votes)), state, queries))
     trained_run(cfg, split, 0, False, quiet, labels=str(path))
     run = shipped_run(cfg, split, 0, labels=str(path))
     qrels = read_parquet(paths.dataset / "qrels.parquet")

@@ -2,6 +2,7 @@
 and the choice it makes of how the fusion label model combines the LFs."""
 
 import itertools
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,8 @@ import pytest
 from weakrank import pipeline
 from weakrank.combinations import LABEL_FREE, ChoiceRecord
 from weakrank.config import load_config
-from weakrank.errors import ConfigError, DataError
+from weakrank.errors import ConfigError, DataError, NotFittedError
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
 from weakrank.judged.estimate import Totals, estimate, list_totals
@@ -163,20 +165,37 @@ def judged_rows(votes: pd.DataFrame, gold: np.ndarray, queries: set[str]) -> Jud
 def test_judged_queries_choose_a_combination_that_holds_on_other_queries():
     scores, groups, gold = distracted_lists(200)
     votes = votes_of(scores, groups, gold)
-    selector = CombinationSelector(ScoreFusionModel()).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
     unsupervised = ScoreFusionModel().fit(scores, groups)
-    model = selector.model
-    assert unsupervised.choice_ == LABEL_FREE and model.choice_ == "lf0 alone"  # the clear winner, alone
+    before_state = unsupervised.state_
+    selector = CombinationSelector(unsupervised).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
+    state, model = selector.state_, selector.model_
+    assert unsupervised.state_ is before_state and before_state == ScoreFusionModel().fit(scores, groups).state_
+    assert before_state.choice == LABEL_FREE and state.choice == "lf0 alone"  # the clear winner, alone
     held_out = np.where(groups >= 20, gold, np.nan)
     before = average_precisions(unsupervised.fused(scores, groups), groups, held_out).mean()
     after = average_precisions(model.fused(scores, groups), groups, held_out).mean()
     assert after > before + 0.2
-    restored = ScoreFusionModel.from_state(model.state())
-    assert restored.choice_ == model.choice_ and restored.judged_ == model.judged_
-    estimates = model.judged_.estimates
-    assert estimates[model.choice_] == max(estimates.values()) and "taken" in model.judged_.reason
-    assert np.allclose(restored.fused(scores, groups), model.fused(scores, groups))
-    assert unsupervised.judged_ is None
+    restored = FusionState.from_dict(json.loads(json.dumps(state.to_dict())), "labels.parquet", "params.", 3)
+    assert restored == state and restored.judged == selector.choice_.record()
+    estimates = state.judged.estimates
+    assert estimates[state.choice] == max(estimates.values()) and "taken" in state.judged.reason
+    assert np.array_equal(ScoreFusionModel.from_state(restored).fused(scores, groups), model.fused(scores, groups))
+    assert before_state.judged is None
+
+
+def test_a_selector_leaves_its_base_as_it_was():
+    scores, groups, gold = distracted_lists(60)
+    votes = votes_of(scores, groups, gold)
+    base = ScoreFusionModel(temperature=0.5)
+    CombinationSelector(base).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
+    assert base.state_ is None and base.options()["temperature"] == 0.5  # not fitted: a copy was
+    with pytest.raises(NotFittedError, match="ScoreFusionModel is not fitted"):
+        base.fused(scores, groups)
+    base.fit(scores, groups)
+    fitted, saved = base.state_, base.state_.to_dict()
+    selector = CombinationSelector(base).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
+    assert selector.state_.choice != LABEL_FREE and selector.state_.options == {**saved["options"]}
+    assert base.state_ is fitted and base.state_.to_dict() == saved  # its state neither replaced nor changed
 
 
 def leads(aps: pd.DataFrame):
@@ -219,9 +238,11 @@ def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     from weakrank.combinations import Combination
 
     scores, groups, _ = distracted_lists(60, seed=3)
-    model = ScoreFusionModel().fit(scores, groups).use("RRF", Combination("rrf", np.ones(3)), BY_HAND)
-    fused = model.fused(scores, groups)
-    assert np.allclose(ScoreFusionModel.from_state(model.state()).fused(scores, groups), fused)
+    fitted = ScoreFusionModel().fit(scores, groups).state_
+    state = fitted.using("RRF", Combination("rrf", np.ones(3)), BY_HAND)
+    assert fitted.choice == LABEL_FREE and fitted.judged is None and state.judged == BY_HAND  # a new state
+    fused = ScoreFusionModel.from_state(state).fused(scores, groups)
+    assert np.allclose(ScoreFusionModel.from_state(FusionState.from_dict(state.to_dict())).fused(scores, groups), fused)
     first = groups == 0
     expected = (1 / (60 + 1 + np.argsort(np.argsort(-scores[first], axis=0), axis=0))).sum(axis=1)
     assert np.allclose(fused[first] * 3, expected)  # the mean of the LFs' reciprocal ranks (k = 60)
@@ -231,9 +252,9 @@ def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
     scores, groups, gold = distracted_lists(50)
     votes = votes_of(scores, groups, gold)
     judged = judged_rows(votes, np.zeros(len(gold)), {f"q{i}" for i in range(5)})  # all judged not relevant
-    model = CombinationSelector(ScoreFusionModel()).fit(votes, judged).model
-    assert model.choice_ == LABEL_FREE and "0 judged queries have a relevant passage" in model.judged_.reason
-    np.testing.assert_allclose(model.weights_, ScoreFusionModel().fit(scores, groups).weights_)
+    state = CombinationSelector(ScoreFusionModel()).fit(votes, judged).state_
+    assert state.choice == LABEL_FREE and "0 judged queries have a relevant passage" in state.judged.reason
+    np.testing.assert_allclose(state.weights, ScoreFusionModel().fit(scores, groups).state_.weights)
 
 
 def test_gold_queries_need_the_fusion_model_and_enough_judged_queries(tmp_path):
@@ -324,7 +345,7 @@ def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_pa
     taken = ChoiceRecord("bm25 alone", "bm25 alone", 0.2, 3.0, 10, {}, "taken", rule)
     assert taken.queries_to_tell() is None and replace(kept, best=LABEL_FREE).queries_to_tell() is None
     labels = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
-                          LabelsInfo("fusion", ["bm25"], {"judged": kept.to_dict()}))
+                          LabelsInfo("fusion", ["bm25"], FusionState.of([[0]], [1.0], [1.0], [1.0], judged=kept)))
     _print_few_shot_choice(labels, SimpleNamespace(source="pipe.toml"))
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out

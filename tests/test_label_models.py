@@ -120,7 +120,8 @@ def mean_auc(score, y, groups):
 def test_score_fusion_weights_the_strong_lf_and_beats_the_best_single_one():
     scores, groups, y = simulate_scores(2000, 8, [2.5, 1.0, 0.8, 0.6])
     model = ScoreFusionModel().fit(scores, groups)
-    assert np.argmax(model.weights_) == 0 and model.weights_[0] > 2 * model.weights_[1:].max()
+    weights = np.asarray(model.state_.weights)
+    assert np.argmax(weights) == 0 and weights[0] > 2 * weights[1:].max()
     fused = model.fused(scores, groups)
     assert mean_auc(fused, y, groups) > max(mean_auc(scores[:, i], y, groups) for i in range(4))
     p = model.predict_proba(scores, groups)
@@ -137,7 +138,8 @@ def test_score_fusion_gives_an_lf_at_chance_or_worse_no_weight(strength):
     answer-type LF did on web passages) on a collection gets (next to) no weight there."""
     scores, groups, y = simulate_scores(2000, 8, [2.0, 1.5, 1.0, strength], seed=2)
     model = ScoreFusionModel().fit(scores, groups)
-    assert abs(model.weights_[3]) <= 0.02 * model.weights_.sum()
+    weights = np.asarray(model.state_.weights)
+    assert abs(weights[3]) <= 0.02 * weights.sum()
     fused = model.fused(scores, groups)
     without = ScoreFusionModel().fit(scores[:, :3], groups).fused(scores[:, :3], groups)
     assert mean_auc(fused, y, groups) >= mean_auc(without, y, groups) - 0.002
@@ -148,7 +150,7 @@ def test_score_fusion_gives_a_copied_lf_no_extra_weight():
     copied = np.column_stack([scores, scores[:, 3], scores[:, 3]])  # the weakest LF twice more
     once = ScoreFusionModel().fit(scores, groups)
     thrice = ScoreFusionModel().fit(copied, groups)
-    assert thrice.clusters_ == [[0], [1], [2], [3, 4, 5]]
+    assert thrice.state_.clusters == ((0,), (1,), (2,), (3, 4, 5))
     assert np.allclose(thrice.fused(copied, groups), once.fused(scores, groups))
     # the vote models instead count the copies: majority vote follows the copied LF
     votes = np.where(copied > 1.0, 1, -1).astype(np.int8)
@@ -218,8 +220,8 @@ def test_score_fusion_judges_an_abstaining_lf_where_it_ranks():
     scores[~speaks, 3] = 0.0
     model = ScoreFusionModel().fit(scores, groups)
     alone = ScoreFusionModel().fit(scores[speaks], groups[speaks])
-    assert abs(model.loadings_[3] - alone.loadings_[3]) < 0.05
-    assert np.argmax(model.weights_) == 3
+    assert abs(model.state_.loadings[3] - alone.state_.loadings[3]) < 0.05
+    assert np.argmax(np.asarray(model.state_.weights)) == 3
     without = ScoreFusionModel().fit(scores[:, :3], groups)
     rows = speaks
     assert mean_auc(model.fused(scores, groups)[rows], y[rows], groups[rows]) > \
@@ -239,8 +241,9 @@ def test_score_fusion_gives_no_view_all_the_weight_when_pairs_share_errors():
     semantic = [b, 0.74 * b + 0.67 * rng.normal(size=len(y))]
     scores = np.column_stack([3.0 * y + noise for noise in lexical + semantic])
     model = ScoreFusionModel().fit(scores, groups)
-    assert len(model.clusters_) == 4
-    assert model.weights_.max() < 1.5 * model.weights_.min()
+    assert len(model.state_.clusters) == 4
+    weights = np.asarray(model.state_.weights)
+    assert weights.max() < 1.5 * weights.min()
 
 
 def test_an_lf_that_abstains_everywhere_changes_no_vote_model():
@@ -259,3 +262,36 @@ def test_lists_of_one_candidate_leave_nothing_to_fit_and_say_so():
         ScoreFusionModel().fit(np.random.default_rng(0).normal(size=(6, 2)), groups)
     with pytest.raises(WeakrankError, match="every LF abstains on every pair"):
         make_label_model("dawid_skene").fit(np.zeros((6, 3), dtype=np.int8))
+
+
+def test_a_fusion_state_is_read_back_from_the_labels_file_as_written_and_a_changed_one_is_located(tmp_path):
+    import json
+
+    import pyarrow.parquet as pq
+
+    from weakrank.errors import DataError, NotFittedError
+    from weakrank.fusion_state import FusionState
+    from weakrank.io import read_metadata
+    from weakrank.label_models.labels_file import LabelsInfo, read_labels_info, write_labels
+
+    with pytest.raises(NotFittedError, match="ScoreFusionModel is not fitted"):
+        ScoreFusionModel().state()
+    rng = np.random.default_rng(0)
+    scores, groups = rng.normal(size=(40, 3)), np.repeat(np.arange(8), 5)
+    state = ScoreFusionModel(temperature=0.5).fit(scores, groups).state()
+    path = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
+                        LabelsInfo("fusion", ["a", "b", "c"], state))
+    saved = read_metadata(path)
+    assert list(saved["params"]) == ["clusters", "loadings", "weights", "scales", "combine", "choice", "judged",
+                                     "options"]  # the keys labels.parquet has always kept
+    info = read_labels_info(path)
+    assert isinstance(info.params, FusionState) and info.params == state
+    assert np.array_equal(ScoreFusionModel.from_state(info.params).fused(scores, groups),
+                          ScoreFusionModel(temperature=0.5).fit(scores, groups).fused(scores, groups))
+    saved["params"]["weights"][0] = -1.0  # someone edited it
+    table = pq.read_table(path)
+    pq.write_table(table.replace_schema_metadata({b"weakrank": json.dumps(saved).encode()}), path)
+    with pytest.raises(DataError, match=r"labels\.parquet: params\.weights: weights must be >= 0"):
+        read_labels_info(path)
+    assert read_labels_info(write_labels(pd.DataFrame({"x": [1]}), tmp_path / "g.parquet",
+                                         LabelsInfo("generative", ["a"], {"alpha": [0.5]}))).params == {"alpha": [0.5]}

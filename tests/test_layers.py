@@ -16,7 +16,7 @@ LAYERS = [
     # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
     ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.files", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
-     "weakrank.combinations",
+     "weakrank.combinations", "weakrank.fusion_state",
      "weakrank.evaluation", "weakrank.keys"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",

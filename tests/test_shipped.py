@@ -17,6 +17,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError, WeakrankError
 from weakrank.io import read_metadata, read_parquet, read_run
 from weakrank.judged.rule import MIN_QUERIES
+from weakrank.judged.selector import StudentWeightSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
@@ -210,9 +211,9 @@ def test_the_teacher_scores_from_its_state_as_the_fusion_model_that_fitted_it(tr
     scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
     model = ScoreFusionModel(**cfg.aggregate.options).fit(scores, groups)
     assert np.array_equal(Teacher([], model.state()).fused(scores, groups), model.fused(scores, groups))
-    m = scores.shape[1]  # few-shot mode's RRF: one LF a cluster
-    rrf = {**model.state(), "combine": "rrf", "clusters": [[i] for i in range(m)], "weights": [1.0, 2.0, 0.0, 1.0][:m],
-           "scales": [1.0] * m, "loadings": [0.5] * m}
+    m = scores.shape[1]  # judged mode's RRF: one LF a cluster
+    rrf = replace(model.state(), combine="rrf", clusters=tuple((i,) for i in range(m)),
+                  weights=(1.0, 2.0, 0.0, 1.0)[:m], scales=(1.0,) * m, loadings=(0.5,) * m)
     assert np.array_equal(Teacher([], rrf).fused(scores, groups), ScoreFusionModel.from_state(rrf).fused(scores, groups))
 
 
@@ -237,7 +238,7 @@ def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(tra
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
     assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
-    assert run_teacher(cfg).fusion_state == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
+    assert run_teacher(cfg).fusion_state.to_dict() == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
 
 
 class Fixed:
@@ -264,9 +265,18 @@ def judged_lists(queries: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_clearly_ahead():
-    from weakrank.training.shipped import choose_student_weight
+def choose_student_weight(student: Fixed, teacher: Fixed, pairs: pd.DataFrame):
+    """The weight, the choice and each weight's estimated MAP of the selector over ``student`` and ``teacher``,
+    which it leaves as they were."""
+    base = FusedRanker(student, teacher)
+    selector = StudentWeightSelector(base).fit(pairs)
+    assert base.student_weight == 0.5 and base.student is student and base.teacher is teacher
+    assert selector.record_.judged_map == selector.choice_.estimates
+    assert selector.record_.judged_queries == sorted(pairs.loc[pairs["judged"].notna(), "query_id"].unique())
+    return selector.weight_, selector.choice_, selector.choice_.estimates
 
+
+def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_clearly_ahead():
     pairs = judged_lists(10)
     rng = np.random.default_rng(1)
     knows = {p: j + rng.normal(scale=0.1) if j == j else -5.0 for p, j in zip(pairs["passage"], pairs["judged"])}

@@ -5,10 +5,13 @@ through noise."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
-from weakrank.errors import ConfigError, LFError
+from weakrank.errors import ConfigError, DataError, LFError
+from weakrank.fusion_state import FusionState
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lf import ranking_lf
 from weakrank.registry import lf_priors, resolve_lf
@@ -29,7 +32,7 @@ def view(f: np.ndarray, rng: np.random.Generator, quality: float, style: np.ndar
 
 
 def weights_by_lf(model: ScoreFusionModel) -> dict[str, float]:
-    return {d["lf"]: d["weight"] for d in model.lfs_}
+    return {w.lf: w.weight for w in model.state_.lfs}
 
 
 def test_clear_evidence_overrides_a_wrong_prior():
@@ -45,8 +48,8 @@ def test_clear_evidence_overrides_a_wrong_prior():
     weights = weights_by_lf(model)
     assert weights["sem_noise"] < 0.05, weights
     assert weights["sem"] > 0.15
-    noisy = next(d for d in model.lfs_ if d["lf"] == "sem_noise")
-    assert noisy["loading"] < 0.3 and noisy["prior"] == 0.9
+    noisy = next(w for w in model.state_.lfs if w.lf == "sem_noise")
+    assert noisy.loading < 0.3 and noisy.prior == 0.9
 
 
 @pytest.mark.parametrize("better", ["lex", "sem"])
@@ -60,7 +63,7 @@ def test_where_agreement_is_symmetric_the_prior_decides(better: str):
     weights = weights_by_lf(model)
     other = "sem" if better == "lex" else "lex"
     assert weights[better] > 2 * weights[other], weights
-    assert all(d["prior_decided"] for d in model.lfs_)
+    assert all(w.prior_decided for w in model.state_.lfs)
     plain = ScoreFusionModel().fit(scores, groups, ["lex", "sem"])
     assert np.allclose(plain.lf_weights(2) / plain.lf_weights(2).sum(), 0.5, atol=0.05)  # today: an even split
 
@@ -75,9 +78,9 @@ def test_an_lf_without_a_declaration_is_neutral():
     assert np.array_equal(undeclared.lf_weights(3), declared_none.lf_weights(3))  # no declaration: today's model
     mixed = ScoreFusionModel(priors={"a": {"family": "lexical", "prior": 0.8}, "b": {"family": "semantic",
                                                                                  "prior": 0.5}}).fit(scores, groups, names)
-    user = next(d for d in mixed.lfs_ if d["lf"] == "user")
-    assert user["prior"] is None and user["family"] is None and not user["prior_decided"]
-    assert user["loading"] == pytest.approx(user["agreement"], abs=0.05)
+    user = next(w for w in mixed.state_.lfs if w.lf == "user")
+    assert user.prior is None and user.family is None and not user.prior_decided
+    assert user.loading == pytest.approx(user.agreement, abs=0.05)
 
 
 def test_a_redundant_lf_of_a_family_adds_little():
@@ -109,3 +112,17 @@ def test_lfs_declare_what_they_are_and_a_config_may_override_it():
         resolve_lf("bm25", {"prior": 2})
     found = lf_priors(["bm25", "word_overlap"], {"word_overlap": {"family": "mine"}})
     assert found["word_overlap"]["family"] == "mine" and found["bm25"]["prior"] == resolve_lf("bm25").prior
+
+
+def test_what_the_fit_made_of_each_lf_is_saved_and_read_back_checked():
+    f, groups, rng = lists(4)
+    scores = np.column_stack([view(f, rng, 0.7), view(f, rng, 0.6)])
+    priors = {"lex": {"family": "lexical", "prior": 0.4}, "sem": {"family": "semantic", "prior": 0.8}}
+    state = ScoreFusionModel(priors=priors).fit(scores, groups, ["lex", "sem"]).state_
+    saved = json.loads(json.dumps(state.to_dict()))
+    assert FusionState.from_dict(saved) == state
+    saved["lfs"][1]["weight"] = "heavy"
+    with pytest.raises(DataError, match=r"lfs\[1\]\.weight"):
+        FusionState.from_dict(saved, file="weakrank_fusion.json")
+    plain = ScoreFusionModel().fit(scores, groups, ["lex", "sem"]).state_
+    assert "lfs" not in plain.to_dict()  # no declaration: the state is today's, byte for byte

@@ -133,13 +133,14 @@ def fusion_views(votes: pd.DataFrame, model: ScoreFusionModel) -> pd.DataFrame:
     score (column :data:`FUSED`) over ``votes``' lists; ``attrs["lists"]``: how many lists."""
     names, groups = lf_names(votes), votes["query_id"].to_numpy()
     scores = score_matrix(votes)
-    views = model.scaled_views(scores, groups)
-    ranks = np.column_stack([informative_rows(scores, groups)[:, c].any(axis=1) for c in model.clusters_])
-    agreement = first_agreement(np.column_stack([views, views @ model.weights_]),
+    views, state = model.scaled_views(scores, groups), model.fitted()
+    weights = np.asarray(state.weights)
+    ranks = np.column_stack([informative_rows(scores, groups)[:, list(c)].any(axis=1) for c in state.clusters])
+    agreement = first_agreement(np.column_stack([views, views @ weights]),
                                 np.column_stack([ranks, ranks.any(axis=1)]), groups)
-    labels = ["+".join(names[i] for i in cluster) for cluster in model.clusters_]
-    table = pd.DataFrame({"kind": [view_kind(label.split("+")) for label in labels], "loading": model.loadings_,
-                          "weight": model.weights_ / model.weights_.sum()}, index=pd.Index(labels, name="view"))
+    labels = ["+".join(names[i] for i in cluster) for cluster in state.clusters]
+    table = pd.DataFrame({"kind": [view_kind(label.split("+")) for label in labels], "loading": state.loadings,
+                          "weight": weights / weights.sum()}, index=pd.Index(labels, name="view"))
     table[[*labels, FUSED]] = agreement[: len(labels)]
     table.attrs["lists"] = len(set(groups))
     return table

@@ -1,5 +1,5 @@
 """Ways to combine the LFs' scores of a query's list into one ranking — the candidates judged mode chooses among
-(:mod:`weakrank.judged`) and what a fitted fusion model or a shipped teacher scores with:
+(:mod:`weakrank.judged`) and what a fitted fusion state scores with (:mod:`weakrank.fusion_state`):
 
 - ``label-free``: the fusion model's factor weighting, fitted without gold;
 - ``CombSUM``: every LF's standardised score summed;
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from weakrank.errors import DataError
-from weakrank.lists import informative_rows, reciprocal_ranks, standardize_within
+from weakrank.lists import reciprocal_ranks
 
 LABEL_FREE = "label-free"
 
@@ -44,20 +44,6 @@ def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[
         if speaking[i]:
             found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
     return found
-
-
-def fused_scores(scores: np.ndarray, groups: np.ndarray, clusters: Sequence[Sequence[int]], weights: np.ndarray,
-                 scales: np.ndarray, combine: str = "linear") -> np.ndarray:
-    """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list) under a
-    fitted fusion state: each cluster's mean standardised score over its ``scales``, weighted by ``weights``, or
-    with ``combine = "rrf"`` the reciprocal ranks so weighted. The one scoring of the fusion label model and of a
-    shipped teacher."""
-    scores = np.asarray(scores, dtype=np.float64)
-    z = standardize_within(scores, groups)
-    if combine == "rrf":
-        return combined(z, groups, informative_rows(scores, groups), Combination("rrf", weights / weights.sum()))
-    views = np.column_stack([z[:, c].mean(axis=1) for c in clusters])
-    return views / scales @ weights / weights.sum()
 
 
 def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combination: Combination) -> np.ndarray:

@@ -51,6 +51,10 @@ class LeftOutWarning(UserWarning):
     says so even with ``--quiet``."""
 
 
+class NotFittedError(WeakrankError):
+    """A model used before it was fitted; the message names the model."""
+
+
 class ConfigError(WeakrankError):
     """A pipeline config is missing a key or has a bad value."""
 

@@ -85,10 +85,11 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
     how to judge more queries: when too few had a relevant passage to choose anything, or when about how many more
     would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
-    from weakrank.label_models.fusion import judged_choice
+    from weakrank.fusion_state import FusionState
     from weakrank.label_models.labels_file import read_labels_info
 
-    judged = judged_choice(read_labels_info(labels).params)
+    params = read_labels_info(labels).params
+    judged = params.judged if isinstance(params, FusionState) else None
     if judged:
         print(f"judged: {judged.reason}; the LFs are combined as {judged.choice!r}")
         print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in

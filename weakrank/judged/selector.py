@@ -1,18 +1,33 @@
-"""The judged choice of a combination, as a meta-estimator over the fusion label model (scikit-learn's shape):
-:class:`CombinationSelector` fits the fusion model without gold, estimates every candidate combination's MAP over
-the pool from the judged sample (:mod:`.estimate`), lets the rule choose (:mod:`.rule`) and has the fitted model
-:meth:`~weakrank.label_models.fusion.ScoreFusionModel.use` the choice."""
+"""Judged choices as meta-estimators (scikit-learn's ``GridSearchCV`` shape): a selector holds its base, ``fit``
+estimates each candidate's MAP over the pool from the judged sample (:mod:`.estimate`), lets the rule choose
+(:mod:`.rule`) and returns itself with what was chosen (``choice_``) and a new fitted thing; the base is never
+rewritten.
+
+- :class:`CombinationSelector`: how the fusion label model combines the LFs (its new state, ``state_``);
+- :class:`StudentWeightSelector`: the student's weight in the shipped ranker (``weight_``, its record ``record_``).
+
+A new judged decision is one more selector here: its candidates' scores of the judged pairs, their totals
+(:func:`~weakrank.judged.estimate.query_totals`), the estimate and the rule."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE
+from weakrank.combinations import LABEL_FREE, ChoiceRecord
+from weakrank.fusion_state import FusionState
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.judgments import Judged
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
+
+EVEN = 0.5
+WEIGHTS = (EVEN, 0.0, 0.25, 0.75, 1.0)  # the student's weight; the even average first, kept unless beaten
 
 
 def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:
@@ -24,23 +39,73 @@ def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> 
 
 
 class CombinationSelector:
-    """``fit(votes, judged)`` fits ``model`` (a :class:`ScoreFusionModel`) without gold, then the judged sample
-    chooses how it combines the LFs (``choice_``, a :class:`~weakrank.judged.rule.Choice`; ``model`` then scores
-    with it)."""
+    """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold,
+    then the judged sample chooses how it combines the LFs: ``choice_`` (a :class:`~weakrank.judged.rule.Choice`),
+    ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that scores with it and records it) and
+    ``model_`` (a fusion model fitted to ``state_``)."""
 
-    def __init__(self, model: ScoreFusionModel, rule: Rule = Rule()) -> None:
-        self.model, self.rule = model, rule
+    def __init__(self, base: ScoreFusionModel, rule: Rule = Rule()) -> None:
+        self.base, self.rule = base, rule
         self.choice_: Choice | None = None
+        self.state_: FusionState | None = None
+        self.model_: ScoreFusionModel | None = None
 
     def fit(self, votes: pd.DataFrame, judged: Judged) -> CombinationSelector:
         """Fit and choose (class doc)."""
-        self.model.fit_table(votes)
-        found, scored = candidate_scores(votes, self.model)
+        fitted = type(self.base)(**self.base.options()).fit_table(votes)
+        found, scored = candidate_scores(votes, fitted)
         totals = judged_totals(votes, scored, judged)
         self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)
         name = self.choice_.name
-        self.model.use(name, None if name == LABEL_FREE else found[name], self.choice_.record())
+        self.state_ = fitted.fitted().using(name, None if name == LABEL_FREE else found[name], self.choice_.record())
+        self.model_ = ScoreFusionModel.from_state(self.state_)
         return self
 
 
+class Blends(Protocol):
+    """The base of :class:`StudentWeightSelector`: a shipped ranker (:class:`~weakrank.ranker.fused.FusedRanker`)
+    that scores pairs at each student weight."""
 
+    def blends(self, pairs: pd.DataFrame, weights: Sequence[float]) -> np.ndarray:
+        """Scores of the rows of ``pairs`` at each of ``weights``, a column each."""
+
+
+def weight_name(weight: float) -> str:
+    """How a student weight is named in a choice's reason and its MAP table."""
+    return f"student weight {weight:g}"
+
+
+class StudentWeightSelector:
+    """``fit(pairs)`` chooses the student's weight in ``base`` (the shipped ranker, left as it is) on judged queries
+    the student never trained on: each weight of ``weights`` (the first kept unless another is clearly ahead) is
+    graded by its MAP estimated from the judged sample, and the rule chooses. Then ``weight_``, ``choice_`` and
+    ``record_`` (the choice as a shipped model keeps it, with each weight's estimated MAP and the judged queries).
+
+    ``pairs``: ``query_id, passage_id, query, passage, judged`` (the whole lists of the judged queries; ``judged``
+    1/0 or NaN), with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with
+    one."""
+
+    def __init__(self, base: Blends, weights: Sequence[float] = WEIGHTS, rule: Rule = Rule()) -> None:
+        self.base, self.weights, self.rule = base, tuple(weights), rule
+        self.weight_: float | None = None
+        self.choice_: Choice | None = None
+        self.record_: ChoiceRecord | None = None
+
+    def fit(self, pairs: pd.DataFrame) -> StudentWeightSelector:
+        """Grade and choose (class doc)."""
+        pairs = pairs.reset_index(drop=True)
+        groups = pairs["query_id"].to_numpy()
+        judged = pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float)
+        inclusion = (pairs["judged_inclusion"].to_numpy(float) if "judged_inclusion" in pairs.columns
+                     else np.where(np.isfinite(judged), 1.0, np.nan))
+        query_weights = (pairs[np.isfinite(judged)].groupby("query_id")["judged_weight"].first()
+                         if "judged_weight" in pairs.columns else None)
+        names = [weight_name(w) for w in self.weights]
+        scores = pd.DataFrame(self.base.blends(pairs, self.weights), columns=names)
+        totals = query_totals(scores, groups, judged, inclusion)
+        kept = f"the even average ({names[0]})" if self.weights[0] == EVEN else names[0]
+        self.choice_ = choose(estimate(totals, query_weights, names[0]), self.rule, kept=kept)
+        self.weight_ = self.weights[names.index(self.choice_.name)]
+        self.record_ = replace(self.choice_.record(), judged_map=self.choice_.estimates,
+                               judged_queries=sorted(set(pairs.loc[np.isfinite(judged), "query_id"])))
+        return self

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import WeakrankError
+from weakrank.fusion_state import FusionState
 from weakrank.labeling import vote_matrix
 
 NOTHING_TO_FIT = "every LF abstains on every pair (each list has one candidate, or all its scores tie): nothing to fit"
@@ -59,9 +60,14 @@ def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray, score: np.ndarray |
 
 class LabelModel(Protocol):
     """What every label model does, on a votes table (query_id, passage_id, split, ``vote_<lf>`` and
-    ``score_<lf>`` columns): the constructor stores its options, :meth:`fit_table` returns it fitted."""
+    ``score_<lf>`` columns): the constructor stores its options, :meth:`fit_table` returns it fitted. Its tags say
+    what else it can do: ``judgeable`` (judged queries choose among its combinations, :mod:`weakrank.judged`) and
+    ``portable`` (its fitted state, a :class:`~weakrank.fusion_state.FusionState`, scores lists it never saw: a
+    shipped ranker's teacher)."""
 
     min_lfs: int  # the fewest LFs it can run on
+    judgeable: bool
+    portable: bool
 
     def fit_table(self, votes: pd.DataFrame) -> Self:
         """Fit on ``votes`` (no gold: judged queries choose among the fusion model's combinations in
@@ -76,8 +82,9 @@ class LabelModel(Protocol):
     def fit_streaming(self, chunks: Iterable[pd.DataFrame]) -> Self:
         """Fit on votes tables read chunk by chunk (out of core: at least the ``vote_*`` columns)."""
 
-    def state(self) -> dict:
-        """The fitted state, JSON-serialisable (stored with the labels, as their metadata's ``params``)."""
+    def state(self) -> dict | FusionState:
+        """The fitted state (stored with the labels, as their metadata's ``params``): JSON-ready, or the portable
+        model's :class:`~weakrank.fusion_state.FusionState`."""
 
 
 def cannot_stream(model: object) -> WeakrankError:
@@ -90,6 +97,8 @@ class LabelModelBase(ABC):
     matrix, and the :class:`LabelModel` protocol on its ``vote_*`` columns."""
 
     min_lfs: int = 2
+    judgeable = False
+    portable = False
 
     def fit(self, votes: np.ndarray) -> LabelModelBase:
         """Fit the model's parameters to ``votes`` (no-op for models without parameters)."""

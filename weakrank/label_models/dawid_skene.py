@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from weakrank.errors import WeakrankError
+from weakrank.errors import NotFittedError, WeakrankError
 from weakrank.label_models.base import NOTHING_TO_FIT, LabelModelBase, check_votes, distinct_rows
 
 VALUES = (1, -1, 0)  # columns of θ_i[y]
@@ -78,7 +78,7 @@ class DawidSkeneModel(LabelModelBase):
 
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         if self.theta_ is None:
-            raise RuntimeError("call fit() first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
         patterns, _, inverse = distinct_rows(check_votes(votes, self.min_lfs))
         joint = self._log_joint(patterns)
         return expit(joint[:, 0] - joint[:, 1])[inverse]

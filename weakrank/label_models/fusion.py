@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE, ChoiceRecord, Combination, fused_scores
-from weakrank.errors import WeakrankError
+from weakrank.errors import NotFittedError, WeakrankError
+from weakrank.fusion_state import FusionState, LFWeight
 from weakrank.label_models.base import NOTHING_TO_FIT, cannot_stream, with_labels
 from weakrank.label_models.family_factor import fit_family_factor
 from weakrank.labeling import lf_names, score_matrix
@@ -82,12 +82,15 @@ def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int
 
 class ScoreFusionModel:
     """Label-free fusion of LF scores: ``fit(scores, groups)``, ``predict_proba``, ``fused``, and the
-    :class:`~weakrank.label_models.base.LabelModel` protocol on a votes table's ``score_*`` columns.
+    :class:`~weakrank.label_models.base.LabelModel` protocol on a votes table's ``score_*`` columns; fitted, its state
+    is ``state_`` (a :class:`~weakrank.fusion_state.FusionState`).
 
     ``scores``: n × m raw LF scores (higher = more relevant); ``groups``: the query of each row.
     """
 
     min_lfs = 1
+    judgeable = True  # judged queries choose among its combinations (:mod:`weakrank.judged.selector`)
+    portable = True  # its state alone scores new lists: a shipped ranker's teacher (:mod:`weakrank.ranker.teacher`)
 
     def __init__(
         self, duplicate_threshold: float = 0.9, min_noise: float = 0.05, temperature: float = 1.0,
@@ -95,33 +98,38 @@ class ScoreFusionModel:
     ) -> None:
         self.duplicate_threshold, self.min_noise, self.temperature = duplicate_threshold, min_noise, temperature
         self.priors, self.prior_strength = priors, prior_strength
-        self.lfs_: list[dict[str, Any]] = []
-        self.clusters_: list[list[int]] | None = None
-        self.scales_: np.ndarray | None = None
-        self.weights_: np.ndarray | None = None
-        self.loadings_: np.ndarray | None = None
-        self.combine_ = "linear"
-        self.choice_ = LABEL_FREE
-        self.judged_: ChoiceRecord | None = None
+        self.state_: FusionState | None = None
 
-    def _views(self, z: np.ndarray, informative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def options(self) -> dict[str, float]:
+        """The constructor's options, as a state keeps them."""
+        return {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
+                "temperature": self.temperature}
+
+    def fitted(self) -> FusionState:
+        """The fitted state; :class:`~weakrank.errors.NotFittedError` before :meth:`fit`."""
+        if self.state_ is None:
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
+        return self.state_
+
+    @staticmethod
+    def _views(z: np.ndarray, informative: np.ndarray, clusters: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
         """Each cluster's mean standardised score (0 where it abstains), and where each view is informative."""
-        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters_])
-        return views, np.column_stack([informative[:, c].any(axis=1) for c in self.clusters_])
+        views = np.column_stack([z[:, list(c)].mean(axis=1) for c in clusters])
+        return views, np.column_stack([informative[:, list(c)].any(axis=1) for c in clusters])
 
-    def _declared(self, names: Sequence[str] | None) -> tuple[list[str | None], list[float | None]]:
+    def _declared(self, names: Sequence[str] | None, clusters: list[list[int]]) -> tuple[list, list]:
         """Each view's family and prior loading from ``priors`` (a cluster: its first LF's family, the mean of its
         LFs' priors); all None without names or priors."""
         found = [dict(self.priors.get(n) or {}) for n in names] if names is not None and self.priors else None
         if found is None:
-            return [None] * len(self.clusters_), [None] * len(self.clusters_)
-        families = [found[c[0]].get("family") for c in self.clusters_]
-        priors = [[found[i]["prior"] for i in c if found[i].get("prior") is not None] for c in self.clusters_]
-        return families, [float(np.mean(p)) if p else None for p in priors]
+            return [None] * len(clusters), [None] * len(clusters)
+        priors = [[found[i]["prior"] for i in c if found[i].get("prior") is not None] for c in clusters]
+        return [found[c[0]].get("family") for c in clusters], [float(np.mean(p)) if p else None for p in priors]
 
     def fit(self, scores: np.ndarray, groups: np.ndarray, names: Sequence[str] | None = None) -> ScoreFusionModel:
-        """Fit without gold (judged queries choose among combinations in :mod:`weakrank.judged`, which then
-        :meth:`use` one); ``names``: the LFs of the columns, whose declarations (``priors``) the fit weighs."""
+        """Fit without gold (judged queries choose among combinations in :mod:`weakrank.judged`, which returns a
+        new state: :meth:`FusionState.using <weakrank.fusion_state.FusionState.using>`); ``names``: the LFs of the
+        columns, whose declared families and priors (``priors``) the fit weighs against their agreement."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -132,16 +140,14 @@ class ScoreFusionModel:
         if not len(columns):
             raise WeakrankError(NOTHING_TO_FIT)
         corr = pairwise_correlation(z[:, columns], informative[:, columns])
-        clusters = duplicate_clusters(corr, self.duplicate_threshold)
-        self.clusters_ = [[int(columns[i]) for i in c] for c in clusters]
-        views, where = self._views(z, informative)
-        self.scales_ = np.array([views[where[:, k], k].std() or 1.0 for k in range(views.shape[1])])
+        clusters = [[int(columns[i]) for i in c] for c in duplicate_clusters(corr, self.duplicate_threshold)]
+        views, where = self._views(z, informative, clusters)
+        scales = np.array([views[where[:, k], k].std() or 1.0 for k in range(views.shape[1])])
         view_corr = pairwise_correlation(views, where)
-        families, priors = self._declared(names)
+        families, priors = self._declared(names, clusters)
         if any(f is not None for f in families) or any(p is not None for p in priors):
             found = fit_family_factor(view_corr, families, priors, self.prior_strength, self.min_noise)
-            self.loadings_, self.weights_ = found.loadings, found.weights
-            agreement, decided = found.agreement, found.prior_decided
+            loadings, weights, agreement, decided = found.loadings, found.weights, found.agreement, found.prior_decided
         else:
             if views.shape[1] >= 3:
                 loadings = one_factor(view_corr)
@@ -149,72 +155,35 @@ class ScoreFusionModel:
                 r = view_corr[0, 1] if views.shape[1] == 2 else 1.0
                 loadings = np.full(views.shape[1], np.sqrt(max(r, 0.0)))
             noise = 1.0 - loadings**2
-            self.loadings_ = agreement = loadings
-            self.weights_ = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
-            decided = np.zeros(len(loadings), dtype=bool)
-        if not (self.weights_ > 0).any():
-            self.weights_ = np.ones_like(self.weights_)
-        self.combine_, self.choice_, self.judged_ = "linear", LABEL_FREE, None
-        self.lfs_ = self._described(names, families, priors, agreement, decided)
+            weights = np.clip(loadings, 0.0, None) / np.maximum(noise, self.min_noise)
+            agreement, decided = loadings, np.zeros(len(loadings), dtype=bool)
+        if not (weights > 0).any():
+            weights = np.ones_like(weights)
+        share = weights / weights.sum()
+        described = () if names is None or self.priors is None else tuple(
+            LFWeight(names[i], families[k], priors[k], float(agreement[k]), float(loadings[k]),
+                     float(share[k] / len(c)), bool(decided[k]))
+            for k, c in enumerate(clusters) for i in c)
+        self.state_ = FusionState.of(clusters, loadings, weights, scales, options=self.options(), lfs=described)
         return self
-
-    def _described(self, names: Sequence[str] | None, families: list[str | None], priors: list[float | None],
-                   agreement: np.ndarray, decided: np.ndarray) -> list[dict[str, Any]]:
-        """Per LF (by view): its family, prior, the loading agreement alone gave, the loading used, its share of the
-        fused score's weight and whether its prior decided (what ``aggregate``, ``analyze`` and the card print)."""
-        if names is None:
-            return []
-        share = self.weights_ / self.weights_.sum()
-        described = []
-        for k, cluster in enumerate(self.clusters_):
-            for i in cluster:
-                described.append({"lf": names[i], "family": families[k], "prior": priors[k],
-                                  "agreement": float(agreement[k]), "loading": float(self.loadings_[k]),
-                                  "weight": float(share[k] / len(cluster)), "prior_decided": bool(decided[k])})
-        return described
 
     def lf_weights(self, n_lfs: int) -> np.ndarray:
         """The weighting as one weight per LF (of ``n_lfs``) on its standardised score (a cluster's weight shared by
         its LFs; 0 for an LF that ranks no list)."""
-        weights = np.zeros(n_lfs)
-        for cluster, w, scale in zip(self.clusters_, self.weights_, self.scales_):
-            weights[cluster] = w / scale / len(cluster)
-        return weights
-
-    def use(self, name: str, combination: Combination | None, judged: ChoiceRecord) -> ScoreFusionModel:
-        """Score with ``combination`` (called ``name``; one LF a cluster) instead of the label-free weighting, as
-        judged queries chose (``judged``: the choice's record, :meth:`weakrank.judged.rule.Choice.record`); ``None``
-        keeps the label-free weighting and records the choice."""
-        if self.weights_ is None:
-            raise RuntimeError("call fit() first")
-        self.judged_ = judged
-        if combination is None:
-            return self
-        n_lfs = max(max(c) for c in self.clusters_) + 1
-        loadings = np.zeros(max(n_lfs, len(combination.weights)))
-        for cluster, loading in zip(self.clusters_, self.loadings_):
-            loadings[cluster] = loading
-        self.clusters_ = [[i] for i in range(len(combination.weights))]
-        self.combine_, self.weights_ = combination.kind, np.asarray(combination.weights, dtype=np.float64)
-        self.scales_, self.loadings_ = np.ones(len(self.weights_)), loadings[:len(self.weights_)]
-        self.choice_ = name
-        return self
+        return self.fitted().lf_weights(n_lfs)
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
-        and a combination judged queries chose (:meth:`use`), apply to."""
-        if self.weights_ is None:
-            raise RuntimeError("call fit() first")
+        and a combination judged queries chose, apply to."""
+        state = self.fitted()
         scores = np.asarray(scores, dtype=np.float64)
-        views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups))
-        return views / self.scales_
+        views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups), state.clusters)
+        return views / np.asarray(state.scales)
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The fused score of each row (the latent factor's posterior mean, up to scale; in few-shot mode, the
+        """The fused score of each row (the latent factor's posterior mean, up to scale; in judged mode, the
         combination the judged queries chose)."""
-        if self.weights_ is None:
-            raise RuntimeError("call fit() first")
-        return fused_scores(scores, groups, self.clusters_, self.weights_, self.scales_, self.combine_)
+        return self.fitted().fused(scores, groups)
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """P(relevant): softmax of the standardised fused score over each query's list."""
@@ -238,37 +207,13 @@ class ScoreFusionModel:
         """Refused: the factor model's correlations need every list at once."""
         raise cannot_stream(self)
 
-    def state(self) -> dict:
-        """The fitted state, JSON-ready: :meth:`from_state` rebuilds a model that fuses as this one."""
-        return {
-            "clusters": self.clusters_,
-            "loadings": None if self.loadings_ is None else self.loadings_.tolist(),
-            "weights": None if self.weights_ is None else self.weights_.tolist(),
-            "scales": None if self.scales_ is None else self.scales_.tolist(),
-            "combine": self.combine_,
-            "choice": self.choice_,
-            "judged": self.judged_.to_dict() if self.judged_ else {},
-            "options": {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
-                        "temperature": self.temperature},
-            **({"lfs": self.lfs_, "priors": {"strength": self.prior_strength, "declared": dict(self.priors or {})}}
-               if self.lfs_ and self.priors else {}),
-        }
+    def state(self) -> FusionState:
+        """The fitted state (stored with the labels, as their metadata's ``params``)."""
+        return self.fitted()
 
     @classmethod
-    def from_state(cls, state: dict) -> ScoreFusionModel:
-        """A fitted model from :meth:`state`."""
-        model = cls(**{k: v for k, v in state["options"].items() if k != "few_shot_margin"})  # an older state's
-        model.clusters_ = [list(map(int, c)) for c in state["clusters"]]
-        model.loadings_, model.weights_, model.scales_ = (np.asarray(state[k], dtype=np.float64)
-                                                          for k in ("loadings", "weights", "scales"))
-        model.combine_ = state.get("combine", "linear")
-        model.choice_ = state.get("choice", LABEL_FREE)
-        model.judged_ = judged_choice(state)
-        model.lfs_ = list(state.get("lfs") or [])
+    def from_state(cls, state: FusionState) -> ScoreFusionModel:
+        """A model fitted as ``state`` says, with its options."""
+        model = cls(**state.options)
+        model.state_ = state
         return model
-
-
-def judged_choice(state: dict) -> ChoiceRecord | None:
-    """What judged queries chose, as fusion ``state`` (:meth:`ScoreFusionModel.state`) keeps it; None where they
-    chose nothing (or the state is of another label model)."""
-    return ChoiceRecord.from_dict(state["judged"], where="params.judged.") if state.get("judged") else None

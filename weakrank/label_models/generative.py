@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
+from weakrank.errors import NotFittedError
 from weakrank.label_models.base import LabelModelBase, check_votes, distinct_rows
 from weakrank.label_models.streaming import pattern_counts
 from weakrank.labeling import vote_matrix
@@ -88,7 +89,7 @@ class GenerativeModel(LabelModelBase):
 
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         if self.alpha_ is None:
-            raise RuntimeError("call fit() first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
         patterns, _, inverse = distinct_rows(check_votes(votes, self.min_lfs))
         return expit(self._log_odds(patterns.astype(np.float64)))[inverse]
 

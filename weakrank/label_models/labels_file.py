@@ -3,24 +3,27 @@ writer and its one reader (a later stage reads no key of it by name)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
 from weakrank.errors import DataError
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata, write_parquet
+from weakrank.label_models import MODELS
 
 
 @dataclass(frozen=True)
 class LabelsInfo:
-    """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``;
-    the fusion model's carries the judged choice), the judged queries that taught it (``gold_queries``) and the
+    """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``: a
+    :class:`~weakrank.fusion_state.FusionState`, with the judged choice, for a portable model; another's as it
+    saves it), the judged queries that taught it (``gold_queries``) and the
     file they came from (``judgments``, its name)."""
 
     model: str | None = None
     lfs: list[str] = field(default_factory=list)
-    params: dict = field(default_factory=dict)
+    params: FusionState | dict = field(default_factory=dict)
     gold_queries: list[str] = field(default_factory=list)
     judgments: str | None = None
 
@@ -30,15 +33,22 @@ _KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "gold_queries
 
 def write_labels(labels: pd.DataFrame, path: str | Path, info: LabelsInfo) -> Path:
     """Write a labels table with its record, atomically."""
-    return write_parquet(labels, path, metadata=asdict(info))
+    saved = {name: getattr(info, name) for name in _KINDS}
+    if isinstance(info.params, FusionState):
+        saved["params"] = info.params.to_dict()
+    return write_parquet(labels, path, metadata=saved)
 
 
 def read_labels_info(path: str | Path) -> LabelsInfo:
     """The record of labels file ``path`` (an empty one where it carries none: labels a user made); a field of the
-    wrong type is a :class:`DataError` naming the file and the field."""
+    wrong type is a :class:`DataError` naming the file and the field; a portable model's state is read by
+    :meth:`FusionState.from_dict <weakrank.fusion_state.FusionState.from_dict>`."""
     meta = read_metadata(path)
     for name, kind in _KINDS.items():
         if meta.get(name) is not None and not isinstance(meta[name], kind):
             raise DataError(f"{type(meta[name]).__name__} where the labels' metadata keeps a "
                             f"{getattr(kind, '__name__', 'string')}", file=path, field=name)
-    return LabelsInfo(**{name: meta[name] for name in _KINDS if meta.get(name) is not None})
+    info = LabelsInfo(**{name: meta[name] for name in _KINDS if meta.get(name) is not None})
+    if info.params and info.model in MODELS and MODELS[info.model].portable:
+        return replace(info, params=FusionState.from_dict(info.params, path, "params.", len(info.lfs) or None))
+    return info

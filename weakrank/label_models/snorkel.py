@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from weakrank.errors import NotFittedError
 from weakrank.label_models.base import LabelModelBase, check_votes
 from weakrank.voting import to_snorkel
 
@@ -37,7 +38,7 @@ class SnorkelLabelModel(LabelModelBase):
 
     def predict_proba(self, votes: np.ndarray) -> np.ndarray:
         if self.model_ is None:
-            raise RuntimeError("call fit() first")
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit() first")
         return self.model_.predict_proba(to_snorkel(check_votes(votes, self.min_lfs)))[:, 1]
 
     def state(self) -> dict:

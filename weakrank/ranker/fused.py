@@ -62,6 +62,16 @@ class FusedRanker(RanksPassages):
         teacher = self.teacher.score_frame(pairs) if self.student_weight < 1 else zero
         return average_views(teacher, student, pairs["query_id"].to_numpy(), self.student_weight)
 
+    def blends(self, pairs: pd.DataFrame, weights: Sequence[float], batch_size: int = 64) -> np.ndarray:
+        """Scores of the rows of ``pairs`` (as :meth:`score_frame`) at each student weight of ``weights``, a column
+        each, the student and the teacher run once (what :class:`~weakrank.judged.selector.StudentWeightSelector`
+        chooses among); this ranker's own weight is not read."""
+        pairs = pairs.reset_index(drop=True)
+        student = np.asarray(self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size),
+                             dtype=np.float64)
+        teacher, groups = self.teacher.score_frame(pairs), pairs["query_id"].to_numpy()
+        return np.column_stack([average_views(teacher, student, groups, w) for w in weights])
+
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64,
                 groups: Sequence[str] | None = None) -> np.ndarray:
         """Scores of ``(query, passage)`` pairs; a list is the pairs of one query text (or of one ``groups`` id)."""

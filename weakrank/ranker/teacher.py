@@ -1,7 +1,7 @@
 """The teacher of a shipped ranker: the LFs and the fusion label model's fitted state, scoring lists it never saw.
 
 A model directory carries it as ``weakrank_fusion.json`` (each LF's spec and options, the fusion model's fitted
-state, :meth:`ScoreFusionModel.state() <weakrank.label_models.fusion.ScoreFusionModel.state>`) and ``lfs/`` (the
+state, a :class:`~weakrank.fusion_state.FusionState`) and ``lfs/`` (the
 collection statistics of the LFs fitted on it, BM25's and TF-IDF's; the file of a user's LF; the folder of a
 local encoder an LF reads). No path in it is absolute: the directory can be moved or copied to another machine.
 :class:`Teacher` scores from that state alone, as the fusion model's ``fused`` does (a test holds them equal):
@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import ChoiceRecord, fused_scores
+from weakrank.combinations import ChoiceRecord
 from weakrank.errors import ConfigError, DataError, LFError
+from weakrank.fusion_state import FusionState
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF, factory_precisions
@@ -32,20 +33,17 @@ from weakrank.registry import resolve_lf
 
 
 class Teacher:
-    """``lfs`` fused as ``fusion_state`` says (the fusion label model's fitted state, ``ScoreFusionModel.state()``);
+    """``lfs`` fused as ``fusion_state`` says (the fusion label model's fitted state);
     ``specs`` and ``options``: how each LF is built (a built-in's name or a user's ``file.py:function``, and its
     options), what :meth:`save` writes; ``saved``: the state file an LF was restored from (a loaded teacher's,
     copied as it is by :meth:`save`)."""
 
-    def __init__(self, lfs: Sequence[RankingLF], fusion_state: dict[str, Any], specs: Sequence[str] | None = None,
+    def __init__(self, lfs: Sequence[RankingLF], fusion_state: FusionState, specs: Sequence[str] | None = None,
                  options: Sequence[dict[str, Any]] | None = None, saved: Sequence[Path | None] | None = None) -> None:
         self.lfs, self.fusion_state = list(lfs), fusion_state
         self.specs = list(specs) if specs is not None else [lf.name for lf in self.lfs]
         self.options = [dict(o) for o in options] if options is not None else [{} for _ in self.lfs]
         self.saved = list(saved) if saved is not None else [None for _ in self.lfs]
-        self.clusters = [list(map(int, c)) for c in fusion_state["clusters"]]
-        self.weights, self.scales = (np.asarray(fusion_state[k], dtype=np.float64) for k in ("weights", "scales"))
-        self.combine = fusion_state.get("combine", "linear")
 
     @property
     def names(self) -> list[str]:
@@ -53,7 +51,7 @@ class Teacher:
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list)."""
-        return fused_scores(scores, groups, self.clusters, self.weights, self.scales, self.combine)
+        return self.fusion_state.fused(scores, groups)
 
     def lf_scores(self, pairs: pd.DataFrame) -> np.ndarray:
         """Each LF's raw scores of the rows of ``pairs`` (``query_id, passage_id, query, passage``), rows × LFs."""
@@ -91,7 +89,7 @@ class Teacher:
                             "options": _portable_options(lf.name, options, directory), "state": state})
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
-        saved = {"lfs": entries, "teacher": self.fusion_state, "student_weight": student_weight}
+        saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
         written = write_text(json.dumps({**saved, **({"mix": mix.to_dict()} if mix else {})}, indent=1), directory / FUSION_FILE)
         mark_shipped(directory)
         return written
@@ -113,8 +111,10 @@ class Teacher:
         card = directory / "README.md"
         if not card.exists():
             return
+        fused = np.asarray(self.fusion_state.weights)
+        shares = fused / fused.sum()
         weights = ", ".join(f"{'+'.join(self.lfs[i].name for i in cluster)} {w:.2f}"
-                            for cluster, w in zip(self.clusters, self.weights / self.weights.sum()))
+                            for cluster, w in zip(self.fusion_state.clusters, shares))
         text = card.read_text().split("\n## Which scores", 1)[0].rstrip("\n")
         text += ("\n\n## Which scores\n\n"
                  "- `weakrank.ranker.load_ranker(dir)`, `weakrank rerank` and `weakrank.pyterrier.reranker(dir)`: "

@@ -13,7 +13,6 @@ outside sentence-transformers. Each problem is a :class:`~weakrank.errors.DataEr
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -22,6 +21,7 @@ from weakrank.combinations import ChoiceRecord
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
+from weakrank.fusion_state import FusionState
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one
@@ -50,7 +50,7 @@ class TeacherState:
     student's weight in the shipped ranker (0.5 where the file names none) and how judgments chose it (``mix``)."""
 
     lfs: list[LFEntry]
-    teacher: dict[str, Any]
+    teacher: FusionState
     student_weight: float = 0.5
     mix: ChoiceRecord | None = None
 
@@ -76,8 +76,7 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DataError(f"LF {twice[0]!r} is named twice", file=path, field="lfs")
-    teacher = _field(saved, "teacher", dict, path)
-    check_fusion_state(teacher, len(lfs), path)
+    teacher = FusionState.from_dict(_field(saved, "teacher", dict, path), path, "teacher.", len(lfs))
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
@@ -101,43 +100,6 @@ def inside(directory: Path, relative: object, field: str, path: Path) -> Path:
     if not target.exists():
         raise DataError(f"{relative!r} is missing from the model directory", file=path, field=field)
     return target
-
-
-def check_fusion_state(state: dict[str, Any], n_lfs: int, path: Path) -> None:
-    """The fusion label model's state (:meth:`ScoreFusionModel.state`) over ``n_lfs`` LFs: clusters of distinct
-    LF indices in range, one finite loading, non-negative weight (some positive) and positive scale a cluster."""
-    clusters = _field(state, "clusters", list, path, "teacher")
-    if not clusters:
-        raise DataError("no cluster of LFs", file=path, field="teacher.clusters")
-    seen: list[int] = []
-    for k, cluster in enumerate(clusters):
-        if not isinstance(cluster, list) or not cluster:
-            raise DataError("expected a non-empty list of LF indices", file=path, field=f"teacher.clusters[{k}]")
-        for i in cluster:
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < n_lfs or i in seen:
-                raise DataError(f"LF index {i!r} is not one of 0..{n_lfs - 1} (once each)", file=path,
-                                field=f"teacher.clusters[{k}]")
-            seen.append(i)
-    for key in ("loadings", "weights", "scales"):
-        values = _field(state, key, list, path, "teacher")
-        if len(values) != len(clusters):
-            raise DataError(f"{len(values)} values for {len(clusters)} clusters", file=path, field=f"teacher.{key}")
-        for k, value in enumerate(values):
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise DataError(f"{value!r} is not a finite number", file=path, field=f"teacher.{key}[{k}]")
-    if any(w < 0 for w in state["weights"]) or not any(w > 0 for w in state["weights"]):
-        raise DataError("weights must be >= 0, one at least > 0", file=path, field="teacher.weights")
-    if any(s <= 0 for s in state["scales"]):
-        raise DataError("scales must be > 0", file=path, field="teacher.scales")
-    if state.get("combine", "linear") not in ("linear", "rrf"):
-        raise DataError(f"{state['combine']!r} is not 'linear' or 'rrf'", file=path, field="teacher.combine")
-    options = _field(state, "options", dict, path, "teacher")
-    for key, value in options.items():
-        if key not in ("duplicate_threshold", "min_noise", "temperature", "few_shot_margin"):
-            raise DataError(f"unknown option {key!r}", file=path, field="teacher.options")
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0 or (
-                value == 0 and key != "few_shot_margin"):
-            raise DataError(f"{value!r} is not a positive finite number", file=path, field=f"teacher.options.{key}")
 
 
 def check_model_files(directory: Path) -> None:

@@ -36,14 +36,14 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     name = model or cfg.aggregate.model
     label_model = cfg.label_model(name)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
-    if judgments and name != "fusion":
+    if judgments and not label_model.judgeable:
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
                           "reads none")
     note = check_judgments(judgments, votes, paths.dataset, eval_split or cfg.evaluate.split) if judgments else None
     if judgments:
         judged = align(votes, read_judgments(judgments))
-        labels = with_judgments(CombinationSelector(label_model).fit(votes, judged).model.labels_table(votes),
-                                judged)
+        selector = CombinationSelector(label_model).fit(votes, judged)
+        labels, state = with_judgments(selector.model_.labels_table(votes), judged), selector.state_
         queries = list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"]))
     elif cfg.aggregate.gold_queries and name == cfg.aggregate.model:
         found = gold_judgments(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries)
@@ -52,10 +52,12 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
             raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
                             "non-relevant candidate", file=paths.votes, field="gold")
-        labels = CombinationSelector(label_model).fit(votes, align(votes, found)).model.labels_table(votes)
+        selector = CombinationSelector(label_model).fit(votes, align(votes, found))
+        labels, state = selector.model_.labels_table(votes), selector.state_
     else:
         queries, labels = [], fit_labels(votes, label_model)
-    write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), label_model.state(), queries,
+        state = label_model.state()
+    write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), state, queries,
                                                   Path(judgments).name if judgments else None))
     labels.attrs["judgments"] = note
     return labels

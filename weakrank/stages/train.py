@@ -18,6 +18,7 @@ from weakrank.combinations import ChoiceRecord
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_parquet
 from weakrank.label_models.labels_file import LabelsInfo, read_labels_info
 from weakrank.labeling import lf_names
@@ -123,13 +124,15 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
 def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
                    out_dir: Path) -> tuple[float, ChoiceRecord | None]:
     """The student's weight in the shipped ranker a run trained into ``out_dir``, and how it was chosen (None: no
-    judged query that the student had not trained on, the even average): graded on the judged queries by the
-    student saved before they joined training (``held_out/``), or, when none was held out, by the model on the
-    judged queries outside the train split (:func:`~weakrank.training.shipped.choose_student_weight`)."""
+    judged query that the student had not trained on, the even average): chosen by
+    :class:`~weakrank.judged.selector.StudentWeightSelector` on the judged queries with the student saved before they
+    joined training (``held_out/``), or, when none was held out, with the model on the judged queries outside the
+    train split."""
     import pyarrow.parquet as pq
 
+    from weakrank.judged.selector import EVEN, StudentWeightSelector
     from weakrank.ranker import load_student
-    from weakrank.training.shipped import EVEN, choose_student_weight
+    from weakrank.ranker.fused import FusedRanker
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
@@ -147,8 +150,8 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
     rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
     pairs = Dataset.load(paths.dataset).pairs().merge(rows, on=["query_id", "passage_id"])
     student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
-    weight, choice, maps = choose_student_weight(student, teacher, pairs)
-    return weight, replace(choice.record(), judged_map=maps, judged_queries=sorted(queries))
+    selector = StudentWeightSelector(FusedRanker(student, teacher)).fit(pairs)
+    return selector.weight_, selector.record_
 
 
 def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:
@@ -175,14 +178,13 @@ def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teache
                       "alone (give ranking_lf export= and restore=)", stacklevel=2)
         return None
     info = read_labels_info(labels or paths.labels) if Path(labels or paths.labels).exists() else LabelsInfo()
-    state = info.params
-    if info.model == "fusion" and info.lfs == labelled and "scales" in state:
-        fusion = ScoreFusionModel.from_state(state)  # as aggregate fitted it, few-shot weighting included
+    if isinstance(info.params, FusionState) and info.lfs == labelled:
+        state = info.params  # as aggregate fitted it, the judged choice included
     else:
-        fusion = ScoreFusionModel(**cfg.fusion_options()).fit_table(read_parquet(paths.votes))
+        state = ScoreFusionModel(**cfg.fusion_options()).fit_table(read_parquet(paths.votes)).fitted()
     dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
-    return Teacher(fitted, fusion.state(), cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
+    return Teacher(fitted, state, cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
 
 
 def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:

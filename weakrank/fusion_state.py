@@ -1,0 +1,190 @@
+"""The fitted state of the fusion label model, one frozen record: what :class:`~weakrank.label_models.fusion.
+ScoreFusionModel` fits, what judged mode's choice returns a new one of (:meth:`FusionState.using`), what
+``labels.parquet`` keeps as its ``params`` and a shipped teacher as ``weakrank_fusion.json``'s ``teacher``.
+
+:meth:`FusionState.to_dict` is its one writer and :meth:`FusionState.from_dict` its one reader, which checks a file
+someone may have changed: each problem a :class:`~weakrank.errors.DataError` naming the file and the field."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from weakrank.combinations import LABEL_FREE, ChoiceRecord, Combination, combined
+from weakrank.errors import DataError
+from weakrank.lists import informative_rows, standardize_within
+
+COMBINES = ("linear", "rrf")
+OPTIONS = ("duplicate_threshold", "min_noise", "temperature")  # the fusion model's options a state keeps
+RETIRED_OPTIONS = ("few_shot_margin",)  # read in an older state and dropped
+
+
+@dataclass(frozen=True)
+class LFWeight:
+    """What the fit made of one LF: its declared ``family`` and ``prior`` (None: not declared), the loading
+    ``agreement`` alone gave it (today's label-free model), the ``loading`` used, its share of the fused score's
+    ``weight`` and whether its prior decided the loading (``prior_decided``: moved ≥ 0.1 from agreement's)."""
+
+    lf: str
+    family: str | None
+    prior: float | None
+    agreement: float
+    loading: float
+    weight: float
+    prior_decided: bool
+
+    @classmethod
+    def from_dict(cls, saved: object, file: str | Path | None, where: str) -> LFWeight:
+        """One record of :meth:`FusionState.to_dict`'s ``lfs``, checked (a located :class:`DataError`)."""
+        if not isinstance(saved, dict):
+            raise DataError("expected an object (what the fit made of one LF)", file=file, field=where.rstrip("."))
+        kinds = {"lf": (str,), "family": (str, type(None)), "prior": (int, float, type(None)),
+                 "agreement": (int, float), "loading": (int, float), "weight": (int, float), "prior_decided": (bool,)}
+        for key, kind in kinds.items():
+            value = saved.get(key)
+            if key not in saved or not isinstance(value, kind) or (isinstance(value, bool) and bool not in kind):
+                raise DataError(f"{value!r} is not what an LF's weight record keeps there", file=file,
+                                field=where + key)
+        return cls(**{key: saved[key] for key in kinds})
+
+
+@dataclass(frozen=True)
+class FusionState:
+    """The fusion model's fitted state: the LFs merged into each view (``clusters``: LF columns), each view's
+    ``loadings`` on the latent factor, its ``weights`` and ``scales`` (each view's mean standardised score is divided
+    by its scale), how the views are combined (``combine``: ``linear`` or ``rrf``), the combination scored with
+    (``choice``: ``label-free`` unless judged queries chose another), what judged queries chose (``judged``; None
+    without judgments), the model's ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared
+a family or prior, or the state predates them)."""
+
+    clusters: tuple[tuple[int, ...], ...]
+    loadings: tuple[float, ...]
+    weights: tuple[float, ...]
+    scales: tuple[float, ...]
+    combine: str = "linear"
+    choice: str = LABEL_FREE
+    judged: ChoiceRecord | None = None
+    options: Mapping[str, float] = field(default_factory=dict)
+    lfs: tuple[LFWeight, ...] = ()
+
+    @classmethod
+    def of(cls, clusters: Sequence[Sequence[int]], loadings: Sequence[float], weights: Sequence[float],
+           scales: Sequence[float], **rest: Any) -> FusionState:
+        """A state from lists or arrays (stored as tuples of Python numbers)."""
+        return cls(tuple(tuple(int(i) for i in c) for c in clusters), *(tuple(np.asarray(v, dtype=np.float64).tolist())
+                                                                         for v in (loadings, weights, scales)), **rest)
+
+    def using(self, name: str, combination: Combination | None, judged: ChoiceRecord) -> FusionState:
+        """A new state that scores with ``combination`` (called ``name``; one LF a cluster) instead of the label-free
+        weighting, as judged queries chose (``judged``: the choice's record); ``None`` keeps the weighting and
+        records the choice. This state is left as it is."""
+        if combination is None:
+            return replace(self, judged=judged)
+        n_lfs = max(max(c) for c in self.clusters) + 1
+        loadings = np.zeros(max(n_lfs, len(combination.weights)))
+        for cluster, loading in zip(self.clusters, self.loadings):
+            loadings[list(cluster)] = loading
+        k = len(combination.weights)
+        return replace(FusionState.of([[i] for i in range(k)], loadings[:k], combination.weights, np.ones(k)),
+                       combine=combination.kind, choice=name, judged=judged, options=self.options, lfs=self.lfs)
+
+    def lf_weights(self, n_lfs: int) -> np.ndarray:
+        """The weighting as one weight per LF (of ``n_lfs``) on its standardised score (a cluster's weight shared by
+        its LFs; 0 for an LF that ranks no list)."""
+        weights = np.zeros(n_lfs)
+        for cluster, w, scale in zip(self.clusters, self.weights, self.scales):
+            weights[list(cluster)] = w / scale / len(cluster)
+        return weights
+
+    def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The fused score of each row of the LFs' raw ``scores`` (rows × LFs; ``groups``: each row's list): each
+        cluster's mean standardised score over its scale, weighted, or with ``combine = "rrf"`` the reciprocal ranks
+        so weighted. The one scoring of the fusion label model and of a shipped teacher."""
+        scores = np.asarray(scores, dtype=np.float64)
+        weights, z = np.asarray(self.weights), standardize_within(scores, groups)
+        if self.combine == "rrf":
+            return combined(z, groups, informative_rows(scores, groups), Combination("rrf", weights / weights.sum()))
+        views = np.column_stack([z[:, list(c)].mean(axis=1) for c in self.clusters])
+        return views / np.asarray(self.scales) @ weights / weights.sum()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields, as :meth:`from_dict` reads them."""
+        return {"clusters": [list(c) for c in self.clusters], "loadings": list(self.loadings),
+                "weights": list(self.weights), "scales": list(self.scales), "combine": self.combine,
+                "choice": self.choice, "judged": self.judged.to_dict() if self.judged else {},
+                "options": dict(self.options), **({"lfs": [asdict(w) for w in self.lfs]} if self.lfs else {})}
+
+    @classmethod
+    def from_dict(cls, saved: object, file: str | Path | None = None, where: str = "",
+                  n_lfs: int | None = None) -> FusionState:
+        """The state of :meth:`to_dict` read back from a file someone may have changed (``where``: the fields it is
+        under; ``n_lfs``: the LFs its clusters index, where known): clusters of distinct LF indices in range, one
+        finite loading, non-negative weight (some positive) and positive scale a cluster, known options of positive
+        finite values. Each problem is a :class:`DataError` naming ``file`` and the field."""
+        def fail(message: str, name: str) -> DataError:
+            return DataError(message, file=file, field=where + name)
+
+        def get(name: str, kind: type) -> Any:
+            if name not in saved:
+                raise fail("missing", name)
+            value = saved[name]
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise fail(f"expected {kind.__name__}, got {type(value).__name__}", name)
+            return value
+
+        if not isinstance(saved, dict):
+            raise DataError("expected an object (the fusion model's fitted state)", file=file, field=where.rstrip("."))
+        clusters = get("clusters", list)
+        if not clusters:
+            raise fail("no cluster of LFs", "clusters")
+        seen: list[int] = []
+        top = n_lfs - 1 if n_lfs is not None else "any"
+        for k, cluster in enumerate(clusters):
+            if not isinstance(cluster, list) or not cluster:
+                raise fail("expected a non-empty list of LF indices", f"clusters[{k}]")
+            for i in cluster:
+                if isinstance(i, bool) or not isinstance(i, int) or i < 0 or n_lfs is not None and i >= n_lfs or (
+                        i in seen):
+                    raise fail(f"LF index {i!r} is not one of 0..{top} (once each)", f"clusters[{k}]")
+                seen.append(i)
+        numbers = {}
+        for key in ("loadings", "weights", "scales"):
+            values = get(key, list)
+            if len(values) != len(clusters):
+                raise fail(f"{len(values)} values for {len(clusters)} clusters", key)
+            for k, value in enumerate(values):
+                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                    raise fail(f"{value!r} is not a finite number", f"{key}[{k}]")
+            numbers[key] = values
+        if any(w < 0 for w in numbers["weights"]) or not any(w > 0 for w in numbers["weights"]):
+            raise fail("weights must be >= 0, one at least > 0", "weights")
+        if any(s <= 0 for s in numbers["scales"]):
+            raise fail("scales must be > 0", "scales")
+        combine = saved.get("combine", "linear")
+        if combine not in COMBINES:
+            raise fail(f"{combine!r} is not 'linear' or 'rrf'", "combine")
+        choice = saved.get("choice", LABEL_FREE)
+        if not isinstance(choice, str):
+            raise fail(f"expected str, got {type(choice).__name__}", "choice")
+        options = get("options", dict)
+        for key, value in options.items():
+            if key not in OPTIONS + RETIRED_OPTIONS:
+                raise fail(f"unknown option {key!r}", "options")
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
+                    value < 0 or value == 0 and key not in RETIRED_OPTIONS):
+                raise fail(f"{value!r} is not a positive finite number", f"options.{key}")
+        judged = saved.get("judged")
+        if judged is not None and not isinstance(judged, dict):
+            raise fail(f"expected dict, got {type(judged).__name__}", "judged")
+        lfs = saved.get("lfs", [])
+        if not isinstance(lfs, list):
+            raise fail(f"expected list, got {type(lfs).__name__}", "lfs")
+        return cls.of(clusters, numbers["loadings"], numbers["weights"], numbers["scales"], combine=combine,
+                      choice=choice, options={k: v for k, v in options.items() if k in OPTIONS},
+                      judged=ChoiceRecord.from_dict(judged, file, f"{where}judged.") if judged else None,
+                      lfs=tuple(LFWeight.from_dict(w, file, f"{where}lfs[{k}].") for k, w in enumerate(lfs)))
