@@ -56,7 +56,24 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
     print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
+    _print_lf_weights(path)
     _print_few_shot_choice(path, cfg)
+
+
+def _print_lf_weights(labels: Path) -> None:
+    """What the fusion label model made of each LF: its prior, what agreement said, the weight used and what
+    decided it (nothing where no LF declared a family or prior)."""
+    from weakrank.fusion_state import FusionState
+    from weakrank.label_models.labels_file import read_labels_info
+
+    params = read_labels_info(labels).params
+    if not isinstance(params, FusionState) or not params.lfs:
+        return
+    print("  LF                 family     prior  agreement  loading  weight  decided by")
+    for w in params.lfs:
+        prior = f"{w.prior:.2f}" if w.prior is not None else "  —"
+        print(f"  {w.lf:<18} {w.family or '(own)':<10} {prior:>5}  {w.agreement:9.2f}  {w.loading:7.2f}  "
+              f"{w.weight:6.1%}  {'prior' if w.prior_decided else 'agreement'}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:

@@ -26,12 +26,14 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     ``attrs["legend"]``. (Long: it writes each of the analysis folder's files in turn, beside the table it
     came from.)"""
     from weakrank.analysis import (  # sklearn: imported when it runs, so `run` checks the config without it
+        LF_WEIGHTS_LEGEND,
         QUALITY_LEGEND,
         VIEWS_LEGEND,
         fusion_views,
         judging_advice,
         lf_scorers,
         lf_summary,
+        lf_weights,
         quality_table,
         query_quality,
     )
@@ -62,13 +64,21 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     summary = lf_summary(scored)
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
-    views = fusion_views(scored, cfg.label_model("fusion").fit_table(votes))
+    fusion = cfg.label_model("fusion").fit_table(votes)
+    views = fusion_views(scored, fusion)
     judged = paths.labels.exists() and read_labels_info(paths.labels).gold_queries
     views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views))
     write_text(views.to_csv(), out / "views.csv")
     write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"
                f"{VIEWS_LEGEND}\n" + (f"\n{views.attrs['advice']}.\n" if views.attrs["advice"] else ""), out / "views.md")
     tables = {"lf_summary": summary, "views": views}
+    weights = lf_weights(fusion.fitted())
+    if len(weights):
+        weights.attrs["legend"] = LF_WEIGHTS_LEGEND
+        write_text(weights.to_csv(), out / "lf_weights.csv")
+        write_text(f"# What the label model made of each LF — {cfg.name}\n\n{to_markdown(weights)}\n\n"
+                   f"{LF_WEIGHTS_LEGEND}\n", out / "lf_weights.md")
+        tables["lf_weights"] = weights
     if scored["gold"].notna().any():
         per_query = query_quality(scored, scorers)
         quality = quality_table(per_query)
