@@ -41,7 +41,7 @@ from weakrank.paths import RunPaths
 COLLECTIONS = ["wikiqa", "trecqa", "semeval", "scifact", "wikiqa_bm25", "cranfield", "stackfaq"]
 EXTRA = "word_overlap"
 GRID = (0.2, 0.35, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-STRENGTHS = (0.01, 0.05, 0.2, 1.0, 5.0)
+STRENGTHS = (0.05, 0.2, 1.0, 5.0, 20.0)
 CACHE = ROOT / "benchmarks" / "results" / "teacher"
 FAMILY = {name: BUILTIN[name]().family for name in BUILTIN}
 
@@ -92,11 +92,12 @@ class FastTrainMap:
         self.names = [d.names[c] for c in cols]
         scores = d.scores[:, cols]
         z, inf = standardize_within(scores, d.groups), informative_rows(scores, d.groups)
-        model = ScoreFusionModel().fit(scores, d.groups)
-        self.clusters = model.clusters_
-        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters]) / model.scales_
+        state = ScoreFusionModel().fit(scores, d.groups).state_
+        self.clusters = [list(c) for c in state.clusters]
+        views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters])
         where = np.column_stack([inf[:, c].any(axis=1) for c in self.clusters])
-        self.corr = pairwise_correlation(views * model.scales_, where)
+        self.corr, self.rows = pairwise_correlation(views, where), where.sum(axis=0)
+        views = views / np.asarray(state.scales)
         gold = d.gold if REQUIRE[d.name] != "relevant" else np.where(d.split == "train", np.nan_to_num(d.gold), d.gold)
         rows = (d.split == "train") & np.isfinite(gold)
         self.views, self.gold, groups = views[rows], gold[rows], d.groups[rows]
@@ -110,7 +111,7 @@ class FastTrainMap:
         """Train MAP of the family model under ``priors`` (LF name → prior loading) and ``strength``."""
         families = [FAMILY.get(self.names[c[0]]) for c in self.clusters]
         prior = [float(np.mean([priors[self.names[i]] for i in c])) for c in self.clusters]
-        weights = fit_family_factor(self.corr, families, prior, strength).weights
+        weights = fit_family_factor(self.corr, families, prior, strength, rows=self.rows).weights
         return self.map_of(self.views @ weights)
 
     def map_of(self, score: np.ndarray) -> float:

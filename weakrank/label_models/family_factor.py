@@ -9,7 +9,10 @@ plays the same role for votes)::
 
     minimise  Σ_{k<l, family k ≠ family l} (r_kl − λ_k λ_l)²  +  strength · Σ_{k with a prior} (λ_k − μ_k)²
 
-Where three or more families speak, the cross-family correlations identify every loading and the data outweighs the
+A view whose correlation with every other view is within :data:`SILENT` standard errors of 0 agrees with nothing: it
+keeps the loading agreement alone gives it (about 0), whatever its prior; clear evidence of no signal outweighs a
+prior. Where three or more
+families speak, the cross-family correlations identify every loading and the data outweighs the
 prior; with two families (lexical against semantic) they fix only the product of the two camps' loadings, and the
 prior decides how it splits. Views with no family are each a family of their own and views with no prior feel no
 pull: with neither, the fit is today's principal-axis factoring (the unweighted least-squares fit of every
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_LOADING = 0.995
+SILENT = 3.0  # a view whose every correlation is below this many standard errors (1/√rows) agrees with nothing
 DECIDED = 0.1  # a loading moved by at least this much from what agreement alone says was decided by its prior
 
 
@@ -50,9 +54,11 @@ def _cross(families: Sequence[str | None]) -> np.ndarray:
 
 
 def _fit(corr: np.ndarray, cross: np.ndarray, prior: np.ndarray, strength: float, start: np.ndarray,
-         sweeps: int = 5000, tolerance: float = 1e-10) -> np.ndarray:
+         ceiling: np.ndarray | None = None, sweeps: int = 5000, tolerance: float = 1e-10) -> np.ndarray:
     """The loadings minimising the module doc's objective (``prior``: NaN where a view has none), by exact
-    coordinate descent: each loading in turn set to its minimiser given the others, clipped to [0, MAX_LOADING]."""
+    coordinate descent: each loading in turn set to its minimiser given the others, clipped to [0, ``ceiling``]
+    (default :data:`MAX_LOADING`)."""
+    ceiling = np.full(len(corr), MAX_LOADING) if ceiling is None else np.minimum(ceiling, MAX_LOADING)
     pull = np.where(np.isfinite(prior), strength, 0.0)
     mu = np.where(np.isfinite(prior), prior, 0.0)
     lam = np.clip(np.asarray(start, dtype=np.float64), 0.01, MAX_LOADING)
@@ -62,7 +68,7 @@ def _fit(corr: np.ndarray, cross: np.ndarray, prior: np.ndarray, strength: float
             denominator = cross[k] @ lam**2 + pull[k]
             if denominator > 0:
                 lam[k] = np.clip((cross[k] * corr[k]) @ lam + pull[k] * mu[k], 0.0, None) / denominator
-                lam[k] = min(lam[k], MAX_LOADING)
+                lam[k] = min(lam[k], ceiling[k])
         if np.abs(lam - before).max() < tolerance:
             break
     return lam
@@ -77,9 +83,10 @@ def _start(corr: np.ndarray, cross: np.ndarray) -> np.ndarray:
 
 
 def fit_family_factor(corr: np.ndarray, families: Sequence[str | None], prior: Sequence[float | None],
-                      strength: float, min_noise: float = 0.05) -> FactorFit:
+                      strength: float, min_noise: float = 0.05, rows: Sequence[int] | None = None) -> FactorFit:
     """The family one-factor model of the views' correlation matrix ``corr`` (module doc); ``families`` and ``prior``
-    (a prior loading in (0, 1), or None) one per view."""
+    (a prior loading in (0, 1), or None) one per view; ``rows``: the rows each view ranks (what tells a view that
+    agrees with nothing; None: no view is taken for one)."""
     corr = np.asarray(corr, dtype=np.float64)
     m = len(corr)
     if m == 1:
@@ -92,7 +99,10 @@ def fit_family_factor(corr: np.ndarray, families: Sequence[str | None], prior: S
     every = 1.0 - np.eye(m)
     agreement = _fit(corr, every, np.full(m, np.nan), 0.0, _start(corr, every))
     start = _start(corr, cross)
-    loadings = _fit(corr, cross, mu, strength, np.where(np.isfinite(mu), mu, start))
+    silent = np.array([np.delete(corr[k], k).max() < SILENT / np.sqrt(max(rows[k], 1)) for k in range(m)]) \
+        if rows is not None else np.zeros(m, dtype=bool)
+    loadings = _fit(corr, cross, mu, strength, np.where(np.isfinite(mu), mu, start),
+                    np.where(silent, agreement, MAX_LOADING))
     same = 1.0 - cross - np.eye(m)
     errors = np.clip((corr - np.outer(loadings, loadings)) * same, 0.0, None)
     np.fill_diagonal(errors, np.maximum(1.0 - loadings**2, min_noise))

@@ -35,7 +35,7 @@ from weakrank.label_models.family_factor import fit_family_factor
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, softmax_within, standardize_within
 
-PRIOR_STRENGTH = 0.05  # the centred L2 pull towards the declared priors (family_factor); fitted: bench_teacher.py
+PRIOR_STRENGTH = 5.0  # the centred L2 pull towards the declared priors (family_factor); fitted: bench_teacher.py
 
 
 def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
@@ -146,7 +146,7 @@ class ScoreFusionModel:
         view_corr = pairwise_correlation(views, where)
         families, priors = self._declared(names, clusters)
         if any(f is not None for f in families) or any(p is not None for p in priors):
-            found = fit_family_factor(view_corr, families, priors, self.prior_strength, self.min_noise)
+            found = fit_family_factor(view_corr, families, priors, self.prior_strength, self.min_noise, where.sum(axis=0))
             loadings, weights, agreement, decided = found.loadings, found.weights, found.agreement, found.prior_decided
         else:
             if views.shape[1] >= 3:

@@ -122,6 +122,12 @@ class Teacher:
                  "(both standardised over the query's list). The teacher is the fusion label model over the LFs, "
                  f"weights {weights}.\n"
                  "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
+        if self.fusion_state.lfs:
+            text += ("- What the teacher made of each LF (family, prior, the loading agreement alone gave, the loading "
+                     "used, weight, what decided it): " + "; ".join(
+                         f"{w.lf} {w.family or '(own)'}, prior {'—' if w.prior is None else f'{w.prior:.2f}'}, "
+                         f"{w.agreement:.2f} → {w.loading:.2f}, {w.weight:.0%}, {'prior' if w.prior_decided else 'agreement'}"
+                         for w in self.fusion_state.lfs) + ".\n")
         if mix:
             text += f"- The student's weight, chosen on judged queries it had not trained on: {mix.reason}.\n"
         if code:
