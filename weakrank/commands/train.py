@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from weakrank.commands import AddCommand, pipeline_config
-from weakrank.errors import ConfigError
+from weakrank.errors import ConfigError, did_you_mean
 from weakrank.keys import schema
 from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backend
 from weakrank.training.config import GROUPS, TrainConfig, option_fields
@@ -63,7 +63,12 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def student_runtime(args: argparse.Namespace) -> tuple[str, str]:
     """``--backend`` and ``--precision`` (or ``--int8``) as :func:`~weakrank.ranker.load_ranker` takes them; a
-    ``--backend`` of before that named both (``onnx-int8``) is split, with a note that it is deprecated."""
+    ``--backend`` of before that named both (``onnx-int8``) is split, with a note that it is deprecated. A name
+    neither knows is a :class:`ConfigError` naming the flag (weakrank's line, not the parser's)."""
+    for flag, value, known in (("--backend", args.backend, (*BACKENDS, *COMBINED_BACKENDS)),
+                               ("--precision", args.precision, PRECISIONS)):
+        if value not in known:
+            raise ConfigError(f"{flag} {value!r}: choose one of {list(known)}{did_you_mean(value, known)}")
     backend, precision = split_backend(args.backend, args.precision)
     if args.backend in COMBINED_BACKENDS:
         print(f"weakrank: --backend {args.backend} is deprecated: use --backend {backend} --precision {precision}",
@@ -175,11 +180,11 @@ def register(add: AddCommand) -> None:
     p.add_argument("--trust-code", action="store_true",
                    help="run the Python LF files a model directory carries in its lfs/ (without it, a teacher that "
                         "needs them is left out: the student ranks alone)")
-    p.add_argument("--backend", choices=(*BACKENDS, *COMBINED_BACKENDS), default=BACKENDS[0],
+    p.add_argument("--backend", metavar="{" + ",".join((*BACKENDS, *COMBINED_BACKENDS)) + "}", default=BACKENDS[0],
                    help="where the student runs: torch (default) or onnx (ONNX Runtime on the CPU, a cross-encoder; "
                         "pip install 'weakrank[onnx]'; exported once into the model's onnx/ folder); "
                         f"{' and '.join(COMBINED_BACKENDS)}: deprecated, give --precision")
-    p.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0],
+    p.add_argument("--precision", metavar="{" + ",".join(PRECISIONS) + "}", default=PRECISIONS[0],
                    help="what the student and the shipped ranker's encoder LFs run at: fp32 (default) or int8 (linear "
                         "layers quantised, CPU; faster, MAP in benchmarks/rerank.csv)")
     p.add_argument("--int8", dest="precision", action="store_const", const="int8", help="--precision int8")
