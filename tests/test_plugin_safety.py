@@ -67,3 +67,13 @@ def test_a_plugin_option_never_replaces_a_product_default(tmp_path):
     assert "a plug-in's own learning rate" not in done.stdout and "--lr" in done.stdout
     done = weakrank(tmp_path, "ingest", CONFIG, "--run-dir", str(tmp_path / "run"), "--quiet")
     assert done.returncode == 0 and (tmp_path / "run" / "dataset").is_dir()
+
+
+def test_plugins_load_only_for_the_commands_that_train(tmp_path):
+    install(tmp_path, "import pathlib\npathlib.Path('imported').touch()\nPLUGIN = None\n", "PLUGIN")
+    run = str(tmp_path / "run")
+    for args in (["--help"], ["--version"], ["select", "--help"], ["ingest", CONFIG, "--run-dir", run, "--quiet"]):
+        done = weakrank(tmp_path, *args)
+        assert done.returncode == 0 and not (tmp_path / "imported").exists(), (args, done.stderr)
+    done = weakrank(tmp_path, "train", "--help")
+    assert done.returncode == 0 and (tmp_path / "imported").exists()

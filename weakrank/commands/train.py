@@ -10,15 +10,16 @@ from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from weakrank.commands import AddCommand, pipeline_config
+from weakrank.commands import AddCommand, defer, pipeline_config
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.keys import schema
 from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backend
-from weakrank.training.config import GROUPS, TrainConfig, option_fields
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The ``[train]`` keys given as flags."""
+    from weakrank.training.config import TrainConfig
+
     return {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
 
 
@@ -129,6 +130,8 @@ def flag_names(f: Field) -> list[str]:
 def options_table() -> str:
     """The Markdown table of every ``[train]`` key: its flag, its default (``TrainConfig()``), its group and its
     help; docs/guide.md holds it verbatim (tested)."""
+    from weakrank.training.config import option_fields
+
     rows = ["| `[train]` key | flag | default | group | meaning |", "|---|---|---|---|---|"]
     for f in option_fields():
         rows.append(f"| `{f.name}` | `{flag_names(f)[0]}` | `{toml_value(f.default)}` | {f.metadata['group']} | "
@@ -151,7 +154,15 @@ def flag_options(f: Field, hint: Any) -> dict[str, Any]:
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys."""
+    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys; added when
+    ``p``'s command is the one run (:func:`~weakrank.commands.defer`: the trainer plug-ins load then)."""
+    defer(p, train_flag_arguments)
+
+
+def train_flag_arguments(p: argparse.ArgumentParser) -> None:
+    """:func:`add_train_flags`, now."""
+    from weakrank.training.config import GROUPS, TrainConfig, option_fields
+
     groups = {name: p.add_argument_group(f"[train] {name}", description) for name, description in GROUPS.items()}
     hints = schema(TrainConfig)
     for f in option_fields():

@@ -30,11 +30,11 @@ from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths, shell_path
 from weakrank.stages.stage import stage
-from weakrank.training.config import TrainConfig
 from weakrank.validation import has_judgments, judged_splits
 
 if TYPE_CHECKING:
     from weakrank.judged.judgments import Judgments
+    from weakrank.training.config import TrainConfig
 
 BEFORE = "evaluation-before"  # runs/<BEFORE>.{csv,md,png}: the evaluation of the run before the judgments
 

@@ -4,6 +4,7 @@ into a TREC run."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,7 +14,9 @@ from weakrank.io import write_run
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 from weakrank.stages.train import model_dir
-from weakrank.training.config import TrainConfig
+
+if TYPE_CHECKING:
+    from weakrank.training.config import TrainConfig
 
 
 @stage("rerank", reads_train=True, eval_split="split")

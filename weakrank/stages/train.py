@@ -23,11 +23,11 @@ from weakrank.label_models.labels_file import LabelsInfo, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
-from weakrank.training.config import TrainConfig
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
+    from weakrank.training.config import TrainConfig
     from weakrank.training.trainer import Progress, Trainer
 
 
