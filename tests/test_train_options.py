@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from weakrank.commands.train import flag_names, toml_value, train_flag_arguments
+from weakrank.commands.train import add_train_flags, flag_names, toml_value
 from weakrank.keys import schema
 from weakrank.training.config import TrainConfig, option_fields
 
@@ -21,7 +21,7 @@ def current_options() -> dict:
              list(f.metadata.get("choices") or ()), dict(f.metadata.get("deprecated", {})),
              list(f.metadata.get("metavar") or ())] for f in option_fields()]
     parser = argparse.ArgumentParser()
-    train_flag_arguments(parser)
+    add_train_flags(parser)
     flags = [[a.option_strings, a.dest, getattr(a.type, "__name__", str(a.type)), str(a.nargs),
               list(a.choices or ()), str(a.metavar), a.default, type(a).__name__, a.container.title]
              for a in parser._actions if a.dest != "help"]

@@ -154,13 +154,8 @@ def flag_options(f: Field, hint: Any) -> dict[str, Any]:
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys; added when
-    ``p``'s command is the one run (:func:`~weakrank.commands.defer`: the trainer plug-ins load then)."""
-    defer(p, train_flag_arguments)
-
-
-def train_flag_arguments(p: argparse.ArgumentParser) -> None:
-    """:func:`add_train_flags`, now."""
+    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys (the
+    commands add them deferred, :func:`~weakrank.commands.defer`: the trainer plug-ins load with them)."""
     from weakrank.training.config import GROUPS, TrainConfig, option_fields
 
     groups = {name: p.add_argument_group(f"[train] {name}", description) for name, description in GROUPS.items()}
@@ -174,7 +169,7 @@ def register(add: AddCommand) -> None:
     p = add("train", cmd_train, "fine-tune a ranker on the pseudo-labels (or gold with --supervised); every flag "
             "overrides the config's [train] key of the same name")
     p.add_argument("--resume", action="store_true", help="continue from <output>/checkpoint.pt")
-    add_train_flags(p)
+    defer(p, add_train_flags)
     p = add("rerank", cmd_rerank, "score a split's candidates with a trained model and write a TREC run")
     p.add_argument("--model-dir", "--model", dest="model", help="trained model directory (default: <run_dir>/model/best or final)")
     p.add_argument("--split", help="split whose candidates are scored (default: [evaluate] split, else test)")
