@@ -3,6 +3,7 @@ commands (a careless or hostile one), the files before and after, and the one li
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -207,3 +208,23 @@ def test_select_zero_queries_is_refused(run_dir, capsys, flags):
     assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "0", *flags]) == 2
     assert "--queries must be >= 1" in error(capsys)
     assert snapshot(run_dir) == before
+
+
+# a model remembers which splits' judgments taught it, whatever the labels say later
+
+def test_a_model_taught_by_a_splits_judgments_never_scores_it_after_the_labels_change(dev_taught, capsys):
+    flags = ["--run-dir", str(dev_taught), "--quiet"]
+    assert main(["train", CONFIG, *flags, "--max-steps", "2"]) == 0
+    manifest = json.loads((RunPaths(dev_taught).models() / "best" / "weakrank_model.json").read_text())
+    assert manifest["judged_splits"] == ["dev"]
+    assert main(["aggregate", CONFIG, *flags]) == 0  # labels without judgments now: they no longer say dev
+    assert main(["run", CONFIG, "--stages", "rerank,evaluate", *flags]) == 0  # test: its judgments taught nothing
+    assert "model" in capsys.readouterr().out
+    for command in (["rerank", CONFIG, "--split", "dev"], ["evaluate", dev_config(dev_taught.parent), "--judgments",
+                                                            str(dev_taught / "dev-sample.tsv")]):
+        before = snapshot(dev_taught)
+        assert main([*command, *flags]) == 2
+        said = error(capsys)
+        assert "weakrank_model.json: judged_splits: this model was taught, or its checkpoint chosen, by judgments" \
+               " of the evaluated split 'dev'" in said
+        assert snapshot(dev_taught) == before

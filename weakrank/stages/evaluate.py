@@ -30,6 +30,7 @@ from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths, shell_path
 from weakrank.stages.stage import stage
+from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import has_judgments, judged_splits
 
 if TYPE_CHECKING:
@@ -190,6 +191,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
                               f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
         judgments = paths.evaluation_judging
+    if trained in systems and any((paths.models(tc.output) / kept).is_dir() for kept in ("best", "final")):
+        check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     sample = None if judgments is None else read_sample(paths, judgments, set(systems["bm25"]["query_id"]), split)
     for name, run in systems.items():
         if roles[name] != "trained":
