@@ -228,3 +228,58 @@ def test_a_model_taught_by_a_splits_judgments_never_scores_it_after_the_labels_c
         assert "weakrank_model.json: judged_splits: this model was taught, or its checkpoint chosen, by judgments" \
                " of the evaluated split 'dev'" in said
         assert snapshot(dev_taught) == before
+
+
+# the property: whatever the order of the stages over two splits, no figure is printed for a split whose judgments
+# made the labels it is printed with
+
+def ops(run: Path) -> dict[str, tuple[list[str], set[str] | None, str | None]]:
+    """Each step a user may take: its command, the splits whose judgments teach once it succeeds (None: it teaches
+    nothing new), and the split it prints figures for (None: none)."""
+    dev, flags = dev_config(run.parent), ["--run-dir", str(run), "--quiet"]
+    return {
+        "aggregate dev's training sample": (["aggregate", CONFIG, "--judgments", str(run / "dev-train.tsv"), *flags],
+                                            {"dev"}, None),
+        "aggregate test's qrels": (["aggregate", dev, "--judgments", str(OWN / "test.qrels"), *flags], {"test"}, None),
+        "aggregate test's evaluation sample": (["aggregate", dev, "--judgments", str(run / "evaluation-judging.tsv"),
+                                                *flags], {"test"}, None),
+        "run evaluate --eval-split dev": (["run", CONFIG, "--stages", "evaluate", "--eval-split", "dev", *flags], None,
+                                          "dev"),
+        "evaluate test's sample": (["evaluate", CONFIG, "--judgments", str(run / "evaluation-judging.tsv"), *flags],
+                                   None, "test"),
+    }
+
+
+def test_no_order_of_the_stages_prints_a_figure_for_a_split_whose_judgments_made_the_labels(labelled, tmp_path,
+                                                                                            capsys):
+    start = Path(shutil.copytree(labelled, tmp_path / "start"))
+    assert main(["select", CONFIG, "--run-dir", str(start), "--split", "dev", "--queries", "2", "--output",
+                 str(start / "dev-train.tsv")]) == 0  # a training sample of dev: allowed while test is evaluated
+    judge(start / "dev-train.tsv", OWN / "dev.qrels")
+    names = list(ops(start))
+    seen = {"printed": 0, "taught": 0, "copies": 0}
+    refused: set[str] = set()
+
+    def walk(run: Path, taught_now: set[str], depth: int) -> None:
+        for name in names:
+            seen["copies"] += 1
+            here = Path(shutil.copytree(run, tmp_path / f"step{seen['copies']}"))
+            command, teaches, prints = ops(here)[name]
+            code = main(command)
+            capsys.readouterr()
+            if prints is not None and code == 0:
+                assert prints not in taught_now, (name, taught_now)
+                seen["printed"] += 1
+            if "evaluation sample" in name:
+                assert code == 2
+            if code == 2:
+                refused.add(name)
+            if teaches is not None and code == 0:
+                seen["taught"] += 1
+            if depth < 3:
+                walk(here, teaches if teaches is not None and code == 0 else taught_now, depth + 1)
+            shutil.rmtree(here)
+
+    walk(start, set(), 1)
+    assert seen["printed"] and seen["taught"]  # orders that print and that teach were run
+    assert {"run evaluate --eval-split dev", "evaluate test's sample"} <= refused  # and some that close the loop
