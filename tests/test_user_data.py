@@ -239,6 +239,14 @@ def test_rerank_quiet_still_says_when_the_teacher_is_left_out(model):
 
 
 
+def test_a_manifest_edited_to_student_says_so_rather_than_that_no_teacher_is_there(model):
+    manifest = json.loads((model / "weakrank_model.json").read_text())
+    (model / "weakrank_model.json").write_text(json.dumps({**manifest, "kind": "student"}))
+    done = rerank(model, "--quiet", "--trust-code")
+    assert done.returncode == 0 and "holds no teacher" not in done.stderr
+    assert "weakrank_model.json: kind: its manifest says 'student', yet weakrank_fusion.json is beside it" in done.stderr
+
+
 def test_onnx_of_a_model_directory_it_cannot_write_is_exported_once_into_the_cache(model, tmp_path):
     pytest.importorskip("onnxruntime")
     (model / "onnx").write_text("")  # its onnx/ folder cannot be made (as in a read-only directory, which root writes)
