@@ -202,6 +202,15 @@ def test_select_more_refuses_an_edited_design(run_dir, capsys, line, column, val
     assert judging.read_bytes() == before
 
 
+def test_select_more_never_grows_an_evaluation_sample_into_a_training_one(run_dir, capsys):
+    sample = run_dir / "evaluation-judging.tsv"
+    before = sample.read_bytes()
+    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--more", "--queries", "1", "--output",
+                 str(sample)]) == 2
+    assert "evaluation-judging.tsv: use: is an evaluation sample" in error(capsys)
+    assert sample.read_bytes() == before
+
+
 @pytest.mark.parametrize("flags", [[], ["--evaluation"]], ids=["select", "select --evaluation"])
 def test_select_zero_queries_is_refused(run_dir, capsys, flags):
     before = snapshot(run_dir)

@@ -24,7 +24,14 @@ import pandas as pd
 from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet, read_qrels
 from weakrank.judged.estimate import SAMPLED
-from weakrank.judged.judging_file import as_written, check_seal, is_judging_file, judged, read_judging_file
+from weakrank.judged.judging_file import (
+    EVALUATION_USE,
+    as_written,
+    check_seal,
+    is_judging_file,
+    judged,
+    read_judging_file,
+)
 from weakrank.lists import standardize_within
 
 DESIGN = ("query_inclusion", "passage_inclusion")
@@ -69,8 +76,7 @@ def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.
         table[LINE] = table.attrs["lines"]
         if dataset is not None:
             _check_texts(table, Path(dataset), path)
-        _check_once(table[judged(table)].astype({"relevance": int}), path)
-        return table
+        return table  # a pair listed twice is refused by read_judging_file
     table = read_qrels(path, lines=True)
     _check_once(table, path)
     return table
@@ -78,8 +84,8 @@ def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.
 
 def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgments:
     """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
-    doc), read and checked by :func:`read_judged_file`; nothing judged is a :class:`DataError`. A pair judged twice
-    with one grade counts once."""
+    doc), read and checked by :func:`read_judged_file`; nothing judged is a :class:`DataError`. A qrels line
+    repeated with the same grade counts once; an evaluation sample's ``use`` holds wherever a row says it."""
     path = Path(path)
     table = read_judged_file(path, dataset)
     if "query" not in table.columns:  # TREC qrels: judged in full
@@ -100,8 +106,8 @@ def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgm
     rest = drawn / table["passage_inclusion"]
     table["passage_inclusion"] = np.where(sampled & (kept > 0), kept / rest, table["passage_inclusion"])
     out = table.loc[answered, [*KEY, "relevance", *DESIGN, LINE]].astype({"relevance": int})
-    use = table["use"].iloc[0] if "use" in table.columns and len(table) else None
-    return Judgments(out.reset_index(drop=True), path, use or None)
+    uses = sorted(set(table["use"]) - {""}) if "use" in table.columns else []
+    return Judgments(out.reset_index(drop=True), path, EVALUATION_USE if EVALUATION_USE in uses else next(iter(uses), None))
 
 
 def _check_once(pairs: pd.DataFrame, path: Path) -> None:

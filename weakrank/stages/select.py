@@ -36,7 +36,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
     from weakrank.judged.design import select_pairs
-    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
+    from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
     from weakrank.judged.judgments import read_judged_file
 
     paths = RunPaths(cfg.run_dir)
@@ -53,6 +53,10 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     if more and not {"query_inclusion", "sample_seed"} <= set(kept.columns):
         raise DataError("has no sample design (columns query_inclusion, sample_seed): it was not written by this "
                         "select; start a new file with --output", file=out)
+    if more and "use" in kept.columns and (kept["use"] == EVALUATION_USE).any():
+        raise DataError("is an evaluation sample (select --evaluation): --more grows a training sample; draw a larger "
+                        "evaluation sample with select --evaluation --queries N --output ANOTHER", file=out,
+                        field="use")
     if more and len(kept):
         seed = int(kept["sample_seed"].iloc[0])  # as select wrote it: the seal says so
     votes = read_parquet(paths.votes)
