@@ -56,7 +56,7 @@ def load(entry: EntryPoint) -> TrainerPlugin:
     """The plug-in of ``entry``; a :class:`ConfigError` naming it where it cannot load or is no plug-in."""
     try:
         plugin = entry.load()
-    except Exception as err:  # a plug-in is another package's code: whatever it raises, it is left out
+    except (Exception, SystemExit) as err:  # another package's code: whatever it raises, it is left out
         raise ConfigError(f"{where(entry)} does not load: {type(err).__name__}: {err}; mend or uninstall the "
                           "package") from None
     if not isinstance(plugin, TrainerPlugin) or not is_dataclass(plugin.options):
