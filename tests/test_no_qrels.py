@@ -104,7 +104,7 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     for command in (["aggregate", str(config), "--run-dir", "run", "--judgments", judge[1]],
                     ["run", str(config), "--run-dir", "run", "--judgments", judge[1]]):
         assert main(command) == 2
-        assert "judges queries of the evaluated split 'test'" in capsys.readouterr().err
+        assert "evaluation-judging.tsv:2: use: an evaluation sample" in capsys.readouterr().err
     assert RunPaths(tmp_path / "run").labels.read_bytes() == labels
 
 

@@ -75,14 +75,14 @@ def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
     # --more: the file's rows and judgment stay first, the sample's next queries follow
     _, added = pipeline.select(cfg, queries=2, per_query=3, more=True)
     grown = read_judging_file(path)
-    design = ["relevance", "query_inclusion"]  # the earlier queries' inclusion grows with the sample
+    design = ["relevance", "query_inclusion", "seal"]  # the earlier queries' inclusion grows with the sample
     pd.testing.assert_frame_equal(grown.iloc[:len(table)].drop(columns=design), table.drop(columns=design))
     assert grown["relevance"].iloc[0] == "1" and (grown["relevance"].iloc[1:] == "").all()
     assert set(added["query_id"]).isdisjoint(table["query_id"]) and grown["query_id"].nunique() == 4
     with pytest.raises(DataError, match="no judging file to add queries to"):
         pipeline.select(cfg, output=tmp_path / "none.tsv", more=True)
     write_judging_file(grown.assign(sample_seed="x"), path)  # the sample's seed edited by hand: --more cannot grow it
-    with pytest.raises(DataError, match="sample_seed differs between rows or is not a whole number"):
+    with pytest.raises(DataError, match=":2: sample_seed: 'x' was changed since select wrote it"):
         pipeline.select(cfg, queries=1, per_query=3, more=True, force=True)
 
 

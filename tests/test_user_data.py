@@ -238,6 +238,45 @@ def test_rerank_quiet_still_says_when_the_teacher_is_left_out(model):
     assert "its teacher runs Python code" in done.stderr and "loaded as the student alone" in done.stderr
 
 
+
+def test_a_manifest_edited_to_student_says_so_rather_than_that_no_teacher_is_there(model):
+    manifest = json.loads((model / "weakrank_model.json").read_text())
+    (model / "weakrank_model.json").write_text(json.dumps({**manifest, "kind": "student"}))
+    done = rerank(model, "--quiet", "--trust-code")
+    assert done.returncode == 0 and "holds no teacher" not in done.stderr
+    assert "weakrank_model.json: kind: its manifest says 'student', yet weakrank_fusion.json is beside it" in done.stderr
+
+
+def test_onnx_of_a_model_directory_it_cannot_write_is_exported_once_into_the_cache(model, tmp_path):
+    pytest.importorskip("onnxruntime")
+    (model / "onnx").write_text("")  # its onnx/ folder cannot be made (as in a read-only directory, which root writes)
+    tmp, cache = tmp_path / "tmp", tmp_path / "cache"
+    tmp.mkdir()
+    where = model.parent
+    args = [sys.executable, "-m", "weakrank.cli", "rerank", "--model-dir", str(model), "--run", str(where / "r.run"),
+            "--queries", str(where / "q.tsv"), "--collection", str(where / "c.tsv"), "--output",
+            str(where / "out.trec"), "--backend", "onnx"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp), "WEAKRANK_CACHE": str(cache)}
+    done = [subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=where, env=env) for _ in range(2)]
+    assert [d.returncode for d in done] == [0, 0], done[0].stderr
+    exports = list(cache.rglob("model.onnx"))
+    assert len(exports) == 1 and f"its ONNX export is kept in {exports[0].parent}" in done[0].stderr
+    assert not list(tmp.glob("weakrank-onnx-*"))  # nothing of weakrank left in TMPDIR
+    assert "its ONNX export is kept in" in done[1].stderr and len(list(cache.rglob("model.onnx"))) == 1
+
+
+@pytest.mark.parametrize("flags, said", [(["--backend", "gpu"], "--backend 'gpu': choose one of"),
+                                         (["--precision", "fp16"], "--precision 'fp16': choose one of"),
+                                         (["--backend", "onnx", "--precision", "in8"], "(did you mean 'int8'?)")],
+                         ids=["backend", "precision", "misspelt precision"])
+def test_a_bad_backend_or_precision_is_weakranks_one_line_error(tmp_path, capsys, flags, said):
+    assert main(["rerank", "--model-dir", str(tmp_path), "--run", "r.run", "--queries", "q.tsv", "--collection",
+                 "c.tsv", "--output", str(tmp_path / "out.trec"), *flags]) == 2
+    err = error(capsys)
+    assert err.startswith("weakrank: error: ") and said in err
+    assert not (tmp_path / "out.trec").exists()
+
+
 # the judge's terminal
 
 @pytest.fixture

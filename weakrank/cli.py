@@ -10,12 +10,14 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import version
 
 import weakrank.commands
+from weakrank.commands import DEFERRED
 from weakrank.errors import WeakrankError
 from weakrank.progress import configure
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``weakrank`` command."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``weakrank`` command; with ``command``, only that sub-command's deferred flags
+    are added (:func:`weakrank.commands.defer`: what they need is imported only for it), else every one's."""
     parser = argparse.ArgumentParser(prog="weakrank", description="Train rankers without labels: weak supervision.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('weakrank')}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -35,12 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     for info in sorted(pkgutil.iter_modules(weakrank.commands.__path__), key=lambda m: m.name != "stages"):
         importlib.import_module(f"weakrank.commands.{info.name}").register(add)
+    for name, p in sub.choices.items():
+        if command is None or name == command:
+            for add_flags in getattr(p, DEFERRED, ()):
+                add_flags(p)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``weakrank`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(next((arg for arg in argv if not arg.startswith("-")), "")).parse_args(argv)
     try:
         with configure(quiet=getattr(args, "quiet", False)):
             args.func(args)

@@ -1,4 +1,5 @@
-"""The layout of a run directory, in one place: every stage reads and writes these paths.
+"""The layout of a run directory, in one place: every stage reads and writes these paths (and, outside any run
+directory, the user's cache: :func:`user_cache`).
 
 ``dataset/*.parquet``         ingest: the canonical dataset (see :mod:`weakrank.dataset`)
 ``dataset/qrels.trec``        ingest: the qrels as a TREC file (trec_eval, ``weakrank evaluate --qrels``)
@@ -18,6 +19,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,3 +100,12 @@ def shell_path(path: str | Path) -> str:
     resolved = Path(path).resolve()
     here = Path.cwd().resolve()
     return shlex.quote(str(resolved.relative_to(here) if resolved.is_relative_to(here) else resolved))
+
+
+def user_cache() -> Path:
+    """The folder where weakrank keeps what it makes for a model it cannot write into (an ONNX export of a
+    read-only model directory): ``$WEAKRANK_CACHE``, else ``$XDG_CACHE_HOME/weakrank``, else
+    ``~/.cache/weakrank``."""
+    if os.environ.get("WEAKRANK_CACHE"):
+        return Path(os.environ["WEAKRANK_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "weakrank"

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from weakrank.config import PipelineConfig
-from weakrank.errors import ConfigError, DataError, did_you_mean, located
+from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
 from weakrank.paths import RunPaths
 from weakrank.sections import check_label_model
@@ -94,27 +94,43 @@ def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
 
 def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> None:
     """The judgments ``aggregate`` will read (``where``: the flag or key that names them) hold a judged row, read
-    as a judging file or TREC qrels (one saved as CSV is refused), and, where the dataset is ingested, none of them
-    is a query of the evaluated split (``eval_split``, else ``[evaluate] split``): they measure, never train."""
-    from weakrank.judged.judging_file import read_judged_qrels
+    by :func:`~weakrank.judged.judgments.read_judgments` (checked against the dataset's texts where it is ingested),
+    are no evaluation sample and, where the dataset is ingested, judge no query of the evaluated split
+    (``eval_split``, else ``[evaluate] split``): :func:`~weakrank.judged.checks.check_apart`."""
+    from weakrank.io import LINE
+    from weakrank.judged.checks import check_apart
+    from weakrank.judged.judgments import read_judgments
 
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
-    qrels = read_judged_qrels(path)
-    if qrels.empty:
-        raise DataError(f"nothing judged yet ({where}): judge it first, weakrank judge {path}", file=path)
-    queries = RunPaths(cfg.run_dir).dataset / "queries.parquet"
-    if queries.exists():
+    dataset = RunPaths(cfg.run_dir).dataset
+    found = read_judgments(path, dataset if (dataset / "passages.parquet").exists() else None)
+    check_apart(eval_split or cfg.evaluate.split, (), file=path, line=int(found.table[LINE].iloc[0]), field="use",
+                use=found.use)
+    if (dataset / "queries.parquet").exists():
         import pyarrow.parquet as pq
 
         split = eval_split or cfg.evaluate.split
-        table = pq.read_table(queries, columns=["query_id", "split"]).to_pandas()
-        scored = qrels[qrels["query_id"].isin(set(table.loc[table["split"] == split, "query_id"]))]
+        table = pq.read_table(dataset / "queries.parquet", columns=["query_id", "split"]).to_pandas()
+        scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == split, "query_id"]))]
         if len(scored):
-            raise DataError(f"judges queries of the evaluated split {split!r} (e.g. {scored['query_id'].iloc[0]!r}): "
-                            f"they measure the ranker and never train it ({where}); judge queries of another split",
-                            file=path, field="query_id")
+            check_apart(split, {split}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+
+
+def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:
+    """The run directory's labels (where they exist) were not made from judgments of the split that ``rerank`` or
+    ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those judgments chose how the
+    LFs are combined and the checkpoint (:func:`~weakrank.judged.checks.check_apart`)."""
+    from weakrank.judged.checks import check_apart
+    from weakrank.label_models.labels_file import judged_splits as taught
+
+    labels = RunPaths(cfg.run_dir).labels
+    if labels.exists():
+        split = eval_split or cfg.evaluate.split
+        check_apart(split, taught(labels), file=labels, field="judged_splits",
+                    what="these labels were made from judgments (they chose how the LFs are combined, and the "
+                         "checkpoint) of")
 
 
 def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: set[str]) -> None:
@@ -154,6 +170,8 @@ def check_config(
     uses = []
     if "analyze" in stages:
         uses += [("--split" if analyze_splits else "[analyze] splits", s) for s in analyze_splits or cfg.analyze.splits or []]
+    if stages & {"rerank", "evaluate"} and "aggregate" not in stages:
+        check_labels_apart(cfg, eval_split)
     if stages & {"rerank", "evaluate"}:
         uses.append(("--eval-split" if eval_split else "[evaluate] split", eval_split or cfg.evaluate.split))
     if "train" in stages and train_split:

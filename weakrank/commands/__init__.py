@@ -4,7 +4,8 @@
 and ``--quiet`` (``add(..., config=False)``: none of them); the module adds its own options to the returned
 parser. New modules are found automatically, so a feature's CLI lives beside nothing else's. Building the
 parser imports no module that loads pandas or torch (``weakrank --help`` answers at once): a command imports
-what it runs when it runs.
+what it runs when it runs. Flags built from what must not load for every command (the ``[train]`` options, which
+the trainer plug-ins extend) are :func:`defer`-red: added only to the parser of the command that is run.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ class AddCommand(Protocol):
 
     def __call__(self, name: str, func: Callable[[argparse.Namespace], None], help_: str,
                  config: bool = True) -> argparse.ArgumentParser: ...
+
+
+DEFERRED = "weakrank_deferred"  # the parser attribute that holds the flags added only when its command runs
+
+
+def defer(parser: argparse.ArgumentParser, add_flags: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Have ``add_flags(parser)`` add its flags once ``parser``'s command is known to be the one run
+    (:func:`weakrank.cli.build_parser`)."""
+    setattr(parser, DEFERRED, [*getattr(parser, DEFERRED, []), add_flags])
 
 
 def pipeline_config(args: argparse.Namespace) -> PipelineConfig:

@@ -19,12 +19,12 @@ def cmd_select(args: argparse.Namespace) -> None:
     if args.evaluation:
         if args.more or args.split:
             raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split nor --more")
-        path, pairs = pipeline.select_evaluation(cfg, queries=args.queries or EVALUATION_QUERIES,
+        path, pairs = pipeline.select_evaluation(cfg, queries=EVALUATION_QUERIES if args.queries is None else args.queries,
                                                  per_query=args.per_query, seed=args.seed, output=args.output,
                                                  force=args.force)
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
     else:
-        path, pairs = pipeline.select(cfg, queries=args.queries or JUDGE_QUERIES, split=args.split or "train",
+        path, pairs = pipeline.select(cfg, queries=JUDGE_QUERIES if args.queries is None else args.queries, split=args.split or "train",
                                       per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
                                       force=args.force)
         split, then, why = args.split or "train", "run", "to choose how the LFs are combined and teach the ranker"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from weakrank.commands import (
     AddCommand,
     add_engine_arguments,
+    defer,
     engine_overrides,
     evaluate,
     pipeline_config,
@@ -265,4 +266,4 @@ def register(add: AddCommand) -> None:
                    "else test)")
     evaluate.add_require_flag(p)
     add_engine_arguments(p)
-    add_train_flags(p)
+    defer(p, add_train_flags)

@@ -10,15 +10,16 @@ from dataclasses import Field, fields
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
-from weakrank.commands import AddCommand, pipeline_config
-from weakrank.errors import ConfigError
+from weakrank.commands import AddCommand, defer, pipeline_config
+from weakrank.errors import ConfigError, did_you_mean
 from weakrank.keys import schema
 from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backend
-from weakrank.training.config import GROUPS, TrainConfig, option_fields
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The ``[train]`` keys given as flags."""
+    from weakrank.training.config import TrainConfig
+
     return {f.name: getattr(args, f.name) for f in fields(TrainConfig) if getattr(args, f.name, None) is not None}
 
 
@@ -63,7 +64,12 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def student_runtime(args: argparse.Namespace) -> tuple[str, str]:
     """``--backend`` and ``--precision`` (or ``--int8``) as :func:`~weakrank.ranker.load_ranker` takes them; a
-    ``--backend`` of before that named both (``onnx-int8``) is split, with a note that it is deprecated."""
+    ``--backend`` of before that named both (``onnx-int8``) is split, with a note that it is deprecated. A name
+    neither knows is a :class:`ConfigError` naming the flag (weakrank's line, not the parser's)."""
+    for flag, value, known in (("--backend", args.backend, (*BACKENDS, *COMBINED_BACKENDS)),
+                               ("--precision", args.precision, PRECISIONS)):
+        if value not in known:
+            raise ConfigError(f"{flag} {value!r}: choose one of {list(known)}{did_you_mean(value, known)}")
     backend, precision = split_backend(args.backend, args.precision)
     if args.backend in COMBINED_BACKENDS:
         print(f"weakrank: --backend {args.backend} is deprecated: use --backend {backend} --precision {precision}",
@@ -124,6 +130,8 @@ def flag_names(f: Field) -> list[str]:
 def options_table() -> str:
     """The Markdown table of every ``[train]`` key: its flag, its default (``TrainConfig()``), its group and its
     help; docs/guide.md holds it verbatim (tested)."""
+    from weakrank.training.config import option_fields
+
     rows = ["| `[train]` key | flag | default | group | meaning |", "|---|---|---|---|---|"]
     for f in option_fields():
         rows.append(f"| `{f.name}` | `{flag_names(f)[0]}` | `{toml_value(f.default)}` | {f.metadata['group']} | "
@@ -146,7 +154,10 @@ def flag_options(f: Field, hint: Any) -> dict[str, Any]:
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys."""
+    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys (the
+    commands add them deferred, :func:`~weakrank.commands.defer`: the trainer plug-ins load with them)."""
+    from weakrank.training.config import GROUPS, TrainConfig, option_fields
+
     groups = {name: p.add_argument_group(f"[train] {name}", description) for name, description in GROUPS.items()}
     hints = schema(TrainConfig)
     for f in option_fields():
@@ -158,7 +169,7 @@ def register(add: AddCommand) -> None:
     p = add("train", cmd_train, "fine-tune a ranker on the pseudo-labels (or gold with --supervised); every flag "
             "overrides the config's [train] key of the same name")
     p.add_argument("--resume", action="store_true", help="continue from <output>/checkpoint.pt")
-    add_train_flags(p)
+    defer(p, add_train_flags)
     p = add("rerank", cmd_rerank, "score a split's candidates with a trained model and write a TREC run")
     p.add_argument("--model-dir", "--model", dest="model", help="trained model directory (default: <run_dir>/model/best or final)")
     p.add_argument("--split", help="split whose candidates are scored (default: [evaluate] split, else test)")
@@ -175,11 +186,11 @@ def register(add: AddCommand) -> None:
     p.add_argument("--trust-code", action="store_true",
                    help="run the Python LF files a model directory carries in its lfs/ (without it, a teacher that "
                         "needs them is left out: the student ranks alone)")
-    p.add_argument("--backend", choices=(*BACKENDS, *COMBINED_BACKENDS), default=BACKENDS[0],
+    p.add_argument("--backend", metavar="{" + ",".join((*BACKENDS, *COMBINED_BACKENDS)) + "}", default=BACKENDS[0],
                    help="where the student runs: torch (default) or onnx (ONNX Runtime on the CPU, a cross-encoder; "
                         "pip install 'weakrank[onnx]'; exported once into the model's onnx/ folder); "
                         f"{' and '.join(COMBINED_BACKENDS)}: deprecated, give --precision")
-    p.add_argument("--precision", choices=PRECISIONS, default=PRECISIONS[0],
+    p.add_argument("--precision", metavar="{" + ",".join(PRECISIONS) + "}", default=PRECISIONS[0],
                    help="what the student and the shipped ranker's encoder LFs run at: fp32 (default) or int8 (linear "
                         "layers quantised, CPU; faster, MAP in benchmarks/rerank.csv)")
     p.add_argument("--int8", dest="precision", action="store_const", const="int8", help="--precision int8")

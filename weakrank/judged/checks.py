@@ -1,30 +1,47 @@
-"""A person's judgments (a judging file or TREC qrels: ``[aggregate] judgments``, ``--judgments``) checked against
-the run they are to teach before any of them is used. Judgments with nothing usable (an empty file, nothing judged
-yet, no judged pair a candidate of this run), a judged query that is not in this run or of the split it evaluates,
-a pair judged twice with two grades, or a judging file whose texts are not this dataset's: each a
+"""A person's judgments (read by :func:`~weakrank.judged.judgments.read_judgments`) checked against the run they are
+to teach before any of them is used: an evaluation sample (:func:`check_apart`), a judged query that is not in this
+run or of the split it evaluates, or judgments no pair of which is a candidate of this run: each a
 :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of them (pairs
-no list ranks) is counted in one line."""
+no list ranks) is counted in one line.
+
+:func:`check_apart` is the one rule that keeps what measures apart from what teaches, applied by every stage that
+could close the loop (``aggregate`` and ``run`` on the judgments they would train with; ``train``, ``rerank`` and
+``evaluate`` on the labels they read: :func:`weakrank.validation.check_config`)."""
 
 from __future__ import annotations
 
-import shlex
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import LINE, read_parquet, read_qrels
-from weakrank.judged.judging_file import as_written, is_judging_file, judged, read_judging_file
+from weakrank.io import LINE
+from weakrank.judged.judging_file import EVALUATION_USE
+from weakrank.judged.judgments import KEY, Judgments
 
-KEY = ["query_id", "passage_id"]
+
+def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, field: str, line: int | None = None,
+                use: str | None = None, what: str = "judges queries of") -> None:
+    """Judgments that measure never teach, and no split is scored by what its own judgments made: a
+    :class:`DataError` at ``file`` (``line``, ``field``) where the judgments are an evaluation sample (``use``:
+    :data:`~weakrank.judged.judging_file.EVALUATION_USE`, whatever split is evaluated) or where ``taught`` (the
+    splits whose judgments teach, ``what`` says how) holds ``evaluated``, the split that would be scored."""
+    if use == EVALUATION_USE:
+        raise DataError("an evaluation sample (its use column says evaluation: select --evaluation drew it): it "
+                        "measures the systems and never trains, whatever split is evaluated; to train, judge a "
+                        "sample of a training split (weakrank select CONFIG)", file=file, line=line, field="use")
+    if evaluated in taught:
+        raise DataError(f"{what} the evaluated split {evaluated!r}: they would choose what they then score; "
+                        "evaluate another split, or judge queries of another split", file=file,
+                        line=line, field=field)
 
 
-def check_judgments(path: str | Path, votes: pd.DataFrame, dataset: str | Path, evaluated: str) -> str:
-    """Check judgments ``path`` against the votes table of the run they teach, its ingested dataset folder
-    ``dataset`` and the split it evaluates, ``evaluated`` (module doc); the line that counts their judged pairs:
-    used, not candidates (no list ranks them)."""
-    path = Path(path)
-    pairs = _judged_pairs(path, Path(dataset))
+def check_judgments(judgments: Judgments, votes: pd.DataFrame, evaluated: str) -> str:
+    """Check ``judgments`` against the votes table of the run they teach and the split it evaluates, ``evaluated``
+    (module doc); the line that counts their judged pairs: used, not candidates (no list ranks them)."""
+    path, pairs = judgments.source, judgments.table
+    check_apart(evaluated, (), file=path, line=int(pairs[LINE].iloc[0]), field="use", use=judgments.use)
     splits = votes.drop_duplicates("query_id").set_index("query_id")["split"]
     unknown = ~pairs["query_id"].isin(splits.index)
     if unknown.any():
@@ -37,55 +54,8 @@ def check_judgments(path: str | Path, votes: pd.DataFrame, dataset: str | Path, 
                         "collection or config?", file=path)
     scored = pairs[used & (pairs["query_id"].map(splits) == evaluated)]
     if len(scored):
-        raise DataError(f"judges {scored['query_id'].nunique()} queries of the evaluated split {evaluated!r} (e.g. "
-                        f"{scored['query_id'].iloc[0]!r}): they would choose what they then score; judge queries of "
-                        "another split", file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+        check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
     queries = pairs.loc[used, "query_id"].nunique()
     counts = [f"{used.sum()} judged pairs of {queries} quer{'y' if queries == 1 else 'ies'} used"]
     counts += [f"{(~used).sum()} not candidates"] if (~used).any() else []
     return f"judgments {path}: {', '.join(counts)}" + (" (left out)" if len(counts) > 1 else "")
-
-
-def _judged_pairs(path: Path, dataset: Path) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` (an int) and the line of each judged pair of ``path``; a judging file's
-    texts checked against the dataset's."""
-    if is_judging_file(path):
-        table = read_judging_file(path)
-        table[LINE] = table.attrs["lines"]
-        _check_texts(table, dataset, path)
-        if not judged(table).any():
-            raise DataError(f"nothing judged yet ({len(table)} rows, none with a relevance); judge it first: weakrank "
-                            f"judge {shlex.quote(str(path))}", file=path, field="relevance")
-        pairs = table[judged(table)].astype({"relevance": int})
-    else:
-        pairs = read_qrels(path, lines=True)
-        if pairs.empty:
-            raise DataError("nothing judged yet: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a "
-                            "judging file)", file=path)
-    _check_once(pairs, path)
-    return pairs[[*KEY, "relevance", LINE]].reset_index(drop=True)
-
-
-def _check_once(pairs: pd.DataFrame, path: Path) -> None:
-    """No pair of ``pairs`` judged twice with two grades."""
-    grades = pairs.groupby(KEY, sort=False)["relevance"].transform("nunique")
-    if (grades > 1).any():
-        first = pairs[grades > 1].iloc[0]
-        same = pairs[(pairs["query_id"] == first["query_id"]) & (pairs["passage_id"] == first["passage_id"])]
-        raise DataError(f"pair {first['query_id']} / {first['passage_id']} is judged twice, {first['relevance']} at "
-                        f"line {first[LINE]} and {same['relevance'].iloc[1]} here: keep one", file=path,
-                        line=int(same[LINE].iloc[1]), field="relevance")
-
-
-def _check_texts(table: pd.DataFrame, dataset: Path, path: Path) -> None:
-    """The query and passage texts of a judging file are the dataset's, where it knows the id."""
-    for field, table_name in (("query", "queries"), ("passage", "passages")):
-        ids = f"{field}_id"
-        texts = read_parquet(dataset / f"{table_name}.parquet", columns=[ids, "text"]).set_index(ids)["text"]
-        expected = table[ids].map(texts)
-        differs = expected.notna() & (expected.map(as_written, na_action="ignore") != table[field])
-        if differs.any():
-            row = differs.to_numpy().argmax()
-            raise DataError(f"{field} {table[ids].iloc[row]}'s text is not this dataset's ({table[field].iloc[row][:60]!r} "
-                            f"here, {expected.iloc[row][:60]!r} in the dataset): a judging file of another collection "
-                            "or config?", file=path, line=int(table[LINE].iloc[row]), field=field)

@@ -1,5 +1,10 @@
 """A person's judgments as judged mode reads them: each judged pair with the probability that it was asked about.
 
+:func:`read_judged_file` is the one reader of a judged file (a judging file or TREC qrels) on every path that
+reads one (``aggregate``, ``evaluate --judgments``, ``select --more``): a pair judged twice with two grades, a
+judging file whose sealed cells were edited (:func:`~weakrank.judged.judging_file.check_seal`) or whose texts are
+not the dataset's is a :class:`~weakrank.errors.DataError` naming the file, the line and the field.
+
 A judging file written by ``weakrank select`` carries its sample's design (:mod:`.design`) in two columns,
 ``query_inclusion`` (π_q) and ``passage_inclusion`` (π_i, given the query); a plain TREC qrels file, or a judging
 file without them, is read as judged in full (every probability 1: unjudged passages count as not relevant). A
@@ -9,6 +14,7 @@ sampled passages then stand for its rest (their probability becomes answered / r
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,21 +22,31 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import read_qrels
+from weakrank.io import LINE, read_parquet, read_qrels
 from weakrank.judged.estimate import SAMPLED
-from weakrank.judged.judging_file import is_judging_file, judged, read_judging_file
+from weakrank.judged.judging_file import (
+    EVALUATION_USE,
+    as_written,
+    check_seal,
+    is_judging_file,
+    judged,
+    read_judging_file,
+)
 from weakrank.lists import standardize_within
 
 DESIGN = ("query_inclusion", "passage_inclusion")
+KEY = ["query_id", "passage_id"]
 
 
 @dataclass(frozen=True)
 class Judgments:
-    """The judged pairs (``table``: query_id, passage_id, relevance, query_inclusion, passage_inclusion) of the file
-    ``source``."""
+    """The judged pairs (``table``: query_id, passage_id, relevance, query_inclusion, passage_inclusion and, read
+    from a file, each pair's line, :data:`~weakrank.io.LINE`) of the file ``source``, and what its sample was drawn
+    for (``use``: its ``use`` column, None where it has none)."""
 
     table: pd.DataFrame
     source: Path | None = None
+    use: str | None = None
 
     @property
     def queries(self) -> list[str]:
@@ -38,36 +54,85 @@ class Judgments:
         return list(dict.fromkeys(self.table["query_id"]))
 
 
-def _probability(values: pd.Series, path: Path, field: str) -> pd.Series:
-    """``values`` as probabilities in (0, 1], or a :class:`DataError` at the first other one."""
+def _probability(values: pd.Series, lines: pd.Series, path: Path, field: str) -> pd.Series:
+    """``values`` (on ``lines``) as probabilities in (0, 1], or a :class:`DataError` at the first other one."""
     number = pd.to_numeric(values, errors="coerce")
     bad = ~((number > 0) & (number <= 1))
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise DataError(f"{values.iloc[row]!r} is not a probability in (0, 1] (the sample's design, written by "
-                        "weakrank select: leave it as it is)", file=path, row=row + 2, field=field)
+                        "weakrank select: leave it as it is)", file=path, line=int(lines.iloc[row]), field=field)
     return number.astype(float)
 
 
-def read_judgments(path: str | Path) -> Judgments:
-    """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
-    doc)."""
+def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.DataFrame:
+    """Every row of judged file ``path`` (a judging file, all its columns, unjudged rows too; TREC qrels: query_id,
+    passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (module doc); a judging
+    file's texts against those of the ingested dataset folder ``dataset`` where it is given."""
     path = Path(path)
-    if not is_judging_file(path):
-        qrels = read_qrels(path)
-        return Judgments(qrels.assign(relevance=qrels["relevance"].astype(int), query_inclusion=1.0,
-                                      passage_inclusion=1.0)[["query_id", "passage_id", "relevance", *DESIGN]], path)
-    table = read_judging_file(path)
+    if is_judging_file(path):
+        table = read_judging_file(path)
+        check_seal(table, path)
+        table[LINE] = table.attrs["lines"]
+        if dataset is not None:
+            _check_texts(table, Path(dataset), path)
+        return table  # a pair listed twice is refused by read_judging_file
+    table = read_qrels(path, lines=True)
+    _check_once(table, path)
+    return table
+
+
+def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgments:
+    """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
+    doc), read and checked by :func:`read_judged_file`; nothing judged is a :class:`DataError`. A qrels line
+    repeated with the same grade counts once; an evaluation sample's ``use`` holds wherever a row says it."""
+    path = Path(path)
+    table = read_judged_file(path, dataset)
+    if "query" not in table.columns:  # TREC qrels: judged in full
+        if table.empty:
+            raise DataError("nothing judged yet: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a "
+                            "judging file)", file=path)
+        out = table.assign(relevance=table["relevance"].astype(int), query_inclusion=1.0, passage_inclusion=1.0)
+        return Judgments(out.drop_duplicates(KEY)[[*KEY, "relevance", *DESIGN, LINE]].reset_index(drop=True), path)
+    if not judged(table).any():
+        raise DataError(f"nothing judged yet ({len(table)} rows, none with a relevance); judge it first: weakrank "
+                        f"judge {shlex.quote(str(path))}", file=path, field="relevance")
     for field in DESIGN:
-        table[field] = _probability(table[field], path, field) if field in table.columns else 1.0
+        table[field] = _probability(table[field], table[LINE], path, field) if field in table.columns else 1.0
     answered = judged(table)
     sampled = table["passage_inclusion"] < SAMPLED
     drawn = sampled.groupby(table["query_id"]).transform("sum")
     kept = (sampled & answered).groupby(table["query_id"]).transform("sum")
     rest = drawn / table["passage_inclusion"]
     table["passage_inclusion"] = np.where(sampled & (kept > 0), kept / rest, table["passage_inclusion"])
-    out = table.loc[answered, ["query_id", "passage_id", "relevance", *DESIGN]].astype({"relevance": int})
-    return Judgments(out.reset_index(drop=True), path)
+    out = table.loc[answered, [*KEY, "relevance", *DESIGN, LINE]].astype({"relevance": int})
+    uses = sorted(set(table["use"]) - {""}) if "use" in table.columns else []
+    return Judgments(out.reset_index(drop=True), path, EVALUATION_USE if EVALUATION_USE in uses else next(iter(uses), None))
+
+
+def _check_once(pairs: pd.DataFrame, path: Path) -> None:
+    """No pair of ``pairs`` (with their lines) judged twice with two grades."""
+    grades = pairs.groupby(KEY, sort=False)["relevance"].transform("nunique")
+    if (grades > 1).any():
+        first = pairs[grades > 1].iloc[0]
+        same = pairs[(pairs["query_id"] == first["query_id"]) & (pairs["passage_id"] == first["passage_id"])]
+        raise DataError(f"pair {first['query_id']} / {first['passage_id']} is judged twice, {first['relevance']} at "
+                        f"line {first[LINE]} and {same['relevance'].iloc[1]} here: keep one", file=path,
+                        line=int(same[LINE].iloc[1]), field="relevance")
+
+
+def _check_texts(table: pd.DataFrame, dataset: Path, path: Path) -> None:
+    """The query and passage texts of a judging file are the dataset's, where it knows the id."""
+    for field, table_name in (("query", "queries"), ("passage", "passages")):
+        ids = f"{field}_id"
+        texts = read_parquet(dataset / f"{table_name}.parquet", columns=[ids, "text"]).set_index(ids)["text"]
+        expected = table[ids].map(texts)
+        differs = expected.notna() & (expected.map(as_written, na_action="ignore") != table[field])
+        if differs.any():
+            row = differs.to_numpy().argmax()
+            raise DataError(f"{field} {table[ids].iloc[row]}'s text is not this dataset's ({table[field].iloc[row][:60]!r} "
+                            f"here, {expected.iloc[row][:60]!r} in the dataset): a judging file of another collection "
+                            "or config?", file=path, line=int(table[LINE].iloc[row]), field=field)
 
 
 def gold_judgments(votes: pd.DataFrame, split: str, n: int) -> Judgments:
@@ -99,9 +164,9 @@ class Judged:
 
 def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
     """``judgments`` on the rows of ``votes`` (a person's, checked against them first:
-    :func:`~weakrank.judged.checks.check_judgments`); a pair judged twice with one grade counts once, and judged
-    pairs that are not candidates are left out (no list ranks them)."""
-    table = judgments.table.drop_duplicates(["query_id", "passage_id"])
+    :func:`~weakrank.judged.checks.check_judgments`); judged pairs that are not candidates are left out (no list
+    ranks them)."""
+    table = judgments.table[[*KEY, "relevance", *DESIGN]]
     keys = votes[["query_id", "passage_id"]].merge(
         table.assign(relevance=(table["relevance"] > 0).astype(float)), on=["query_id", "passage_id"], how="left",
         validate="many_to_one")

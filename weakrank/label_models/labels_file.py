@@ -10,7 +10,7 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
-from weakrank.io import read_metadata, write_parquet
+from weakrank.io import read_metadata, read_parquet, write_parquet
 from weakrank.label_models import MODELS
 
 
@@ -18,17 +18,20 @@ from weakrank.label_models import MODELS
 class LabelsInfo:
     """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``: a
     :class:`~weakrank.fusion_state.FusionState`, with the judged choice, for a portable model; another's as it
-    saves it), the judged queries that taught it (``gold_queries``) and the
-    file they came from (``judgments``, its name)."""
+    saves it), the judged queries that taught it (``gold_queries``), the file they came from (``judgments``, its
+    name) and the splits of every judged query it read (``judged_splits``: a split whose judgments made the labels
+    is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""
 
     model: str | None = None
     lfs: list[str] = field(default_factory=list)
     params: FusionState | dict = field(default_factory=dict)
     gold_queries: list[str] = field(default_factory=list)
     judgments: str | None = None
+    judged_splits: list[str] = field(default_factory=list)
 
 
-_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "gold_queries": list, "judgments": (str, type(None))}
+_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "gold_queries": list, "judgments": (str, type(None)),
+          "judged_splits": list}
 
 
 def write_labels(labels: pd.DataFrame, path: str | Path, info: LabelsInfo) -> Path:
@@ -52,3 +55,13 @@ def read_labels_info(path: str | Path) -> LabelsInfo:
     if info.params and info.model in MODELS and MODELS[info.model].portable:
         return replace(info, params=FusionState.from_dict(info.params, path, "params.", len(info.lfs) or None))
     return info
+
+
+def judged_splits(path: str | Path) -> set[str]:
+    """The splits whose judgments made labels file ``path``: its record's ``judged_splits``; for labels written
+    before it was kept, the splits of its ``gold_queries`` in the table."""
+    info = read_labels_info(path)
+    if info.judged_splits or not info.gold_queries:
+        return set(info.judged_splits)
+    table = read_parquet(path, columns=["query_id", "split"])
+    return set(table.loc[table["query_id"].isin(set(info.gold_queries)), "split"].astype(str))

@@ -1,7 +1,7 @@
 """What a model directory holds, as loaders ask it: :func:`model_manifest`, its manifest
 (:mod:`~weakrank.ranker.manifest`) or, for a directory saved before manifests, the same facts guessed from which
 files it holds (the one place that guesses); :func:`mark_shipped`, the manifest's change when a teacher is saved
-beside the student."""
+beside the student, and :func:`mark_judged`, when training says which splits' judgments taught the model."""
 
 from __future__ import annotations
 
@@ -37,6 +37,16 @@ def mark_shipped(directory: str | Path) -> None:
     except FileNotFoundError:
         return
     write_manifest(directory, replace(manifest, kind="shipped"))
+
+
+def mark_judged(directory: str | Path, splits: set[str]) -> None:
+    """Say in ``directory``'s manifest which ``splits``' judgments taught the model or chose its checkpoint (a
+    folder without a student gets none)."""
+    try:
+        manifest = model_manifest(directory)
+    except FileNotFoundError:
+        return
+    write_manifest(directory, replace(manifest, judged_splits=tuple(sorted(splits))))
 
 
 def _guessed_student(directory: Path) -> type | None:

@@ -27,12 +27,14 @@ KINDS = ("student", "shipped")  # shipped: the student with its teacher (weakran
 @dataclass(frozen=True)
 class ModelManifest:
     """A model directory's kind (``student``, or ``shipped``: with its teacher), its student's ``architecture``,
-    and the ``backends`` and ``precisions`` that student runs on (:mod:`weakrank.names`)."""
+    the ``backends`` and ``precisions`` that student runs on (:mod:`weakrank.names`), and the splits whose
+    judgments taught it or chose its checkpoint (``judged_splits``: never the split it is scored on)."""
 
     kind: str
     architecture: str
     backends: tuple[str, ...]
     precisions: tuple[str, ...]
+    judged_splits: tuple[str, ...] = ()
     format: int = FORMAT
 
     @property
@@ -68,8 +70,12 @@ def read_manifest(directory: str | Path) -> ModelManifest:
     if _field(saved, "format", int, path) != FORMAT:
         raise DataError(f"{saved['format']!r}: this weakrank reads format {FORMAT}; upgrade weakrank", file=path,
                         field="format")
+    judged = saved.get("judged_splits", [])
+    if not isinstance(judged, list) or not all(isinstance(split, str) for split in judged):
+        raise DataError(f"expected a list of split names, got {judged!r}", file=path, field="judged_splits")
     return ModelManifest(_one_of(saved, "kind", KINDS, path), _one_of(saved, "architecture", ARCHITECTURES, path),
-                         _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path))
+                         _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path),
+                         tuple(judged))
 
 
 def _field(saved: dict, key: str, kind: type, path: Path) -> Any:

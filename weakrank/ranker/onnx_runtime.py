@@ -5,7 +5,9 @@ The student is exported once (``torch.onnx.export``, dynamic batch and sequence 
 directory's ``onnx/`` folder, and with ``int8`` quantised once by ONNX Runtime's dynamic quantisation (weights
 int8, activations per batch). ``onnx/source.json`` records the digest of the student's weights each file was
 exported from and of the file itself: a later load reuses a file only when both match (a stale, foreign or
-truncated file is exported again). A directory that cannot be written exports into a temporary folder instead.
+truncated file is exported again). A directory that cannot be written exports once into the user's cache instead,
+``<cache>/onnx/<digest of the weights>/`` (:func:`weakrank.paths.user_cache`: ``$WEAKRANK_CACHE``, else
+``~/.cache/weakrank``), reused by the next load of the same weights and said in a warning.
 Scores are the student's (``CrossEncoder.predict``'s) to float tolerance in fp32.
 """
 
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ import torch
 from weakrank.errors import WeakrankError
 from weakrank.files import atomic_path, file_sha256
 from weakrank.io import write_text
+from weakrank.paths import user_cache
 from weakrank.ranker.cross_encoder import CONFIG_FILE, HEAD_FILE, CrossEncoderRanker
 from weakrank.ranker.ranking import RanksPassages
 
@@ -37,12 +39,19 @@ def onnx_file(model: CrossEncoderRanker, directory: str | Path, int8: bool) -> P
         import onnxruntime  # noqa: F401
     except ImportError:
         raise WeakrankError("backend 'onnx' needs ONNX Runtime: pip install 'weakrank[onnx]'") from None
+    weights = weights_digest(Path(directory))
     folder = Path(directory) / ONNX_DIR
     try:
         folder.mkdir(exist_ok=True)
-    except OSError:  # a read-only model directory
-        folder = Path(tempfile.mkdtemp(prefix="weakrank-onnx-"))
-    weights = weights_digest(Path(directory))
+    except OSError:  # a read-only model directory: once per weights, in the user's cache
+        folder = user_cache() / ONNX_DIR / weights[:16]
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise WeakrankError(f"{directory} cannot be written and neither can the cache {folder} ({err.strerror}) "
+                                "for its ONNX export: set WEAKRANK_CACHE to a folder you can write") from None
+        warnings.warn(f"{directory} cannot be written: its ONNX export is kept in {folder} (WEAKRANK_CACHE)",
+                      stacklevel=2)
     record = _record(folder, weights)
     fp32 = folder / "model.onnx"
     if not _recorded(record, fp32):

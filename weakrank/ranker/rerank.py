@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from weakrank.errors import LeftOutWarning
 from weakrank.files import output_file
 from weakrank.io import write_run
 from weakrank.loaders.trec import load_trec
 from weakrank.ranker.directory import model_manifest
 from weakrank.ranker.load import load_ranker
+from weakrank.ranker.manifest import MANIFEST_FILE
 from weakrank.ranker.ranking import RanksPassages
+from weakrank.ranker.teacher_state import FUSION_FILE
 
 
 def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = "torch",
@@ -24,8 +27,13 @@ def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = 
     ranker = load_ranker(model, student_only=student_only, backend=backend, trust_code=trust_code,
                          precision=precision)
     if not student_only and not model_manifest(model).teacher:
-        warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
-                      "scoring with the student alone", stacklevel=2)
+        if (Path(model) / FUSION_FILE).exists():  # the manifest is what loads: it says student, the file is left out
+            warnings.warn(f"{Path(model) / MANIFEST_FILE}: kind: its manifest says 'student', yet {FUSION_FILE} is "
+                          "beside it (a manifest edited by hand, or a teacher copied in?): scoring with the student "
+                          "alone; kind 'shipped' loads the teacher", LeftOutWarning, stacklevel=2)
+        else:
+            warnings.warn(f"{model} holds no teacher (trained without fuse_lfs, or before models carried it): "
+                          "scoring with the student alone", stacklevel=2)
     return ranker
 
 

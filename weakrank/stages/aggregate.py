@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from weakrank.config import PipelineConfig
@@ -28,8 +29,10 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
     the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
-    Judgments are checked first (:func:`~weakrank.judged.checks.check_judgments`: none of ``eval_split``,
-    default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
+    Judgments are read and checked first (:func:`~weakrank.judged.judgments.read_judgments`,
+    :func:`~weakrank.judged.checks.check_judgments`: no evaluation sample, none of ``eval_split``, default
+    ``[evaluate] split``); the labels record the splits their judged queries are of (``judged_splits``);
+    ``attrs["judgments"]`` counts what was used."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -39,25 +42,28 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     if judgments and not label_model.judgeable:
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
                           "reads none")
-    note = check_judgments(judgments, votes, paths.dataset, eval_split or cfg.evaluate.split) if judgments else None
-    if judgments:
-        judged = align(votes, read_judgments(judgments))
+    found = read_judgments(judgments, paths.dataset) if judgments else None
+    note = check_judgments(found, votes, eval_split or cfg.evaluate.split) if found is not None else None
+    if found is not None:
+        judged = align(votes, found)
         selector = CombinationSelector(label_model).fit(votes, judged)
         labels, state = with_judgments(selector.model_.labels_table(votes), judged), selector.state_
         queries = list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"]))
+        splits = sorted(set(votes.loc[np.isfinite(judged.gold), "split"].astype(str)))
     elif cfg.aggregate.gold_queries and name == cfg.aggregate.model:
-        found = gold_judgments(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries)
-        queries = found.queries
+        gold = gold_judgments(votes, cfg.aggregate.gold_split, cfg.aggregate.gold_queries)
+        queries = gold.queries
         if len(queries) < cfg.aggregate.gold_queries:
             raise DataError(f"[aggregate] gold_queries = {cfg.aggregate.gold_queries}, but split "
                             f"{cfg.aggregate.gold_split!r} has {len(queries)} queries judged with a relevant and a "
                             "non-relevant candidate", file=paths.votes, field="gold")
-        selector = CombinationSelector(label_model).fit(votes, align(votes, found))
+        selector = CombinationSelector(label_model).fit(votes, align(votes, gold))
         labels, state = selector.model_.labels_table(votes), selector.state_
+        splits = [cfg.aggregate.gold_split]
     else:
-        queries, labels = [], fit_labels(votes, label_model)
+        queries, splits, labels = [], [], fit_labels(votes, label_model)
         state = label_model.state()
     write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), state, queries,
-                                                  Path(judgments).name if judgments else None))
+                                                  Path(judgments).name if judgments else None, splits))
     labels.attrs["judgments"] = note
     return labels

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -30,8 +30,12 @@ from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths, shell_path
 from weakrank.stages.stage import stage
-from weakrank.training.config import TrainConfig
+from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import has_judgments, judged_splits
+
+if TYPE_CHECKING:
+    from weakrank.judged.judgments import Judgments
+    from weakrank.training.config import TrainConfig
 
 BEFORE = "evaluation-before"  # runs/<BEFORE>.{csv,md,png}: the evaluation of the run before the judgments
 
@@ -97,23 +101,31 @@ def evaluation_figure(table: pd.DataFrame, path: Path, title: str) -> Path:
     return marked_bars(table.loc[rows, "MAP"], marks, path, title, "MAP", note)
 
 
-def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame], roles: dict[str, str],
-                      judgments: str | Path, split: str) -> pd.DataFrame:
-    """Each system's MAP on ``split`` estimated from the judged sample ``judgments`` (a judging file of ``select
-    --evaluation``) with its interval and its paired difference from BM25, written to
-    ``runs/evaluation-sample.{csv,md}``; a judged query outside ``split``, or nothing judged, is a located error."""
-    from weakrank.judged.evaluation import sample_table
+def read_sample(paths: RunPaths, judgments: str | Path, queries: set[str], split: str) -> Judgments:
+    """The judged sample ``judgments`` of ``split`` (whose queries are ``queries``), read and checked as every judged
+    file is (:func:`~weakrank.judged.judgments.read_judgments`: the dataset's texts, its seal), before anything is
+    written; a judged query outside ``split``, or nothing judged, is a located error."""
+    from weakrank.io import LINE
     from weakrank.judged.judgments import read_judgments
 
     path = Path(judgments)
-    found = read_judgments(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
-    if found.table.empty:
-        raise DataError(f"nothing judged yet: judge it first, weakrank judge {path}", file=path)
-    queries = set(runs["bm25"]["query_id"])
-    outside = [query for query in found.queries if query not in queries]
-    if outside:
-        raise DataError(f"judges query {outside[0]!r}, which is not of the evaluated split {split!r}: measure with a "
-                        "sample of that split (weakrank select CONFIG --evaluation)", file=path, field="query_id")
+    found = read_judgments(path, paths.dataset)
+    outside = found.table[~found.table["query_id"].isin(queries)]
+    if len(outside):
+        raise DataError(f"judges query {outside['query_id'].iloc[0]!r}, which is not of the evaluated split {split!r}: "
+                        "measure with a sample of that split (weakrank select CONFIG --evaluation)", file=path,
+                        line=int(outside[LINE].iloc[0]), field="query_id")
+    return found
+
+
+def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame], roles: dict[str, str],
+                      found: Judgments, split: str) -> pd.DataFrame:
+    """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
+    of ``select --evaluation``) with its interval and its paired difference from BM25, written to
+    ``runs/evaluation-sample.{csv,md}``."""
+    from weakrank.judged.evaluation import sample_table
+
+    path = found.source
     table = sample_table(runs, found, "bm25")
     table.attrs.update(roles=roles, judgments=str(path), split=split)
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
@@ -137,6 +149,8 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     ``attrs["judge"]``)."""
     paths = RunPaths(cfg.run_dir)
     require = require or cfg.evaluate.require
+    for run in runs:
+        check_run_apart(paths, run)
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
     table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives)
     before = keep_before(paths) if attrs.get("judged") else {}
@@ -165,7 +179,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
 
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
     ``<run_dir>/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
-    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`); without
+    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`; the sample read
+    and checked before any run is written: :func:`read_sample`); without
     either it is a :class:`ConfigError` that says how to measure."""
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
@@ -176,11 +191,14 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
                               f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
         judgments = paths.evaluation_judging
+    if trained in systems and any((paths.models(tc.output) / kept).is_dir() for kept in ("best", "final")):
+        check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
+    sample = None if judgments is None else read_sample(paths, judgments, set(systems["bm25"]["query_id"]), split)
     for name, run in systems.items():
         if roles[name] != "trained":
             write_run(run, paths.runs / f"{name}.trec", name)
-    if judgments is not None:
-        return sample_evaluation(cfg.name, paths, systems, roles, judgments, split)
+    if sample is not None:
+        return sample_evaluation(cfg.name, paths, systems, roles, sample, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
     judge = judge_commands(shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir), flags, train_flags, judged)
@@ -188,6 +206,22 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     return evaluate_runs(cfg, [*files, paths.runs / f"{trained}.trec"], require, judge=judge,
                          roles={**roles, trained: "trained"}, architecture=tc.architecture,
                          shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
+
+
+def check_run_apart(paths: RunPaths, run: str | Path) -> None:
+    """TREC run file ``run`` ranks no query of a split whose judgments made the run directory's labels
+    (:func:`~weakrank.judged.checks.check_apart`): scored, they would measure what they chose."""
+    from weakrank.judged.checks import check_apart
+    from weakrank.label_models.labels_file import judged_splits
+
+    taught = judged_splits(paths.labels) if paths.labels.exists() else set()
+    if taught:
+        queries = read_parquet(paths.dataset / "queries.parquet", columns=["query_id", "split"])
+        ranked = set(read_run(run)["query_id"])
+        scored = sorted(set(queries.loc[queries["query_id"].isin(ranked), "split"].astype(str)) & taught)
+        if scored:
+            check_apart(scored[0], taught, file=paths.labels, field="judged_splits",
+                        what=f"{run} ranks queries that it would score, but these labels were made from judgments of")
 
 
 def unmeasured(cfg: PipelineConfig, split: str) -> str:

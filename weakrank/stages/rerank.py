@@ -4,6 +4,7 @@ into a TREC run."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -12,8 +13,10 @@ from weakrank.dataset import Dataset
 from weakrank.io import write_run
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
-from weakrank.stages.train import model_dir
-from weakrank.training.config import TrainConfig
+from weakrank.stages.train import check_model_apart, model_dir
+
+if TYPE_CHECKING:
+    from weakrank.training.config import TrainConfig
 
 
 @stage("rerank", reads_train=True, eval_split="split")
@@ -24,9 +27,10 @@ def rerank(cfg: PipelineConfig, tc: TrainConfig, model: str | Path | None = None
     ONNX Runtime) and at what precision (fp32 or int8); ``trust_code``: run the LF files another ``model`` carries (:func:`~weakrank.ranker.load_ranker`).
     ``[train] fuse_lfs`` says whether the shipped ranker (the student with its teacher, :mod:`~weakrank.ranker.fused`)
     or the student alone scores. The model this run directory trained runs its LF files (copies of those its
-    config names)."""
+    config names). A model taught by judgments of ``split`` is refused (:func:`~weakrank.stages.train.check_model_apart`)."""
     trust_code = trust_code or model is None
     model = model or model_dir(cfg, tc.output)
+    check_model_apart(model, split or cfg.evaluate.split)
     tag = name or Path(model).parent.name
     scored = score_split(cfg, model, split or cfg.evaluate.split, student_only=not tc.fuse_lfs, backend=backend,
                          precision=precision, trust_code=trust_code)

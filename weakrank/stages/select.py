@@ -15,7 +15,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError, did_you_mean
 from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
-from weakrank.io import read_parquet
+from weakrank.io import LINE, read_parquet
 from weakrank.labeling import check_votes_table
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
@@ -29,16 +29,22 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     inclusion probability written beside it; no gold is read) and write them as a judging file (default
     ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more`` the file's
     sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
-    kept, the new queries' rows added after them. Returns the file and the pairs added now.
+    kept, the new queries' rows added after them, the file read and checked first as every reader checks it (its
+    seal: a design or text edited by hand is refused). The file is sealed (:mod:`weakrank.judged.judging_file`).
+    Returns the file and the pairs added now.
     The split and the sample's size are checked first (:func:`~weakrank.validation.check_config`). It is written
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
     from weakrank.judged.design import select_pairs
-    from weakrank.judged.judging_file import judged, read_judging_file, write_judging_file
+    from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
+    from weakrank.judged.judgments import read_judged_file
 
     paths = RunPaths(cfg.run_dir)
     out = Path(output) if output else paths.root / "judging.tsv"
-    kept = read_judging_file(out) if out.exists() else None
+    if more and out.exists():  # checked as every reader checks it: its seal, its texts
+        kept = read_judged_file(out, paths.dataset).drop(columns=LINE)
+    else:
+        kept = read_judging_file(out) if out.exists() else None
     if kept is not None and not more and judged(kept).any():
         raise DataError("holds judgments already: judge it to the end, add queries to it with --more, or name "
                         "another --output", file=out)
@@ -47,11 +53,12 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     if more and not {"query_inclusion", "sample_seed"} <= set(kept.columns):
         raise DataError("has no sample design (columns query_inclusion, sample_seed): it was not written by this "
                         "select; start a new file with --output", file=out)
+    if more and "use" in kept.columns and (kept["use"] == EVALUATION_USE).any():
+        raise DataError("is an evaluation sample (select --evaluation): --more grows a training sample; draw a larger "
+                        "evaluation sample with select --evaluation --queries N --output ANOTHER", file=out,
+                        field="use")
     if more and len(kept):
-        if not kept["sample_seed"].str.fullmatch("[0-9]+").all() or kept["sample_seed"].nunique() > 1:
-            raise DataError("sample_seed differs between rows or is not a whole number: it was changed by hand; leave "
-                            "it as select wrote it, or start a new file with --output", file=out, field="sample_seed")
-        seed = int(kept["sample_seed"].iloc[0])
+        seed = int(kept["sample_seed"].iloc[0])  # as select wrote it: the seal says so
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
     if split not in set(votes["split"]):
@@ -71,7 +78,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
         kept = kept.assign(query_inclusion=kept["query_id"].map(inclusion))
         rows = pd.concat([kept, rows[~rows["query_id"].isin(set(earlier))]], ignore_index=True)
     with nullcontext() if more else output_file(out, {}, force):  # --more keeps the rows a person has
-        write_judging_file(rows, out)
+        write_judging_file(rows, out, seal=True)
     added = pairs[~pairs["query_id"].isin(set(earlier))]
     return out, added
 
@@ -114,6 +121,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
     pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.fusion_options())
     with output_file(out, {}, force):
-        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out)
+        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out,
+                           seal=True)
     return out, pairs
 

@@ -9,18 +9,23 @@ import inspect
 import os
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from weakrank.config import PipelineConfig
 from weakrank.lock import run_dir_lock
-from weakrank.training.config import TrainConfig
 from weakrank.validation import check_config
+
+if TYPE_CHECKING:
+    from weakrank.training.config import TrainConfig
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def train_config(cfg: PipelineConfig, **overrides: Any) -> TrainConfig:
-    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch."""
+    """The ``[train]`` section of ``cfg`` with ``overrides`` (None values ignored), checked without torch; the
+    trainer plug-ins are loaded here (:mod:`weakrank.training.plugins`), by the stages that read ``[train]``."""
+    from weakrank.training.config import TrainConfig
+
     values = dict(cfg.train or {})
     values.update({k: v for k, v in overrides.items() if v is not None})
     return TrainConfig.from_dict(values, cfg.source)  # it checks what the objectives check

@@ -20,15 +20,15 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
 from weakrank.io import read_parquet
-from weakrank.label_models.labels_file import LabelsInfo, read_labels_info
+from weakrank.label_models.labels_file import LabelsInfo, judged_splits, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
-from weakrank.training.config import TrainConfig
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
+    from weakrank.training.config import TrainConfig
     from weakrank.training.trainer import Progress, Trainer
 
 
@@ -112,13 +112,39 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
 
     trainer = build_trainer(cfg, tc, callbacks)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
+    saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
         teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
         if teacher is not None:
             weight, mix = student_weight(cfg, tc, teacher, trainer.out_dir)
-            ship(teacher, *(trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()),
-                 student_weight=weight, mix=mix)
+            ship(teacher, *saved, student_weight=weight, mix=mix)
+    if trainer.dist.is_main:
+        from weakrank.ranker.directory import mark_judged
+
+        for directory in saved:
+            mark_judged(directory, taught_splits(RunPaths(cfg.run_dir), tc))
     return result
+
+
+def taught_splits(paths: RunPaths, tc: TrainConfig) -> set[str]:
+    """The splits whose judgments a run trained as ``tc`` says learns from or chooses its checkpoint by: with
+    ``supervised``, the gold of the train and dev splits; else the splits whose judgments made its labels
+    (:func:`~weakrank.label_models.labels_file.judged_splits`)."""
+    if tc.supervised:
+        return {split for split in (tc.train_split, tc.dev_split) if split}
+    source = label_source(paths, tc)
+    return judged_splits(source) if source.exists() else set()
+
+
+def check_model_apart(model: str | Path, split: str) -> None:
+    """Model directory ``model`` was not taught, nor its checkpoint chosen, by judgments of ``split``, the split it
+    would score (:func:`~weakrank.judged.checks.check_apart`; its manifest says which: :func:`taught_splits`)."""
+    from weakrank.judged.checks import check_apart
+    from weakrank.ranker.directory import model_manifest
+    from weakrank.ranker.manifest import MANIFEST_FILE
+
+    check_apart(split, model_manifest(model).judged_splits, file=Path(model) / MANIFEST_FILE, field="judged_splits",
+                what="this model was taught, or its checkpoint chosen, by judgments of")
 
 
 def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,

@@ -21,8 +21,7 @@ from weakrank.training.objectives import OBJECTIVES, TargetOptions, losses, opti
 from weakrank.training.objectives.base import check_targets
 from weakrank.training.options import AUTO as AUTO  # where max_length is read from the pairs
 from weakrank.training.options import LoopOptions, ModelOptions
-from weakrank.training.plugins import driven_samplers
-from weakrank.training.plugins import option_classes as plugin_options
+from weakrank.training.plugins import check_plugins, driven_samplers, refuse_clashes
 
 MODES = ("pairwise", "pointwise", "listwise", "in_batch")
 TARGET_ALIASES = {"lr": "relax"}  # deprecated names: "lr" (label relaxation) read like the learning rate
@@ -91,9 +90,12 @@ class InstanceOptions:
         "group": "objective", "metavar": ("BM25", "RANDOM"), "help": "mixed sampler: probabilities of bm25 and random"})
 
 
+CORE = (InstanceOptions, *reversed(option_classes()), TargetOptions, ObjectiveOptions, LoopOptions, ModelOptions)
+PLUGINS = refuse_clashes({f.name for options in CORE for f in fields(options)})  # those that redefine one left out
+
+
 @dataclass
-class TrainConfig(*reversed(plugin_options()), InstanceOptions, *reversed(option_classes()), TargetOptions,
-                  ObjectiveOptions, LoopOptions, ModelOptions):
+class TrainConfig(*reversed([plugin.options for plugin in PLUGINS.plugins]), *CORE):
     """Everything a training run depends on (see README, "Training"): the flat ``[train]`` table, composed of the
     model's, the loop's, the objectives', the instances' and negatives' options and, last, the trainer plug-ins'
     (:mod:`weakrank.training.plugins`: AC-IR's, from the reproduction). Each
@@ -134,7 +136,9 @@ class TrainConfig(*reversed(plugin_options()), InstanceOptions, *reversed(option
     @classmethod
     def from_dict(cls, values: dict[str, Any], source: Path | None = None) -> TrainConfig:
         """Build from a TOML section (+ overrides) of file ``source``; an unknown key or a value of the wrong
-        type is an error naming the file and the key (and the known key closest to it)."""
+        type is an error naming the file and the key (and the known key closest to it); so is a trainer plug-in
+        left out (:func:`~weakrank.training.plugins.check_plugins`): nothing trains without it."""
+        check_plugins(PLUGINS.broken)
         known = schema(cls)
         for key in values:
             if key not in known:

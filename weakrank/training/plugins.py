@@ -5,15 +5,23 @@ A plug-in is a :class:`TrainerPlugin`: its options (a dataclass whose fields, wi
 ``[train]`` keys, ``weakrank train`` flags and rows of the guide's table, as an objective's do), the negative
 samplers it drives (each a switch between the product's samplers) and what builds the callback that drives them.
 AC-IR, the reproduction's sampling policy, is one (:mod:`weakrank.reproduction.acir.plugin`). Loads without torch:
-the ``[train]`` options are built from it."""
+the ``[train]`` options are built from it.
+
+An installed plug-in cannot break the command line: one that fails to load (it raises on import, its module is
+missing, its object is no :class:`TrainerPlugin`) or that redefines an option of the product's or of another
+plug-in (:func:`refuse_clashes`) is left out and said in one line naming its package and entry point
+(:func:`check_plugins`); the commands that train refuse to run until it is mended or uninstalled, every other
+command (``--help`` and ``--version`` included) runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
+
+from weakrank.errors import ConfigError
 
 GROUP = "weakrank.trainer_plugins"
 
@@ -28,15 +36,75 @@ class TrainerPlugin:
     callback: Callable[..., Any] | None = None  # (train config, model, sampler, the collection's texts) → callback
 
 
+@dataclass(frozen=True)
+class Installed:
+    """The plug-ins that loaded, by name, with where each came from (``origins``: :func:`where`), and one line for
+    each that did not (``broken``)."""
+
+    plugins: tuple[TrainerPlugin, ...] = ()
+    origins: tuple[str, ...] = ()
+    broken: tuple[str, ...] = ()
+
+
+def where(entry: EntryPoint) -> str:
+    """Which plug-in ``entry`` is: its name, package and entry point, as a refusal names it."""
+    package = entry.dist.name if entry.dist is not None else "unknown package"
+    return f"trainer plug-in {entry.name!r} (package {package}, entry point {GROUP}: {entry.name} = {entry.value})"
+
+
+def load(entry: EntryPoint) -> TrainerPlugin:
+    """The plug-in of ``entry``; a :class:`ConfigError` naming it where it cannot load or is no plug-in."""
+    try:
+        plugin = entry.load()
+    except (Exception, SystemExit) as err:  # another package's code: whatever it raises, it is left out
+        raise ConfigError(f"{where(entry)} does not load: {type(err).__name__}: {err}; mend or uninstall the "
+                          "package") from None
+    if not isinstance(plugin, TrainerPlugin) or not is_dataclass(plugin.options):
+        raise ConfigError(f"{where(entry)} is a {type(plugin).__name__}, not a TrainerPlugin whose options are a "
+                          "dataclass; mend or uninstall the package")
+    return plugin
+
+
 @cache
+def installed() -> Installed:
+    """The installed plug-ins (entry points of :data:`GROUP`), loaded, by name; the broken ones said apart."""
+    found, broken = [], []
+    for entry in sorted(entry_points(group=GROUP), key=lambda entry: entry.name):
+        try:
+            found.append((entry, load(entry)))
+        except ConfigError as err:
+            broken.append(str(err))
+    return Installed(tuple(plugin for _, plugin in found), tuple(where(entry) for entry, _ in found), tuple(broken))
+
+
+def refuse_clashes(core: Collection[str]) -> Installed:
+    """:func:`installed`, less each plug-in with an option named as one of ``core`` (the product's ``[train]``
+    keys) or of a plug-in before it: it would silently replace that option's default for every training."""
+    found = installed()
+    taken, kept, broken = set(core), [], list(found.broken)
+    for plugin, origin in zip(found.plugins, found.origins):
+        names = {f.name for f in fields(plugin.options)}
+        clash = sorted(names & taken)
+        if clash:
+            broken.append(f"{origin} redefines the [train] option {clash[0]!r}: a plug-in adds options, it never "
+                          "replaces one; rename it in the plug-in")
+            continue
+        taken |= names
+        kept.append((plugin, origin))
+    return Installed(tuple(p for p, _ in kept), tuple(o for _, o in kept), tuple(broken))
+
+
+def check_plugins(broken: Collection[str]) -> None:
+    """Training runs only with every installed plug-in usable: a :class:`ConfigError`, the first of ``broken``
+    (and how many more), else nothing."""
+    if broken:
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        raise ConfigError(f"{next(iter(broken))}{more}")
+
+
 def plugins() -> tuple[TrainerPlugin, ...]:
-    """The installed plug-ins (entry points of :data:`GROUP`), by name."""
-    return tuple(entry.load() for entry in sorted(entry_points(group=GROUP), key=lambda entry: entry.name))
-
-
-def option_classes() -> tuple[type, ...]:
-    """The plug-ins' option dataclasses, in :func:`plugins`' order."""
-    return tuple(plugin.options for plugin in plugins())
+    """The installed plug-ins that load, by name."""
+    return installed().plugins
 
 
 def driven_samplers() -> tuple[str, ...]:
