@@ -89,11 +89,17 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert "MAP (estimated)" in printed and "95% confidence interval" in printed
     assert re.search(r"estimated on 2 judged queries: model MAP \d\.\d{3} \[", printed)
     table = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
-    assert list(table.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "fusion-combsum", "labels-fusion",
+    assert list(table.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
+                                "fusion-combsum", "labels-fusion",
                                  "model"]
     assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
-    assert table.loc["bm25", "vs bm25"] == 0 and (table["high"] >= table["MAP"]).all()
+    assert table.loc["first stage (your run)", "vs first stage (your run)"] == 0 and (table["high"] >= table["MAP"]).all()
     assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
+    # the user's own TREC runs measured beside them, given after --judgments: the first stage's file is its row
+    assert main([*evaluate, str(OWN / "test.run")]) == 0
+    mine = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
+    assert list(mine.index) == [*table.index[:-1], "test", "model"]
+    assert mine.loc["test"].tolist() == pytest.approx(mine.loc["first stage (your run)"].tolist())
 
     # the evaluate stage of `run` measures on the judged sample, now that there is one
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
