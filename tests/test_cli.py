@@ -417,8 +417,9 @@ def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys):
     last = out.rstrip().splitlines()[-1]
     assert last.startswith("the label model cannot tell embedding_cosine and bert_cosine apart: it loads them alike")
     assert f"`weakrank select {cfg} --run-dir {paths.root} --queries 10`" in last
-    assert last.endswith(f"`weakrank judge {paths.root}/judging.tsv`, then `weakrank run {cfg} --run-dir {paths.root} "
-                         f"--judgments {paths.root}/judging.tsv`")
+    judging = tmp_path / "views.judgments" / "judging.tsv"  # beside the config, outside the run directory
+    assert last.endswith(f"`weakrank judge {judging}`, then `weakrank run {cfg} --run-dir {paths.root} "
+                         f"--judgments {judging}`")
     views = pd.read_csv(paths.analysis / "views.csv", index_col=0)
     assert list(views.index) == ["bm25", "embedding_cosine", "bert_cosine"]
     assert "cannot tell embedding_cosine and bert_cosine apart" in (paths.analysis / "views.md").read_text()

@@ -5,6 +5,7 @@ import csv
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -74,10 +75,10 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert last.startswith(skip.removeprefix("skipped: ") + " — to measure it on 20 judged queries: ")
     select, judge, evaluate = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--evaluation"]
-    assert judge == ["judge", "run/evaluation-judging.tsv"]
+    assert judge == ["judge", "pipeline.judgments/evaluation-judging.tsv"]  # beside the config: outlives the run
     assert main(select) == 0
     printed = capsys.readouterr().out
-    assert "weakrank judge run/evaluation-judging.tsv" in printed
+    assert "weakrank judge pipeline.judgments/evaluation-judging.tsv" in printed
     assert f"then: weakrank {shlex.join(evaluate)}" in printed
     sample = read_judging_file(judge[1])
     assert set(sample["query_id"]) == {"sq1", "sq2"} and (sample["use"] == "evaluation").all()
@@ -90,8 +91,7 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert re.search(r"estimated on 2 judged queries: model MAP \d\.\d{3} \[", printed)
     table = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
     assert list(table.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
-                                "fusion-combsum", "labels-fusion",
-                                 "model"]
+                                 "fusion-combsum", "labels-fusion", "model"]
     assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
     assert table.loc["first stage (your run)", "vs first stage (your run)"] == 0 and (table["high"] >= table["MAP"]).all()
     assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
@@ -112,6 +112,18 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
         assert main(command) == 2
         assert "judges queries of the evaluated split 'test'" in capsys.readouterr().err
     assert RunPaths(tmp_path / "run").labels.read_bytes() == labels
+
+    # a run directory of an earlier weakrank, its judging file inside: still read there
+    sample = Path(judge[1])
+    judged = sample.read_bytes()
+    sample.rename(tmp_path / "run" / "evaluation-judging.tsv")
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("estimated on 2 judged queries: model MAP")
+    (tmp_path / "run" / "evaluation-judging.tsv").rename(sample)
+    # the person's judgments outlive the run: rerun with --force, then deleted to start over
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label", "--force", "--quiet"]) == 0
+    shutil.rmtree(tmp_path / "run")
+    assert sample.read_bytes() == judged and sample.resolve().parent == tmp_path / "pipeline.judgments"
 
 
 def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp_path, monkeypatch, capsys):
@@ -134,10 +146,10 @@ def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp
     select, judge, rerun = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--queries", "10"]
     assert rerun == ["run", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--max-steps", "4",
-                     "--judgments", "run/judging.tsv"]
+                     "--judgments", "pipeline.judgments/judging.tsv"]
     assert main(select) == 0
     # select's own next step: the flags select takes (it has no [train] ones)
-    assert "then: weakrank run pipeline.toml --run-dir run --max-queries 50 --judgments run/judging.tsv" in \
+    assert "then: weakrank run pipeline.toml --run-dir run --max-queries 50 --judgments pipeline.judgments/judging.tsv" in \
         capsys.readouterr().out
     judge_as_a_person(Path(judge[1]))
     before = (runs / "evaluation.csv").read_bytes()

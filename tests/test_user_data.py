@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_judge import Terminal, relevance
+from test_no_qrels import own_config
 
 from tests.test_lock import HOLD, _start
 from weakrank.cli import main
@@ -90,15 +91,16 @@ def test_a_lock_that_is_a_link_leaves_what_it_leads_to_alone(run_dir, tmp_path, 
     assert snapshot(run_dir) == before
 
 
-def test_select_keeps_a_judging_file_a_person_changed_since(run_dir, capsys):
-    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3"]) == 0
-    judging = run_dir / "judging.tsv"
+def test_select_keeps_a_judging_file_a_person_changed_since(run_dir, tmp_path, capsys):
+    config = str(own_config(tmp_path, qrels=True))  # its judging files go beside it
+    assert main(["select", config, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3"]) == 0
+    judging = tmp_path / "pipeline.judgments" / "judging.tsv"
     lines = judging.read_text().splitlines()
     # no judgment yet, but skips and a column of notes of the person's own
     edited = [lines[0] + "\tnote", *(line.replace("\t\t", "\tskip\t", 1) + "\tseen" for line in lines[1:])]
     judging.write_text("\n".join(edited) + "\n")
     before = judging.read_bytes()
-    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3"]) == 2
+    assert main(["select", config, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3"]) == 2
     assert "judging.tsv: exists and weakrank did not write it (or it changed since)" in error(capsys)
     assert judging.read_bytes() == before
 

@@ -12,7 +12,7 @@ from weakrank.errors import ConfigError
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
     from weakrank.evaluation.summary import EVALUATION_QUERIES, JUDGE_QUERIES
-    from weakrank.paths import shell_path
+    from weakrank.paths import program, shell_path
 
     cfg = pipeline_config(args)
     again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))
@@ -32,8 +32,8 @@ def cmd_select(args: argparse.Namespace) -> None:
     print(f"{'added' if args.more else 'drew'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
           f"{split!r}, a random sample that stands for its queries (each one's probability of being drawn is in "
           f"the file), {why}: {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
-    print(f"next: weakrank judge {shell_path(path)}   (or fill in its relevance column: 1 relevant, 0 not)\n"
-          f"then: weakrank {then} {again} --judgments {shell_path(path)}")
+    print(f"next: {program()} judge {shell_path(path)}   (or fill in its relevance column: 1 relevant, 0 not)\n"
+          f"then: {program()} {then} {again} --judgments {shell_path(path)}")
 
 
 def register(add: AddCommand) -> None:

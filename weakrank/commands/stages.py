@@ -87,6 +87,7 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
     from weakrank.label_models.fusion import judged_choice
     from weakrank.label_models.labels_file import read_labels_info
+    from weakrank.paths import program, shell_path
 
     judged = judged_choice(read_labels_info(labels).params)
     if judged:
@@ -95,12 +96,12 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
                                                          sorted(judged.estimates.items(), key=lambda i: -i[1])))
         needed = judged.queries_to_tell()
         if judged.queries < judged.rule["min_queries"]:
-            print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
-                  "file), weakrank judge it, then run again")
+            print(f"  to judge more: {program()} select {shell_path(cfg.source)} --more --queries 5 (adds them to "
+                  f"the judging file), {program()} judge it, then run again")
         elif needed:
             print(f"  to tell whether {judged.best} is ahead: about {needed} judged queries with a relevant passage "
-                  f"(now {judged.queries}); weakrank select {cfg.source} --more --queries {needed - judged.queries} "
-                  "adds queries to the judging file, weakrank judge it, then run again")
+                  f"(now {judged.queries}); {program()} select {shell_path(cfg.source)} --more --queries "
+                  f"{needed - judged.queries} adds queries to the judging file, {program()} judge it, then run again")
 
 
 def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
@@ -119,7 +120,7 @@ def analysis_advice(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: 
         return None
     from weakrank.evaluation.summary import JUDGE_QUERIES
 
-    return f"{advice} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg.run_dir)}"
+    return f"{advice} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
@@ -146,24 +147,26 @@ def show_evaluation(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: a
         print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
 
 
-def judge_commands(args: argparse.Namespace, run_dir: Path, more: bool = False) -> str:
+def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = False) -> str:
     """The commands that judge a few queries of this run and run it again with the flags it was given
     (``--run-dir``, ``--max-queries``, the ``[train]`` flags); ``more``: add them to the judgments it read."""
     from weakrank.evaluation.summary import judge_commands as commands
-    from weakrank.paths import shell_path
+    from weakrank.paths import JUDGING, judging_path, shell_path
 
-    return commands(shell_path(args.config), shell_path(run_dir), repeated_flags(args), train_flags(args), more)
+    judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
+    return commands(shell_path(args.config), judging, repeated_flags(args), train_flags(args), more)
 
 
 def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> str:
     """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
     estimate from a judged sample, or why nothing was measured and the commands that measure it."""
     from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, measure_commands, sample_line
-    from weakrank.paths import shell_path
+    from weakrank.paths import EVALUATION_JUDGING, judging_path, shell_path
     from weakrank.pipeline import Skipped
 
     if isinstance(result, Skipped):
-        commands = measure_commands(shell_path(args.config), shell_path(cfg.run_dir), repeated_flags(args))
+        sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
+        commands = measure_commands(shell_path(args.config), shell_path(sample), repeated_flags(args))
         return f"{result.reason} — to measure it on {EVALUATION_QUERIES} judged queries: {commands}"
     if "low" in result.columns:
         return sample_line(result)
@@ -205,7 +208,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     lines = {"analyze": lambda tables: analysis_advice(cfg, tables, args),
              "evaluate": lambda result: final_line(cfg, result, args)}
     said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
-    commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
+    commands, shown = judge_commands(args, cfg) if any(said) else "", False
     for line in filter(None, said):  # the judging commands once
         print(f"\n{line.replace(commands, 'the commands above') if shown else line}")
         shown = shown or commands in line

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from weakrank.evaluation.tables import p_text
+from weakrank.paths import program
 
 BM25_ROW = "bm25 (weakrank)"  # weakrank's BM25 LF recomputed over the candidates: not the user's first stage
 JUDGE_QUERIES = 10  # what `weakrank select --queries` is told to pick
@@ -73,27 +74,30 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"
 
 
-def judge_commands(config: str, run_dir: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
+def judge_commands(config: str, judging: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
     """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments:
     ``flags`` (e.g. ``--run-dir``) go to each command, ``train_flags`` (``--max-steps``) to ``run`` only; with
-    ``more`` (the run read judgments of ``<run_dir>/judging.tsv`` already) ``select --more`` adds queries to that
+    ``more`` (the run read judgments of the judging file ``judging`` already) ``select --more`` adds queries to that
     file, asking nothing judged again."""
-    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/judging.tsv"
+    again = f"{config} {flags}".strip()
     select = f"--more --queries {JUDGE_QUERIES}" if more else f"--queries {JUDGE_QUERIES}"
     rerun = f"{again} {train_flags}".strip()
-    return (f"`weakrank select {again} {select}`, `weakrank judge {judging}`, then "
-            f"`weakrank run {rerun} --judgments {judging}`")
+    me = program()
+    return (f"`{me} select {again} {select}`, `{me} judge {judging}`, then "
+            f"`{me} run {rerun} --judgments {judging}`")
 
 
 EVALUATION_QUERIES = 20  # what `weakrank select --evaluation` draws by default
 
 
-def measure_commands(config: str, run_dir: str, flags: str = "") -> str:
+def measure_commands(config: str, judging: str, flags: str = "") -> str:
     """The commands that measure a run's systems without qrels: draw a sample of :data:`EVALUATION_QUERIES`
-    queries of the evaluated split, judge it, and estimate each system's MAP from it (``flags`` to each)."""
-    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/evaluation-judging.tsv"
-    return (f"`weakrank select {again} --evaluation`, `weakrank judge {judging}`, then "
-            f"`weakrank evaluate {again} --judgments {judging}`")
+    queries of the evaluated split into the judging file ``judging``, judge it, and estimate each system's MAP from
+    it (``flags`` to each)."""
+    again = f"{config} {flags}".strip()
+    me = program()
+    return (f"`{me} select {again} --evaluation`, `{me} judge {judging}`, then "
+            f"`{me} evaluate {again} --judgments {judging}`")
 
 
 def sample_line(table: pd.DataFrame) -> str:

@@ -35,7 +35,7 @@ from weakrank.evaluation.tables import (
 from weakrank.io import read_parquet, read_run, write_run, write_text
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
-from weakrank.paths import RunPaths, shell_path
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, shell_path
 from weakrank.stages.stage import stage
 from weakrank.training.config import TrainConfig
 from weakrank.validation import has_judgments, judged_splits
@@ -197,7 +197,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     commands repeat this run with ``flags`` (default ``--run-dir``) and, for ``run``, ``train_flags``.
 
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
-    ``<run_dir>/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
+    ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
     estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`); without
     either it is a :class:`ConfigError` that says how to measure."""
     from weakrank.loaders import first_stage
@@ -208,10 +208,11 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
     systems, roles = evaluated_systems(paths, split, trained, first)
     if judgments is None and split not in judged_splits(cfg):
-        if not has_judgments(paths.evaluation_judging):
+        sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
+        if not has_judgments(sample):
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
-                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
-        judgments = paths.evaluation_judging
+                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(sample), flags or '')}")
+        judgments = sample
     for name, run in systems.items():
         if roles[name] != "trained":
             write_run(run, paths.runs / f"{run_file(name)}.trec", run_file(name))
@@ -223,7 +224,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
         return sample_evaluation(cfg.name, paths, systems, {**roles, **dict.fromkeys(given, "run")}, judgments, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
-    judge = judge_commands(shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir), flags, train_flags, judged)
+    judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
+    judge = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged)
     names = [name for name in systems if roles[name] != "trained"]
     files = [paths.runs / f"{run_file(name)}.trec" for name in names]
     return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, judge=judge,
@@ -233,5 +235,5 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
 
 def unmeasured(cfg: PipelineConfig, split: str) -> str:
     """Why nothing measures the systems on ``split``: it has no qrels and no judged evaluation sample."""
-    return (f"split {split!r} has no qrels and {RunPaths(cfg.run_dir).evaluation_judging.name} holds no judgments: "
-            "nothing measures the ranker on it")
+    return (f"split {split!r} has no qrels and {EVALUATION_JUDGING} holds no judgments: nothing measures the "
+            "ranker on it")
