@@ -60,12 +60,19 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     out = captured.out.splitlines()
     assert [line for line in out if line.startswith("--- ")] == [f"--- {stage}" for stage in STAGES]
     assert [line.split()[0] for line in out if line.endswith(" s") and " done in " in line] == STAGES  # each end
+    # the plan first: the stages ahead, then, once the data's size is known, a rough time for each and in all
+    assert out[0] == f"stages ahead: {', '.join(STAGES)} (a rough time once the dataset is ingested)"
+    plan = out[out.index("--- label") - 1]
+    assert plan.startswith("stages ahead: label ~") and all(f"{stage} ~" in plan for stage in STAGES[1:])
+    assert re.search(r"; roughly \d+ (s|min) in all from the data's size", plan)
+    assert any(re.fullmatch(r"  in all +\d+\.\d s", line) for line in out)  # and the measured times at the end
     skip = out[out.index("--- evaluate") + 1]
     assert skip == ("skipped: split 'test' has no qrels and evaluation-judging.tsv holds no judgments: nothing "
                     "measures the ranker on it")
     assert list(json.loads((tmp_path / "run" / "timings.json").read_text())) == STAGES
     # training under --quiet says where it is: its steps, the time taken and left
     assert re.search(r"training: step 4/4 \(100%\), \S+ elapsed, about \S+ left", captured.err)
+    assert re.search(r"reranking: query 2/2 \(100%\), \S+ elapsed", captured.err)  # reranking too
     # the model card: dev figures against the pseudo-labels, no MAP that reads as one against gold
     card = (tmp_path / "run" / "model" / "best" / "README.md").read_text()
     assert "Measured against the pseudo-labels (no gold was read)" in card
