@@ -73,6 +73,11 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     # training under --quiet says where it is: its steps, the time taken and left
     assert re.search(r"training: step 4/4 \(100%\), \S+ elapsed, about \S+ left", captured.err)
     assert re.search(r"reranking: query 2/2 \(100%\), \S+ elapsed", captured.err)  # reranking too
+    # the labels in plain words: the pairs past 0.5, and how many relevant candidates a list holds by the probabilities
+    labels = pd.read_parquet(RunPaths(tmp_path / "run").labels)
+    per_list = labels.groupby("query_id")["p_relevant"].sum().mean()
+    assert (f"{labels['label'].sum()} of 32 pairs labelled relevant (p > 0.5); on average {per_list:.1f} relevant "
+            "candidate") in captured.out
     # the model card: dev figures against the pseudo-labels, no MAP that reads as one against gold
     card = (tmp_path / "run" / "model" / "best" / "README.md").read_text()
     assert "Measured against the pseudo-labels (no gold was read)" in card
@@ -208,3 +213,15 @@ def test_printed_commands_repeat_the_train_flags_as_given():
     args = build_parser().parse_args(["run", "x.toml", "--max-steps", "100", "--no-fuse-lfs", "--lr", "3e-05"])
     again = build_parser().parse_args(["run", "x.toml", *shlex.split(train_flags(args))])
     assert {"max_steps": 100, "fuse_lfs": False, "lr": 3e-05}.items() <= vars(again).items()
+
+
+def test_without_a_dev_split_no_message_points_at_dev_figures(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    lines = own_config(tmp_path, qrels=True).read_text().split("\n\n")
+    (tmp_path / "pipeline.toml").write_text("\n\n".join(block for block in lines if "[dataset.splits.dev]" not in block))
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label,aggregate,train",
+                 "--max-steps", "2"]) == 0  # not quiet: the warning is said
+    captured = capsys.readouterr()
+    assert "no 'dev' split in the labels: training without early stopping" in captured.err
+    assert "(no dev split: the last step's model, with no dev figures)" in captured.out
+    assert "dev figures" not in captured.out.replace("with no dev figures", "")

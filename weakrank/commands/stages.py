@@ -51,9 +51,13 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
 
 
 def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
-    share = labels["label"].mean()
+    """What the labels say, in words: the pairs labelled relevant (P(relevant) > 0.5, the hard label) and how
+    many relevant candidates a list holds on average by the probabilities (a fusion's are spread thin: few pairs
+    pass 0.5 while each list still sums to about one)."""
     path = RunPaths(cfg.run_dir).labels
-    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
+    relevant, per_list = int(labels["label"].sum()), labels.groupby("query_id")["p_relevant"].sum().mean()
+    print(f"{relevant} of {len(labels)} pairs labelled relevant (p > 0.5); on average {per_list:.1f} relevant "
+          f"candidate{'' if round(per_list, 1) == 1 else 's'} per list by the labels' probabilities → {path}")
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
     _print_few_shot_choice(path, cfg)
