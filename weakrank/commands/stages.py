@@ -50,7 +50,15 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
     print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
 
 
-def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
+def overlooked_line(warning: str, cfg: PipelineConfig, args: argparse.Namespace) -> str:
+    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.analysis.overlooked`), with the
+    commands that tell who is right: judge a few queries and run again with them."""
+    from weakrank.evaluation.summary import JUDGE_QUERIES
+
+    return f"{warning} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"
+
+
+def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame, args: argparse.Namespace) -> None:
     """What the labels say, in words: the pairs labelled relevant (P(relevant) > 0.5, the hard label) and how
     many relevant candidates a list holds on average by the probabilities (a fusion's are spread thin: few pairs
     pass 0.5 while each list still sums to about one)."""
@@ -61,6 +69,8 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
     _print_few_shot_choice(path, cfg)
+    if labels.attrs.get("overlooked"):
+        print(f"warning: {overlooked_line(labels.attrs['overlooked'], cfg, args)}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
@@ -82,7 +92,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
     cfg = pipeline_config(args)
-    show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)))
+    show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)), args)
 
 
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
@@ -118,13 +128,15 @@ def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: ar
 
 
 def analysis_advice(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
-    """The line that says the label model cannot tell the views apart and how to judge a few queries, or None."""
-    advice = tables["views"].attrs.get("advice")
-    if not advice:
-        return None
+    """The lines that say the label model cannot tell the views apart, or weights near zero an LF that disagrees
+    with the labels, and how to judge a few queries; or None."""
     from weakrank.evaluation.summary import JUDGE_QUERIES
 
-    return f"{advice} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"
+    views = tables["views"].attrs
+    lines = [f"{views['advice']} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"] if views.get("advice") else []
+    if views.get("overlooked"):
+        lines.append(f"warning: {overlooked_line(views['overlooked'], cfg, args)}")
+    return "\n".join(lines) or None
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
@@ -203,7 +215,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     shows: dict[str, Callable[[Any], Any]] = {
         "ingest": lambda ds: show_ingested(cfg, ds), "label": lambda votes: show_labelled(cfg, votes),
-        "aggregate": lambda labels: show_aggregated(cfg, labels),
+        "aggregate": lambda labels: show_aggregated(cfg, labels, args),
         "analyze": lambda tables: show_analysis(cfg, tables, args), "train": print_trained,
         "rerank": lambda path: print(f"wrote {path}"), "evaluate": lambda table: show_evaluation(cfg, table, args),
     }
@@ -228,7 +240,11 @@ def cmd_run(args: argparse.Namespace) -> None:
     for stage, t in done.timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
     print(f"  {'in all':<10}{sum(t['seconds'] for t in done.timings.values()):>9.1f} s")
-    lines = {"analyze": lambda tables: analysis_advice(cfg, tables, args),
+    def aggregated(labels: pd.DataFrame) -> str | None:  # said again last, where analyze does not say it
+        warning = labels.attrs.get("overlooked")
+        return f"warning: {overlooked_line(warning, cfg, args)}" if warning and "analyze" not in done.results else None
+
+    lines = {"aggregate": aggregated, "analyze": lambda tables: analysis_advice(cfg, tables, args),
              "evaluate": lambda result: final_line(cfg, result, args)}
     said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
     commands, shown = judge_commands(args, cfg) if any(said) else "", False

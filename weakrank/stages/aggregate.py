@@ -29,7 +29,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
     the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
     Judgments are checked first (:func:`~weakrank.judged.checks.check_judgments`: none of ``eval_split``,
-    default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used."""
+    default ``[evaluate] split``); ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an
+    LF weighted near zero disagrees with the fused ranking (:func:`~weakrank.analysis.overlooked`)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -57,5 +58,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
         queries, labels = [], fit_labels(votes, label_model)
     write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), label_model.state(), queries,
                                                   Path(judgments).name if judgments else None))
-    labels.attrs["judgments"] = note
+    from weakrank.analysis import judged_estimates, overlooked  # sklearn: imported when it runs
+
+    fusion = cfg.aggregate.label_model("fusion").fit_table(votes)
+    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(paths.labels)))
     return labels
