@@ -42,12 +42,14 @@ def register(add: AddCommand) -> None:
     p.add_argument("--queries", type=int, help="how many queries to judge (default 10; with --evaluation 20)")
     p.add_argument("--split", help="the pool of unjudged queries (default train; never the [evaluate] split)")
     p.add_argument("--evaluation", action="store_true", help="instead, a random sample of the evaluated split "
-                   "([evaluate] split) to measure the systems without qrels, into <run_dir>/evaluation-judging.tsv: "
-                   "judge it, then weakrank evaluate CONFIG --judgments FILE (its judgments never train)")
+                   "([evaluate] split) to measure the systems without qrels, into "
+                   "<config stem>.judgments/evaluation-judging.tsv: judge it, then weakrank evaluate CONFIG "
+                   "--judgments FILE (its judgments never train)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "
                    "--more reads the file's)")
-    p.add_argument("--output", help="the judging file (default <run_dir>/judging.tsv)")
+    p.add_argument("--output", help="the judging file (default <config stem>.judgments/judging.tsv, beside the "
+                   "config: deleting a run leaves it)")
     p.add_argument("--force", action="store_true", help="replace --output even if weakrank did not write it or it "
                    "changed since (a person's skips and notes are lost)")
     p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "
