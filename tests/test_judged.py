@@ -21,7 +21,7 @@ from weakrank.judged.rule import MIN_QUERIES, Rule, choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
-from weakrank.paths import RunPaths
+from weakrank.paths import RunPaths, shell_path
 from weakrank.sections import AggregateConfig
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import build_trainer
@@ -264,7 +264,7 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     estimates = read_metadata(RunPaths(tmp_path).labels)["params"]["judged"]["estimates"]
     assert printed.startswith("judged: 2 judged queries have a relevant passage, fewer than")
     assert f"label-free {estimates[LABEL_FREE]:.3f}" in printed
-    assert f"to judge more: weakrank select {cfg.source} --more" in printed  # too few to choose: how to add more
+    assert f"to judge more: weakrank select {shell_path(cfg.source)} --more" in printed  # too few to choose: how to add more
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]

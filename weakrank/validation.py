@@ -14,7 +14,7 @@ from pathlib import Path
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
-from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path
+from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.sections import check_label_model
 
 
@@ -103,7 +103,7 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
     qrels = read_judged_qrels(path)
     if qrels.empty:
-        raise DataError(f"nothing judged yet ({where}): judge it first, weakrank judge {path}", file=path)
+        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
     queries = RunPaths(cfg.run_dir).dataset / "queries.parquet"
     if queries.exists():
         import pyarrow.parquet as pq

@@ -35,7 +35,8 @@ from weakrank.evaluation.tables import (
 from weakrank.io import read_parquet, read_run, write_run, write_text
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
-from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, shell_path
+from weakrank.loaders import first_stage
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.training.config import TrainConfig
 from weakrank.validation import has_judgments, judged_splits
@@ -137,7 +138,7 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     path = Path(judgments)
     found = read_judgments(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
     if found.table.empty:
-        raise DataError(f"nothing judged yet: judge it first, weakrank judge {path}", file=path)
+        raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)
     baseline = next(iter(runs))
     queries = set(runs[baseline]["query_id"])
     outside = [query for query in found.queries if query not in queries]
@@ -197,11 +198,9 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     commands repeat this run with ``flags`` (default ``--run-dir``) and, for ``run``, ``train_flags``.
 
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
-    ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
-    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`); without
+    ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
+    :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`); without
     either it is a :class:`ConfigError` that says how to measure."""
-    from weakrank.loaders import first_stage
-
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     trained = Path(tc.output).name
