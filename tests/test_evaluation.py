@@ -349,10 +349,10 @@ def test_the_closing_line_says_what_happened_and_when_to_judge():
     commands that judge a few queries when an LF is ahead."""
     from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
 
-    judge = judge_commands("pipelines/wikiqa.toml", "data/quickstart", "--run-dir data/quickstart")
+    judge = judge_commands("pipelines/wikiqa.toml", "pipelines/wikiqa.judgments/judging.tsv", "--run-dir data/quickstart")
     assert judge == ("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, `weakrank judge "
-                     "data/quickstart/judging.tsv`, then `weakrank run pipelines/wikiqa.toml --run-dir data/quickstart "
-                     "--judgments data/quickstart/judging.tsv`")
+                     "pipelines/wikiqa.judgments/judging.tsv`, then `weakrank run pipelines/wikiqa.toml --run-dir "
+                     "data/quickstart --judgments pipelines/wikiqa.judgments/judging.tsv`")
     line = closing_line(evaluation_table(0.69, 2e-6), judge=judge)
     assert line.startswith("the shipped ranker (model): MAP 0.690 vs bm25 0.580 (+19%, p < 0.001; 237 queries); "
                            "embedding_cosine alone: 0.720, ahead of it — judge 10 queries, and where they show it "

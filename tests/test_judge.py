@@ -174,7 +174,8 @@ def test_a_person_judges_goes_back_quits_and_resumes_where_they_stopped(judging)
     again = term.press("b")  # the skip is undone, p3 shown again
     assert "passage p3:" in again and "2 judged, 0 skipped" in again and relevance(judging)[:3] == ["1", "0", ""]
     assert "unknown key 'x'" in term.press("x") and relevance(judging)[2] == ""
-    term.press("q", then="Continue with: weakrank judge")
+    term.press("q", then="Continue with: ")  # the program as it was run: python -m weakrank.cli, this interpreter
+    assert term.expect(f"{sys.executable} -m weakrank.cli judge {judging}")
     assert term.finish() == 0 and relevance(judging) == ["1", "0", "", "", "", ""]
 
     term = Terminal(judging)  # resumed at the first unjudged row
@@ -238,7 +239,7 @@ def test_judging_ends_with_next_steps_that_work_where_pasted(judging, tmp_path):
     for key in "ynnyn":
         term.press(key)
     done = term.press("n", then=f"--judgments {sample}")
-    assert "each system's MAP estimated from it" in done and "weakrank evaluate CONFIG" in done
+    assert "each system's MAP estimated from it" in done and "-m weakrank.cli evaluate CONFIG" in done
     assert term.finish() == 0 and "[aggregate]" not in done + term.text()
 
 

@@ -23,7 +23,7 @@ from weakrank.judged.rule import MIN_QUERIES, Rule, choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
-from weakrank.paths import RunPaths
+from weakrank.paths import RunPaths, shell_path
 from weakrank.sections import AggregateConfig
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import build_trainer
@@ -285,7 +285,7 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     estimates = read_metadata(RunPaths(tmp_path).labels)["params"]["judged"]["estimates"]
     assert printed.startswith("judged: 2 judged queries have a relevant passage, fewer than")
     assert f"label-free {estimates[LABEL_FREE]:.3f}" in printed
-    assert f"to judge more: weakrank select {cfg.source} --more" in printed  # too few to choose: how to add more
+    assert f"to judge more: weakrank select {shell_path(cfg.source)} --more" in printed  # too few to choose: how to add more
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
     assert trainer.selection == "dev_map" and trainer.dev_data.supervised
     assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]
@@ -320,7 +320,7 @@ def test_a_sample_estimates_each_systems_map_and_its_difference_from_the_baselin
     assert table.loc["model", "MAP"] == pytest.approx(true[1]) and table.loc["bm25", "MAP"] == pytest.approx(true[0])
     assert table.loc["model", "vs bm25"] == pytest.approx(true[1] - true[0]) and table.attrs["queries"] == 100
     rng = np.random.default_rng(0)
-    covered = 0
+    covered = covered_map = 0
     for _ in range(200):
         rows = []
         for q in rng.choice(100, size=10, replace=False):
@@ -328,9 +328,37 @@ def test_a_sample_estimates_each_systems_map_and_its_difference_from_the_baselin
             judged, inclusion = sample(a, b, gold, 6, rng)
             rows += [{"query_id": f"q{q}", "passage_id": f"q{q}p{i}", "relevance": int(judged[i]),
                       "query_inclusion": 0.1, "passage_inclusion": inclusion[i]} for i in np.flatnonzero(inclusion > 0)]
-        found = sample_table(runs, Judgments(pd.DataFrame(rows)), "bm25").loc["model"]
+        drawn = sample_table(runs, Judgments(pd.DataFrame(rows)), "bm25")
+        assert drawn[["low", "MAP", "high"]].stack().between(0, 1).all()  # intervals within the measure's range
+        assert drawn[["diff low", "vs bm25", "diff high"]].stack().between(-1, 1).all()
+        assert (drawn["low"] <= drawn["MAP"]).all() and (drawn["MAP"] <= drawn["high"]).all()
+        found = drawn.loc["model"]
         covered += found["diff low"] <= true[1] - true[0] <= found["diff high"]
-    assert covered / 200 > 0.85
+        covered_map += found["low"] <= true[1] <= found["high"]
+    assert covered / 200 > 0.85 and covered_map / 200 > 0.85
+
+
+def test_an_interval_near_the_top_of_the_range_stays_below_1():
+    """Three judged queries, the model first on two and last on one: MAP 0.75, whose plain interval (± t·se) went
+    past 1; on the logit scale it stays within [0, 1], lopsided towards the middle."""
+    from scipy.stats import t
+
+    from weakrank.judged.evaluation import sample_table
+    from weakrank.judged.judgments import Judgments
+
+    rows, runs = [], {"bm25": [], "model": []}
+    for q, top in enumerate((0, 0, 2)):
+        for i in range(4):
+            rows.append({"query_id": f"q{q}", "passage_id": f"p{i}", "relevance": int(i == 0),
+                         "query_inclusion": 1.0, "passage_inclusion": 1.0})
+            runs["model"].append({"query_id": f"q{q}", "passage_id": f"p{i}", "score": -abs(i - top) - 0.1 * i})
+            runs["bm25"].append({"query_id": f"q{q}", "passage_id": f"p{i}", "score": float(i)})
+    table = sample_table({k: pd.DataFrame(v) for k, v in runs.items()}, Judgments(pd.DataFrame(rows)), "bm25")
+    model = table.loc["model"]
+    assert model["MAP"] == pytest.approx((1 + 1 + 1 / 4) / 3)
+    plain = model["MAP"] + t.ppf(0.975, 2) * np.std([1, 1, 1 / 4], ddof=1) / np.sqrt(3)
+    assert plain > 1 and model["MAP"] < model["high"] < 1 and 0 < model["low"] < model["MAP"]
+    assert -1 <= model["diff low"] < model["vs bm25"] < model["diff high"] <= 1
 
 
 def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_path, capsys):

@@ -5,6 +5,7 @@ import csv
 import json
 import re
 import shlex
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -59,12 +60,24 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     out = captured.out.splitlines()
     assert [line for line in out if line.startswith("--- ")] == [f"--- {stage}" for stage in STAGES]
     assert [line.split()[0] for line in out if line.endswith(" s") and " done in " in line] == STAGES  # each end
+    # the plan first: the stages ahead, then, once the data's size is known, a rough time for each and in all
+    assert out[0] == f"stages ahead: {', '.join(STAGES)} (a rough time once the dataset is ingested)"
+    plan = out[out.index("--- label") - 1]
+    assert plan.startswith("stages ahead: label ~") and all(f"{stage} ~" in plan for stage in STAGES[1:])
+    assert re.search(r"; roughly \d+ (s|min) in all from the data's size", plan)
+    assert any(re.fullmatch(r"  in all +\d+\.\d s", line) for line in out)  # and the measured times at the end
     skip = out[out.index("--- evaluate") + 1]
     assert skip == ("skipped: split 'test' has no qrels and evaluation-judging.tsv holds no judgments: nothing "
                     "measures the ranker on it")
     assert list(json.loads((tmp_path / "run" / "timings.json").read_text())) == STAGES
     # training under --quiet says where it is: its steps, the time taken and left
     assert re.search(r"training: step 4/4 \(100%\), \S+ elapsed, about \S+ left", captured.err)
+    assert re.search(r"reranking: query 2/2 \(100%\), \S+ elapsed", captured.err)  # reranking too
+    # the labels in plain words: the pairs past 0.5, and how many relevant candidates a list holds by the probabilities
+    labels = pd.read_parquet(RunPaths(tmp_path / "run").labels)
+    per_list = labels.groupby("query_id")["p_relevant"].sum().mean()
+    assert (f"{labels['label'].sum()} of 32 pairs labelled relevant (p > 0.5); on average {per_list:.1f} relevant "
+            "candidate") in captured.out
     # the model card: dev figures against the pseudo-labels, no MAP that reads as one against gold
     card = (tmp_path / "run" / "model" / "best" / "README.md").read_text()
     assert "Measured against the pseudo-labels (no gold was read)" in card
@@ -74,10 +87,10 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert last.startswith(skip.removeprefix("skipped: ") + " — to measure it on 20 judged queries: ")
     select, judge, evaluate = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--evaluation"]
-    assert judge == ["judge", "run/evaluation-judging.tsv"]
+    assert judge == ["judge", "pipeline.judgments/evaluation-judging.tsv"]  # beside the config: outlives the run
     assert main(select) == 0
     printed = capsys.readouterr().out
-    assert "weakrank judge run/evaluation-judging.tsv" in printed
+    assert "weakrank judge pipeline.judgments/evaluation-judging.tsv" in printed
     assert f"then: weakrank {shlex.join(evaluate)}" in printed
     sample = read_judging_file(judge[1])
     assert set(sample["query_id"]) == {"sq1", "sq2"} and (sample["use"] == "evaluation").all()
@@ -89,11 +102,16 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert "MAP (estimated)" in printed and "95% confidence interval" in printed
     assert re.search(r"estimated on 2 judged queries: model MAP \d\.\d{3} \[", printed)
     table = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
-    assert list(table.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "fusion-combsum", "labels-fusion",
-                                 "model"]
+    assert list(table.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
+                                 "fusion-combsum", "labels-fusion", "model"]
     assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
-    assert table.loc["bm25", "vs bm25"] == 0 and (table["high"] >= table["MAP"]).all()
+    assert table.loc["first stage (your run)", "vs first stage (your run)"] == 0 and (table["high"] >= table["MAP"]).all()
     assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
+    # the user's own TREC runs measured beside them, given after --judgments: the first stage's file is its row
+    assert main([*evaluate, str(OWN / "test.run")]) == 0
+    mine = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
+    assert list(mine.index) == [*table.index[:-1], "test", "model"]
+    assert mine.loc["test"].tolist() == pytest.approx(mine.loc["first stage (your run)"].tolist())
 
     # the evaluate stage of `run` measures on the judged sample, now that there is one
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
@@ -106,6 +124,18 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
         assert main(command) == 2
         assert "evaluation-judging.tsv:2: use: an evaluation sample" in capsys.readouterr().err
     assert RunPaths(tmp_path / "run").labels.read_bytes() == labels
+
+    # a run directory of an earlier weakrank, its judging file inside: still read there
+    sample = Path(judge[1])
+    judged = sample.read_bytes()
+    sample.rename(tmp_path / "run" / "evaluation-judging.tsv")
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("estimated on 2 judged queries: model MAP")
+    (tmp_path / "run" / "evaluation-judging.tsv").rename(sample)
+    # the person's judgments outlive the run: rerun with --force, then deleted to start over
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label", "--force", "--quiet"]) == 0
+    shutil.rmtree(tmp_path / "run")
+    assert sample.read_bytes() == judged and sample.resolve().parent == tmp_path / "pipeline.judgments"
 
 
 def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp_path, monkeypatch, capsys):
@@ -128,10 +158,10 @@ def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp
     select, judge, rerun = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--queries", "10"]
     assert rerun == ["run", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--max-steps", "4",
-                     "--judgments", "run/judging.tsv"]
+                     "--judgments", "pipeline.judgments/judging.tsv"]
     assert main(select) == 0
     # select's own next step: the flags select takes (it has no [train] ones)
-    assert "then: weakrank run pipeline.toml --run-dir run --max-queries 50 --judgments run/judging.tsv" in \
+    assert "then: weakrank run pipeline.toml --run-dir run --max-queries 50 --judgments pipeline.judgments/judging.tsv" in \
         capsys.readouterr().out
     judge_as_a_person(Path(judge[1]))
     before = (runs / "evaluation.csv").read_bytes()
@@ -183,3 +213,15 @@ def test_printed_commands_repeat_the_train_flags_as_given():
     args = build_parser().parse_args(["run", "x.toml", "--max-steps", "100", "--no-fuse-lfs", "--lr", "3e-05"])
     again = build_parser().parse_args(["run", "x.toml", *shlex.split(train_flags(args))])
     assert {"max_steps": 100, "fuse_lfs": False, "lr": 3e-05}.items() <= vars(again).items()
+
+
+def test_without_a_dev_split_no_message_points_at_dev_figures(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    lines = own_config(tmp_path, qrels=True).read_text().split("\n\n")
+    (tmp_path / "pipeline.toml").write_text("\n\n".join(block for block in lines if "[dataset.splits.dev]" not in block))
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label,aggregate,train",
+                 "--max-steps", "2"]) == 0  # not quiet: the warning is said
+    captured = capsys.readouterr()
+    assert "no 'dev' split in the labels: training without early stopping" in captured.err
+    assert "(no dev split: the last step's model, with no dev figures)" in captured.out
+    assert "dev figures" not in captured.out.replace("with no dev figures", "")

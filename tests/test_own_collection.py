@@ -76,7 +76,8 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
 
     # the trained ranker side by side with BM25, the other LFs, RRF and the labels, on the 2 judged test queries
     evaluation = pd.read_csv(paths.runs / "evaluation.csv", index_col=0)
-    assert list(evaluation.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "fusion-combsum", "labels-fusion",
+    assert list(evaluation.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
+                                "fusion-combsum", "labels-fusion",
                                 "model"]
     assert (evaluation["queries"] == 2).all() and evaluation[["MAP", "MRR", "nDCG@10"]].stack().between(0, 1).all()
 
@@ -117,6 +118,13 @@ def test_the_readme_python_example_runs_every_stage(tmp_path, one_torch_thread):
     assert model == tmp_path / "model" / "best" and (model / "weakrank_fusion.json").exists()  # it carries its teacher
     assert pipeline.rerank(cfg) == tmp_path / "runs" / "model.trec"
     table = pipeline.evaluate(cfg)
-    assert list(table.index) == ["bm25", "tfidf", "word_overlap", "fusion-rrf", "fusion-combsum", "labels-fusion",
+    assert list(table.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
+                                "fusion-combsum", "labels-fusion",
                                 "model"]
     assert pd.read_csv(tmp_path / "runs" / "evaluation.csv", index_col=0).index.equals(table.index)
+    # the first stage's row is the user's own run file, as `weakrank evaluate CONFIG test.run` measures it
+    first = table.loc["first stage (your run)"]
+    mine = pipeline.evaluate_runs(cfg, [OWN / "test.run"]).loc["test"]
+    metrics = ["MAP", "MRR", "P@1", "P@5", "nDCG@10", "R_10@1", "queries"]
+    assert first[metrics].tolist() == pytest.approx(mine[metrics].tolist())
+    assert table.attrs["baseline"] == "first stage (your run)" and np.isnan(first["MAP p"])

@@ -23,7 +23,8 @@ def labelled(tmp_path_factory) -> Path:
     drawn before any judgment made the labels: of test (``evaluation-judging.tsv``) and of dev (``dev-sample.tsv``)."""
     run = tmp_path_factory.mktemp("labelled") / "run"
     assert main(["run", CONFIG, "--run-dir", str(run), "--stages", "ingest,label,aggregate", "--quiet"]) == 0
-    assert main(["select", CONFIG, "--run-dir", str(run), "--evaluation"]) == 0
+    assert main(["select", CONFIG, "--run-dir", str(run), "--evaluation", "--output",
+                 str(run / "evaluation-judging.tsv")]) == 0
     dev = dev_config(run.parent)
     assert main(["select", dev, "--run-dir", str(run), "--evaluation", "--output", str(run / "dev-sample.tsv")]) == 0
     judge(run / "evaluation-judging.tsv", OWN / "test.qrels")
@@ -192,12 +193,14 @@ def test_judgments_and_a_persons_own_columns_stay_editable(run_dir, capsys):
 @pytest.mark.parametrize("line, column, value", [(3, "passage_inclusion", "0.9"), (0, "sample_seed", "7")],
                          ids=["passage_inclusion", "every sample_seed"])
 def test_select_more_refuses_an_edited_design(run_dir, capsys, line, column, value):
-    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3"]) == 0
     judging = run_dir / "judging.tsv"
+    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "2", "--per-query", "3", "--output",
+                 str(judging)]) == 0
     edit(judging, line, column, value)
     before = judging.read_bytes()
     capsys.readouterr()
-    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "1", "--per-query", "3", "--more"]) == 2
+    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--queries", "1", "--per-query", "3", "--more",
+                 "--output", str(judging)]) == 2
     assert f"judging.tsv:{line or 2}: {column}: " in error(capsys)
     assert judging.read_bytes() == before
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_judge import Terminal
+from test_no_qrels import own_config
 
 from weakrank import pipeline
 from weakrank.cli import main
@@ -61,7 +62,7 @@ def test_select_leaves_out_near_duplicate_queries():
 
 
 def test_select_refuses_the_evaluated_split_and_a_file_already_judged(tmp_path):
-    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path)
+    cfg = load_config(own_config(tmp_path, qrels=True), run_dir=tmp_path / "run")  # judging files go beside it
     for stage in (pipeline.ingest, pipeline.label):
         stage(cfg)
     with pytest.raises(ConfigError, match="the one \\[evaluate\\] scores"):
@@ -102,11 +103,11 @@ def test_judgments_of_the_evaluated_split_are_refused(tmp_path):
 
 
 def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
-    config, run = str(OWN / "pipeline.toml"), tmp_path / "run"
+    config, run = str(own_config(tmp_path, qrels=True)), tmp_path / "run"
     assert main(["run", config, "--run-dir", str(run), "--stages", "ingest,label,aggregate", "--quiet"]) == 0
     assert main(["select", config, "--run-dir", str(run), "--queries", "2", "--per-query", "3"]) == 0
     printed = capsys.readouterr().out
-    path = run / "judging.tsv"
+    path = tmp_path / "pipeline.judgments" / "judging.tsv"  # beside the config, not in the run directory
     assert "6 passages to read" in printed and f"weakrank judge {path}" in printed
     # a person judges in the terminal: relevant where the passage names the query's last word
     rows = read_judging_file(path)

@@ -47,7 +47,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``weakrank`` console script."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(next((arg for arg in argv if not arg.startswith("-")), "")).parse_args(argv)
+    parser = build_parser(next((arg for arg in argv if not arg.startswith("-")), ""))
+    args, rest = parser.parse_known_args(argv)
+    spill = getattr(args, "more_positionals", None)  # a sub-command's list of positionals, given after its flags
+    if rest and spill and not any(arg.startswith("-") for arg in rest):
+        setattr(args, spill, [*getattr(args, spill), *rest])
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         with configure(quiet=getattr(args, "quiet", False)):
             args.func(args)

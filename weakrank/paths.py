@@ -11,7 +11,9 @@ directory, the user's cache: :func:`user_cache`).
 ``<output>/``                 train: ``best/``, ``final/``, ``history.csv`` (``[train] output``); ``checkpoint.pt``
                               while training is unfinished (``--resume``), after it with ``keep_checkpoint``
 ``runs/<name>.trec``          rerank, evaluate, index: TREC runs and their metrics
-``evaluation-judging.tsv``    select --evaluation: a sample of the evaluated split to judge (no qrels needed)
+``judging.tsv``, ``evaluation-judging.tsv`` only where an earlier weakrank wrote them there: a person's judging
+                              files now live beside the config, in ``<config stem>.judgments/``
+                              (:func:`judging_path`), which no run's deletion or ``--force`` touches
 ``experiment/``               experiment: cached cells, runs, labels, histories, policies of the grid
 ``report/<name>/``            experiment: report.md, report.html, results.csv and figures
 ``index/<model>/``            index: passage embeddings and Faiss index (see :mod:`weakrank.retrieval`)
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,11 +81,6 @@ class RunPaths:
         return self.root / "runs"
 
     @property
-    def evaluation_judging(self) -> Path:
-        """The judging file of the evaluated split's sample (``select --evaluation``), read by ``evaluate``."""
-        return self.root / "evaluation-judging.tsv"
-
-    @property
     def experiment(self) -> Path:
         return self.root / "experiment"
 
@@ -92,6 +91,38 @@ class RunPaths:
     @property
     def index(self) -> Path:
         return self.root / "index"
+
+
+JUDGING = "judging.tsv"  # select's sample of the training queries: it chooses how the LFs are combined
+EVALUATION_JUDGING = "evaluation-judging.tsv"  # select --evaluation's sample of the evaluated split: it measures
+JUDGMENTS = ".judgments"  # <config stem>.judgments/: the folder of a config's judging files
+
+
+def judgments_folder(config: str | Path) -> Path:
+    """``<config stem>.judgments/`` beside ``config``: a person's judging files, kept apart from every run directory
+    (deleting a run, or rerunning it with ``--force``, never touches them)."""
+    config = Path(config)
+    return config.with_name(config.stem + JUDGMENTS)
+
+
+def judging_path(config: str | Path | None, run_dir: str | Path, name: str) -> Path:
+    """The judging file ``name`` (:data:`JUDGING`, :data:`EVALUATION_JUDGING`) of a config: in its
+    :func:`judgments_folder`; one that an earlier weakrank wrote into the run directory is used there while the
+    folder has none (existing runs keep working); a config without a file (built in Python): the run directory."""
+    kept = Path(run_dir) / name
+    if config is None:
+        return kept
+    beside = judgments_folder(config) / name
+    return kept if kept.exists() and not beside.exists() else beside
+
+
+def config_of(judging: str | Path) -> Path | None:
+    """The config whose :func:`judgments_folder` holds the judging file ``judging``, where it exists; else None."""
+    folder = Path(judging).resolve().parent
+    if not folder.name.endswith(JUDGMENTS):
+        return None
+    config = folder.with_name(folder.name.removesuffix(JUDGMENTS) + ".toml")
+    return config if config.is_file() else None
 
 
 def shell_path(path: str | Path) -> str:
@@ -109,3 +140,20 @@ def user_cache() -> Path:
     if os.environ.get("WEAKRANK_CACHE"):
         return Path(os.environ["WEAKRANK_CACHE"])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "weakrank"
+
+
+def program() -> str:
+    """The command that runs weakrank, as a printed next step names it so that it runs when pasted here:
+    ``weakrank`` where that on PATH is the one running (or where it runs as a library: tests, notebooks); else the
+    script the user ran as :func:`shell_path` shows it (``.venv/bin/weakrank`` after the README's set-up), or
+    ``python -m weakrank.cli`` with this interpreter."""
+    ran = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if ran is None or ran.name not in ("weakrank", "cli.py", "__main__.py"):
+        return "weakrank"
+    on_path = shutil.which("weakrank")
+    if ran.name == "weakrank":
+        same = on_path is not None and Path(on_path).resolve() == ran.resolve()
+        return "weakrank" if same else shell_path(ran)
+    if ran.resolve().parent != Path(__file__).resolve().parent:  # a cli.py that is not weakrank's
+        return "weakrank"
+    return f"{shlex.quote(sys.executable)} -m weakrank.cli"  # not resolved: a venv's python is a link

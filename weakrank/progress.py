@@ -132,6 +132,19 @@ class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
             self._write_line()
         return False
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Work done between two steps (training's evaluation, a checkpoint) left out of the step rate, hence out of
+        the time left: without it, the step after a long evaluation made the time left jump (2:41, then 19:28)."""
+        if self.disable:  # a bar turned off keeps no time
+            yield
+            return
+        started = self._time()
+        try:
+            yield
+        finally:
+            self.last_print_t += self._time() - started
+
     def close(self) -> None:
         if self._lines and not self.disable:
             if self.leave is not False and self.n != self._line_n:

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from weakrank.config import PipelineConfig
-from weakrank.errors import ConfigError, did_you_mean, located
+from weakrank.errors import ConfigError, DataError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
-from weakrank.paths import RunPaths
+from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.sections import check_label_model
 
 
@@ -89,7 +89,7 @@ def has_judgments(path: Path) -> bool:
 def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
     """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`judged_splits`), or the run
     directory's evaluation sample (``select --evaluation``) holds judgments."""
-    return split in judged_splits(cfg, ingested) or has_judgments(RunPaths(cfg.run_dir).evaluation_judging)
+    return split in judged_splits(cfg, ingested) or has_judgments(judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING))
 
 
 def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> None:
@@ -106,6 +106,8 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
     dataset = RunPaths(cfg.run_dir).dataset
     found = read_judgments(path, dataset if (dataset / "passages.parquet").exists() else None)
+    if found.table.empty:
+        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
     check_apart(eval_split or cfg.evaluate.split, (), file=path, line=int(found.table[LINE].iloc[0]), field="use",
                 use=found.use)
     if (dataset / "queries.parquet").exists():

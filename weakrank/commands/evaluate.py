@@ -31,7 +31,7 @@ def print_table(table: pd.DataFrame, require: str) -> None:
 
 def print_sample(table: pd.DataFrame, paths: RunPaths) -> None:
     """An evaluation by sample as the terminal shows it: each system's estimated MAP and its difference from
-    BM25, with intervals, its legend, the trained ranker's line and where it went."""
+    the baseline (the first stage), with intervals, its legend, the trained ranker's line and where it went."""
     from weakrank.evaluation.summary import sample_line
     from weakrank.evaluation.tables import format_sample_table, sample_legend
 
@@ -49,10 +49,11 @@ def cmd_evaluate(args: argparse.Namespace) -> None:
         from weakrank import pipeline
         from weakrank.paths import RunPaths
 
-        if args.run or args.qrels:
-            raise ConfigError("--judgments measures the run directory's systems: give no run file nor --qrels")
+        if args.qrels:
+            raise ConfigError("--judgments measures the run directory's systems (and the run files given): "
+                              "give no --qrels")
         cfg = pipeline_config(args)
-        print_sample(pipeline.evaluate(cfg, judgments=args.judgments), RunPaths(cfg.run_dir))
+        print_sample(pipeline.evaluate(cfg, judgments=args.judgments, runs=args.run), RunPaths(cfg.run_dir))
         return
     if args.qrels:
         from weakrank.evaluation.tables import runs_table
@@ -120,12 +121,14 @@ def register(add: AddCommand) -> None:
     """Add the evaluation sub-commands."""
     p = add("evaluate", cmd_evaluate, "metrics of TREC runs against the dataset's qrels (or a TREC qrels file: "
             "weakrank evaluate --qrels QRELS RUN...), with t-tests vs the first")
-    p.add_argument("run", nargs="*", help="TREC run files; the first is the baseline")
+    p.add_argument("run", nargs="*", help="TREC run files; the first is the baseline (with --judgments: runs "
+                   "measured beside the run directory's systems, against its first stage)")
+    p.set_defaults(more_positionals="run")  # `evaluate CONFIG --judgments FILE RUN...`: runs after the flags too
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
                    "every positional argument is a run file")
     p.add_argument("--judgments", metavar="FILE", help="a judged sample of the evaluated split (weakrank select "
                    "CONFIG --evaluation, then weakrank judge): each system's MAP estimated from it, with intervals, "
-                   "and its difference from BM25 (no qrels needed; no run file given)")
+                   "and its difference from the first stage (no qrels needed)")
     add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

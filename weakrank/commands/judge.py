@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from weakrank.commands import AddCommand
 from weakrank.errors import DataError, WeakrankError
+from weakrank.paths import config_of, program, shell_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,22 +130,30 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         elif key == "b" and position > 0:
             table.loc[position - 1, "relevance"] = ""
         elif key in ("q", "\x04"):  # \x04: Ctrl-D
-            out.write(f"\nstopped; every answer is saved in {path}: {_counts(table)}.\nContinue with: weakrank judge "
-                      f"{shlex.quote(str(path))}\n")
+            out.write(f"\nstopped; every answer is saved in {path}: {_counts(table)}.\nContinue with: {program()} judge "
+                      f"{shell_path(path)}\n")
             return
         else:
             note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
             continue
         saved = _save(table, path, saved)
+    config = _config(path)
     if EVALUATION_USE in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
         out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, each system's MAP estimated from it:\n"
-                  f"    weakrank evaluate CONFIG --judgments {shlex.quote(str(path))}   (with the run's --run-dir)\n")
+                  f"    {program()} evaluate {config} --judgments {shell_path(path)}   (with the run's --run-dir, if "
+                  "you gave one)\n")
         return
     out.write(f"\nevery row of {path} is answered: {_counts(table)}.\n{_too_few(table, path)}"
               "Next, TREC qrels of the judged rows:\n"
-              f"    weakrank judge {shlex.quote(str(path))} --qrels judged.qrels\nor in a pipeline config (an absolute "
+              f"    {program()} judge {shell_path(path)} --qrels judged.qrels\nor in a pipeline config (an absolute "
               "path: a relative one is read from the config's folder):\n"
               f"    [aggregate] judgments = {json.dumps(str(path.resolve()))}\n")
+
+
+def _config(path: Path) -> str:
+    """The config whose judgments folder holds ``path`` as a printed command names it, else ``CONFIG``."""
+    config = config_of(path)
+    return shell_path(config) if config else "CONFIG"
 
 
 def _first_unjudged(table: pd.DataFrame) -> int | None:
@@ -176,7 +185,7 @@ def _too_few(table: pd.DataFrame, path: Path) -> str:
     if queries >= MIN_QUERIES:
         return ""
     return (f"{queries} judged {'query has' if queries == 1 else 'queries have'} a relevant passage; changing how the "
-            f"LFs are combined takes {MIN_QUERIES}: weakrank select CONFIG --more --output {shlex.quote(str(path))} "
+            f"LFs are combined takes {MIN_QUERIES}: {program()} select {_config(path)} --more --output {shell_path(path)} "
             "adds queries to this file.\n")
 
 

@@ -12,7 +12,7 @@ from weakrank.errors import ConfigError
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
     from weakrank.evaluation.summary import EVALUATION_QUERIES, JUDGE_QUERIES
-    from weakrank.paths import shell_path
+    from weakrank.paths import program, shell_path
 
     cfg = pipeline_config(args)
     again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))
@@ -32,8 +32,8 @@ def cmd_select(args: argparse.Namespace) -> None:
     print(f"{'added' if args.more else 'drew'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
           f"{split!r}, a random sample that stands for its queries (each one's probability of being drawn is in "
           f"the file), {why}: {len(pairs)} passages to read ({len(pairs) / max(queries, 1):.1f} a query) → {path}")
-    print(f"next: weakrank judge {shell_path(path)}   (or fill in its relevance column: 1 relevant, 0 not)\n"
-          f"then: weakrank {then} {again} --judgments {shell_path(path)}")
+    print(f"next: {program()} judge {shell_path(path)}   (or fill in its relevance column: 1 relevant, 0 not)\n"
+          f"then: {program()} {then} {again} --judgments {shell_path(path)}")
 
 
 def register(add: AddCommand) -> None:
@@ -42,12 +42,14 @@ def register(add: AddCommand) -> None:
     p.add_argument("--queries", type=int, help="how many queries to judge (default 10; with --evaluation 20)")
     p.add_argument("--split", help="the pool of unjudged queries (default train; never the [evaluate] split)")
     p.add_argument("--evaluation", action="store_true", help="instead, a random sample of the evaluated split "
-                   "([evaluate] split) to measure the systems without qrels, into <run_dir>/evaluation-judging.tsv: "
-                   "judge it, then weakrank evaluate CONFIG --judgments FILE (its judgments never train)")
+                   "([evaluate] split) to measure the systems without qrels, into "
+                   "<config stem>.judgments/evaluation-judging.tsv: judge it, then weakrank evaluate CONFIG "
+                   "--judgments FILE (its judgments never train)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "
                    "--more reads the file's)")
-    p.add_argument("--output", help="the judging file (default <run_dir>/judging.tsv)")
+    p.add_argument("--output", help="the judging file (default <config stem>.judgments/judging.tsv, beside the "
+                   "config: deleting a run leaves it)")
     p.add_argument("--force", action="store_true", help="replace --output even if weakrank did not write it or it "
                    "changed since (a person's skips and notes are lost)")
     p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "

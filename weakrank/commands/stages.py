@@ -51,14 +51,28 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
     print(f"labeled {len(votes)} pairs with {len(cfg.label.lfs)} LFs → {RunPaths(cfg.run_dir).votes}")
 
 
-def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame) -> None:
-    share = labels["label"].mean()
+def overlooked_line(warning: str, cfg: PipelineConfig, args: argparse.Namespace) -> str:
+    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.analysis.overlooked`), with the
+    commands that tell who is right: judge a few queries and run again with them."""
+    from weakrank.evaluation.summary import JUDGE_QUERIES
+
+    return f"{warning} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"
+
+
+def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame, args: argparse.Namespace) -> None:
+    """What the labels say, in words: the pairs labelled relevant (P(relevant) > 0.5, the hard label) and how
+    many relevant candidates a list holds on average by the probabilities (a fusion's are spread thin: few pairs
+    pass 0.5 while each list still sums to about one)."""
     path = RunPaths(cfg.run_dir).labels
-    print(f"aggregated {len(labels)} pairs ({share:.1%} relevant) → {path}")
+    relevant, per_list = int(labels["label"].sum()), labels.groupby("query_id")["p_relevant"].sum().mean()
+    print(f"{relevant} of {len(labels)} pairs labelled relevant (p > 0.5); on average {per_list:.1f} relevant "
+          f"candidate{'' if round(per_list, 1) == 1 else 's'} per list by the labels' probabilities → {path}")
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
     _print_lf_weights(path)
     _print_few_shot_choice(path, cfg)
+    if labels.attrs.get("overlooked"):
+        print(f"warning: {overlooked_line(labels.attrs['overlooked'], cfg, args)}")
 
 
 def _print_lf_weights(labels: Path) -> None:
@@ -96,7 +110,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     from weakrank import pipeline
 
     cfg = pipeline_config(args)
-    show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)))
+    show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)), args)
 
 
 def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
@@ -105,6 +119,7 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
     would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
     from weakrank.fusion_state import FusionState
     from weakrank.label_models.labels_file import read_labels_info
+    from weakrank.paths import program, shell_path
 
     params = read_labels_info(labels).params
     judged = params.judged if isinstance(params, FusionState) else None
@@ -114,12 +129,12 @@ def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
                                                          sorted(judged.estimates.items(), key=lambda i: -i[1])))
         needed = judged.queries_to_tell()
         if judged.queries < judged.rule["min_queries"]:
-            print(f"  to judge more: weakrank select {cfg.source} --more --queries 5 (adds them to the judging "
-                  "file), weakrank judge it, then run again")
+            print(f"  to judge more: {program()} select {shell_path(cfg.source)} --more --queries 5 (adds them to "
+                  f"the judging file), {program()} judge it, then run again")
         elif needed:
             print(f"  to tell whether {judged.best} is ahead: about {needed} judged queries with a relevant passage "
-                  f"(now {judged.queries}); weakrank select {cfg.source} --more --queries {needed - judged.queries} "
-                  "adds queries to the judging file, weakrank judge it, then run again")
+                  f"(now {judged.queries}); {program()} select {shell_path(cfg.source)} --more --queries "
+                  f"{needed - judged.queries} adds queries to the judging file, {program()} judge it, then run again")
 
 
 def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
@@ -132,13 +147,15 @@ def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: ar
 
 
 def analysis_advice(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
-    """The line that says the label model cannot tell the views apart and how to judge a few queries, or None."""
-    advice = tables["views"].attrs.get("advice")
-    if not advice:
-        return None
+    """The lines that say the label model cannot tell the views apart, or weights near zero an LF that disagrees
+    with the labels, and how to judge a few queries; or None."""
     from weakrank.evaluation.summary import JUDGE_QUERIES
 
-    return f"{advice} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg.run_dir)}"
+    views = tables["views"].attrs
+    lines = [f"{views['advice']} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"] if views.get("advice") else []
+    if views.get("overlooked"):
+        lines.append(f"warning: {overlooked_line(views['overlooked'], cfg, args)}")
+    return "\n".join(lines) or None
 
 
 def cmd_analyze(args: argparse.Namespace) -> None:
@@ -165,28 +182,48 @@ def show_evaluation(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: a
         print(f"→ {RunPaths(cfg.run_dir).runs}: evaluation.csv, evaluation.md, evaluation.png")
 
 
-def judge_commands(args: argparse.Namespace, run_dir: Path, more: bool = False) -> str:
+def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = False) -> str:
     """The commands that judge a few queries of this run and run it again with the flags it was given
     (``--run-dir``, ``--max-queries``, the ``[train]`` flags); ``more``: add them to the judgments it read."""
     from weakrank.evaluation.summary import judge_commands as commands
-    from weakrank.paths import shell_path
+    from weakrank.paths import JUDGING, judging_path, shell_path
 
-    return commands(shell_path(args.config), shell_path(run_dir), repeated_flags(args), train_flags(args), more)
+    judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
+    return commands(shell_path(args.config), judging, repeated_flags(args), train_flags(args), more)
 
 
 def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> str:
     """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
     estimate from a judged sample, or why nothing was measured and the commands that measure it."""
     from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, measure_commands, sample_line
-    from weakrank.paths import shell_path
+    from weakrank.paths import EVALUATION_JUDGING, judging_path, shell_path
     from weakrank.pipeline import Skipped
 
     if isinstance(result, Skipped):
-        commands = measure_commands(shell_path(args.config), shell_path(cfg.run_dir), repeated_flags(args))
+        sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
+        commands = measure_commands(shell_path(args.config), shell_path(sample), repeated_flags(args))
         return f"{result.reason} — to measure it on {EVALUATION_QUERIES} judged queries: {commands}"
     if "low" in result.columns:
         return sample_line(result)
     return closing_line(result, judge=result.attrs.get("judge") or "")
+
+
+def duration(seconds: float) -> str:
+    """A rough duration in words: "40 s", "3 min", "1 h 20 min"."""
+    if seconds < 90:
+        return f"{max(10 * round(seconds / 10), 10):.0f} s" if seconds >= 10 else f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
+    """``run``'s plan: the stages ahead and, once the data's size is known, a rough time for each and in all."""
+    if not seconds:
+        print(f"stages ahead: {', '.join(stages)} (a rough time once the dataset is ingested)", flush=True)
+        return
+    each = ", ".join(f"{stage} ~{duration(seconds[stage])}" for stage in stages if stage in seconds)
+    print(f"stages ahead: {each}; roughly {duration(sum(seconds.values()))} in all from the data's size (as 2 idle "
+          "CPU cores take it; longer on busy ones)", flush=True)
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -197,7 +234,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     shows: dict[str, Callable[[Any], Any]] = {
         "ingest": lambda ds: show_ingested(cfg, ds), "label": lambda votes: show_labelled(cfg, votes),
-        "aggregate": lambda labels: show_aggregated(cfg, labels),
+        "aggregate": lambda labels: show_aggregated(cfg, labels, args),
         "analyze": lambda tables: show_analysis(cfg, tables, args), "train": print_trained,
         "rerank": lambda path: print(f"wrote {path}"), "evaluate": lambda table: show_evaluation(cfg, table, args),
     }
@@ -215,16 +252,21 @@ def cmd_run(args: argparse.Namespace) -> None:
         cfg, args.stages.split(",") if args.stages else None, progress=not args.quiet, force=args.force,
         engine=args.engine, engine_options=engine_overrides(args), model=args.model, judgments=args.judgments,
         splits=args.split, eval_split=args.eval_split, require=args.require, resume=args.resume,
-        on_start=start, on_end=end, flags=repeated_flags(args), train_flags=train_flags(args),
+        on_start=start, on_end=end, on_plan=print_plan, flags=repeated_flags(args), train_flags=train_flags(args),
         **train_overrides(args),
     )
     print(f"\ntime per stage (→ {done.timings_file}):")
     for stage, t in done.timings.items():
         print(f"  {stage:<10}{t['seconds']:>9.1f} s   peak memory so far {t['peak_rss_mib']:>7.0f} MiB")
-    lines = {"analyze": lambda tables: analysis_advice(cfg, tables, args),
+    print(f"  {'in all':<10}{sum(t['seconds'] for t in done.timings.values()):>9.1f} s")
+    def aggregated(labels: pd.DataFrame) -> str | None:  # said again last, where analyze does not say it
+        warning = labels.attrs.get("overlooked")
+        return f"warning: {overlooked_line(warning, cfg, args)}" if warning and "analyze" not in done.results else None
+
+    lines = {"aggregate": aggregated, "analyze": lambda tables: analysis_advice(cfg, tables, args),
              "evaluate": lambda result: final_line(cfg, result, args)}
     said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
-    commands, shown = judge_commands(args, cfg.run_dir) if any(said) else "", False
+    commands, shown = judge_commands(args, cfg) if any(said) else "", False
     for line in filter(None, said):  # the judging commands once
         print(f"\n{line.replace(commands, 'the commands above') if shown else line}")
         shown = shown or commands in line

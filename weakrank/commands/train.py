@@ -47,7 +47,10 @@ def print_trained(model: Path) -> None:
 
     if int(os.environ.get("RANK", "0")) != 0:
         return
-    print(f"trained → {model} (dev figures per evaluation: {model.parent / 'history.csv'})")
+    history = model.parent / "history.csv"
+    measured = history.exists() and any(name.startswith("dev_") for name in history.open().readline().split(","))
+    print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
+                                    "(no dev split: the last step's model, with no dev figures)"))
     mix = read_teacher_state(model, set(BUILTIN)).mix if model_manifest(model).teacher else None
     if mix:
         print(f"shipped ranker: {mix.reason}")

@@ -1,10 +1,11 @@
 """What an evaluation table of a pipeline run says, in words: what each row is (:func:`rows_legend`) and how the
-trained ranker did against BM25 and the best LF or fusion (:func:`closing_line`).
+trained ranker did against the first stage and the best LF or fusion (:func:`closing_line`).
 
-A table's rows have roles (``table.attrs["roles"]``, row → role): ``lf`` (each LF's own ranking, the baseline
-BM25 among them), ``fusion`` (the unsupervised fusions of the LFs), ``labels`` (the pseudo-labels the ranker
-learned from) and ``trained`` (the trained ranker); ``attrs["architecture"]`` and ``attrs["shipped"]`` say what
-the trained row is: the shipped ranker (student and teacher) or the student alone.
+A table's rows have roles (``table.attrs["roles"]``, row → role): ``first stage`` (the candidates' own order: the
+baseline where there is one), ``lf`` (each LF's own ranking, weakrank's BM25 among them), ``fusion`` (the
+unsupervised fusions of the LFs), ``labels`` (the pseudo-labels the ranker learned from), ``run`` (a run file the
+user gave) and ``trained`` (the trained ranker); ``attrs["architecture"]`` and ``attrs["shipped"]`` say what the
+trained row is: the shipped ranker (student and teacher) or the student alone.
 """
 
 from __future__ import annotations
@@ -12,13 +13,18 @@ from __future__ import annotations
 import pandas as pd
 
 from weakrank.evaluation.tables import p_text
+from weakrank.paths import program
 
+BM25_ROW = "bm25 (weakrank)"  # weakrank's BM25 LF recomputed over the candidates: not the user's first stage
 JUDGE_QUERIES = 10  # what `weakrank select --queries` is told to pick
 
 ROLES = {
+    "first stage": "the candidates' own order, as the first stage ranked them (your run file, or the BM25 top k that "
+                   "weakrank built the candidates with): the baseline",
     "lf": "each LF's own ranking",
     "fusion": "the LFs' rankings fused without labels (rrf: reciprocal rank; combsum: summed per-query z-scores)",
     "labels": "the pseudo-labels the ranker learned from (the label model's P(relevant))",
+    "run": "a TREC run file you gave",
 }
 
 
@@ -36,6 +42,8 @@ def rows_legend(table: pd.DataFrame) -> str:
     lines = []
     for role, text in {**ROLES, "trained": describe_trained(table)}.items():
         rows = [row for row, r in table.attrs["roles"].items() if r == role]
+        if BM25_ROW in rows:
+            text += f" ({BM25_ROW}: BM25 recomputed by weakrank over the candidates, not your first stage)"
         if rows:
             lines.append(f"{', '.join(rows)}: {text}")
     return "\n".join(lines)
@@ -48,7 +56,7 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
     value of the run before them) has it; where the best LF or fusion is ahead, ``judge`` (the commands that judge
     a few queries) follows."""
     roles, before = table.attrs["roles"], table.attrs.get("before") or {}
-    baseline, alpha = table.attrs.get("baseline", "bm25"), table.attrs.get("alpha", 0.05)
+    baseline, alpha = table.attrs["baseline"], table.attrs.get("alpha", 0.05)
     trained = next(row for row, role in roles.items() if role == "trained")
     value, base, p = (table.loc[trained, metric], table.loc[baseline, metric], table.loc[trained, f"{metric} p"])
     what = "the shipped ranker" if table.attrs.get("shipped") else "the trained ranker"
@@ -56,7 +64,7 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
     was = f" ({before[trained]:.3f} before the judgments)" if trained in before else ""
     line = (f"{what} ({trained}): {metric} {value:.3f}{was} vs {baseline} {base:.3f} ({(value - base) / base:+.0%}, "
             f"{test}; {int(table.loc[trained, 'queries'])} queries)")
-    others = [row for row, role in roles.items() if role in ("lf", "fusion")]
+    others = [row for row, role in roles.items() if role in ("lf", "fusion") and row != baseline]
     best = max(others, key=lambda row: table.loc[row, metric])
     if table.loc[best, metric] > value:
         line += f"; {best} alone: {table.loc[best, metric]:.3f}, ahead of it"
@@ -66,33 +74,36 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"
 
 
-def judge_commands(config: str, run_dir: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
+def judge_commands(config: str, judging: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
     """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments:
     ``flags`` (e.g. ``--run-dir``) go to each command, ``train_flags`` (``--max-steps``) to ``run`` only; with
-    ``more`` (the run read judgments of ``<run_dir>/judging.tsv`` already) ``select --more`` adds queries to that
+    ``more`` (the run read judgments of the judging file ``judging`` already) ``select --more`` adds queries to that
     file, asking nothing judged again."""
-    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/judging.tsv"
+    again = f"{config} {flags}".strip()
     select = f"--more --queries {JUDGE_QUERIES}" if more else f"--queries {JUDGE_QUERIES}"
     rerun = f"{again} {train_flags}".strip()
-    return (f"`weakrank select {again} {select}`, `weakrank judge {judging}`, then "
-            f"`weakrank run {rerun} --judgments {judging}`")
+    me = program()
+    return (f"`{me} select {again} {select}`, `{me} judge {judging}`, then "
+            f"`{me} run {rerun} --judgments {judging}`")
 
 
 EVALUATION_QUERIES = 20  # what `weakrank select --evaluation` draws by default
 
 
-def measure_commands(config: str, run_dir: str, flags: str = "") -> str:
+def measure_commands(config: str, judging: str, flags: str = "") -> str:
     """The commands that measure a run's systems without qrels: draw a sample of :data:`EVALUATION_QUERIES`
-    queries of the evaluated split, judge it, and estimate each system's MAP from it (``flags`` to each)."""
-    again, judging = f"{config} {flags}".strip(), f"{run_dir.rstrip('/')}/evaluation-judging.tsv"
-    return (f"`weakrank select {again} --evaluation`, `weakrank judge {judging}`, then "
-            f"`weakrank evaluate {again} --judgments {judging}`")
+    queries of the evaluated split into the judging file ``judging``, judge it, and estimate each system's MAP from
+    it (``flags`` to each)."""
+    again = f"{config} {flags}".strip()
+    me = program()
+    return (f"`{me} select {again} --evaluation`, `{me} judge {judging}`, then "
+            f"`{me} evaluate {again} --judgments {judging}`")
 
 
 def sample_line(table: pd.DataFrame) -> str:
     """An evaluation by sample's result in one line: the trained ranker's estimated MAP and its difference from the
     baseline, each with its interval, and whether that difference is clearly above or below 0."""
-    roles, baseline = table.attrs.get("roles", {}), table.attrs.get("baseline", "bm25")
+    roles, baseline = table.attrs.get("roles", {}), table.attrs["baseline"]
     trained = next((row for row, role in roles.items() if role == "trained" and row in table.index), None)
     if trained is None:
         return f"estimated on {table.attrs['judged']} judged queries: no trained ranker's run to measure"

@@ -95,12 +95,13 @@ def format_table(table: pd.DataFrame, p_for: str | None = None) -> pd.DataFrame:
 
 
 def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "both",
-               negatives: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Metrics of TREC run files (rows named by file stem; each file checked first), t-tests against the first;
-    R_n@k with ``negatives`` (query_id, passage_id, score) when given."""
-    results = {Path(run).stem: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
-               for run in runs}
-    return results_table(results, baseline=Path(runs[0]).stem)
+               negatives: pd.DataFrame | None = None, names: Sequence[str] | None = None) -> pd.DataFrame:
+    """Metrics of TREC run files (rows named by ``names``, default the files' stems; each file checked first),
+    t-tests against the first; R_n@k with ``negatives`` (query_id, passage_id, score) when given."""
+    names = list(names) if names is not None else [Path(run).stem for run in runs]
+    results = {name: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
+               for name, run in zip(names, runs)}
+    return results_table(results, baseline=names[0])
 
 
 def format_sample_table(table: pd.DataFrame) -> pd.DataFrame:

@@ -5,8 +5,11 @@ The sample is drawn as ``select`` draws one (:mod:`.design`), but from the evalu
 sample (one stratum, every query: the systems compared are not the candidates, so no query is known to be tied), and
 is kept apart from training (a query judged for evaluation never trains: ``aggregate`` refuses judgments of the
 evaluated split). The estimate is :mod:`.estimate`'s, each system ranking its candidates by its run's scores (a
-judged passage missing from a run is ranked last there); its interval is the estimate ± t(0.975, n − 1) standard
-errors. ``benchmarks/bench_judged_evaluation.py`` measures how often the interval covers the full-qrels figure.
+judged passage missing from a run is ranked last there); its interval is t(0.975, n − 1) standard errors either
+side on the logit scale of the measure's range (MAP in [0, 1], a difference in [−1, 1]; the delta method carries the
+standard error there), mapped back: it never leaves the range, and is lopsided near its ends, where the plain
+estimate ± errors went past them (an estimate past an end, which weighting can give, is shown at that end). ``benchmarks/bench_judged_evaluation.py`` measures how often it covers the
+full-qrels figure.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit, logit
 from scipy.stats import t
 
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
@@ -38,6 +42,21 @@ def sample_pairs(ranked: dict[str, list[list[str]]], answerable: pd.Series, quer
     frame = list(ranked)
     found = Pool(ranked, answerable, frame, dict.fromkeys(frame, 0))
     return pairs_of(found, draw(found, queries, seed, oversample=1.0), per_query, seed)
+
+
+def bounded_interval(value: pd.Series, error: pd.Series, half: float, low: float, high: float, queries: int
+                     ) -> tuple[pd.Series, pd.Series, pd.Series]:
+    """``value`` clipped into ``[low, high]`` (a weighted estimate can pass an end: the truth cannot), and ``half``
+    standard errors ``error`` either side of it on the logit scale of the range (module doc), mapped back; the
+    logit is taken half a query in from the ends (``queries`` judged: the empirical logit's correction), and the
+    interval holds the value. No width where the error is 0."""
+    width, inside = high - low, 0.5 / (queries + 1)
+    value = value.clip(low, high)
+    share = ((value - low) / width).clip(inside, 1 - inside)
+    spread = half * error / (width * share * (1 - share))  # the delta method: d logit(x) = dx / (x (1 − x))
+    centre, exact = logit(share), error == 0  # exact: the baseline's own difference, a list every system ties
+    ends = [(low + width * expit(centre + sign * spread)).mask(exact, value) for sign in (-1, 1)]
+    return value, ends[0].where(ends[0] < value, value), ends[1].where(ends[1] > value, value)
 
 
 def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baseline: str) -> pd.DataFrame:
@@ -66,9 +85,9 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
     result = estimate(Totals(pd.DataFrame.from_dict(found, orient="index", columns=list(runs)),
                              pd.Series(relevant, dtype=float)), weights, baseline)
     half = t.ppf(0.5 + LEVEL / 2, max(result.queries - 1, 1))
-    spread = result.map_error
-    out = pd.DataFrame({"MAP": result.map, "low": result.map - half * spread, "high": result.map + half * spread,
-                        f"vs {baseline}": result.lead, "diff low": result.lead - half * result.error,
-                        "diff high": result.lead + half * result.error})
+    value, low, high = bounded_interval(result.map, result.map_error, half, 0.0, 1.0, result.queries)
+    lead, diff_low, diff_high = bounded_interval(result.lead, result.error, half, -1.0, 1.0, result.queries)
+    out = pd.DataFrame({"MAP": value, "low": low, "high": high, f"vs {baseline}": lead,
+                        "diff low": diff_low, "diff high": diff_high})
     out.attrs.update(queries=result.queries, judged=len(found), level=LEVEL, baseline=baseline)
     return out

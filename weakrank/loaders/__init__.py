@@ -11,7 +11,7 @@ from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.loaders.beir import beir_inputs, load_beir
 from weakrank.loaders.semeval import load_semeval, semeval_inputs
-from weakrank.loaders.trec import load_trec, trec_inputs
+from weakrank.loaders.trec import load_trec, split_files, trec_inputs
 from weakrank.loaders.trecqa import load_trecqa, trecqa_inputs
 from weakrank.loaders.wikiqa import load_wikiqa, wikiqa_inputs
 
@@ -51,6 +51,30 @@ def check_inputs(loader: str, path: str | Path, **options: Any) -> None:
             raise DataError(f"file {file} not found", field=key)
 
 
+YOUR_RUN = "first stage (your run)"
+
+
+def first_stage(loader: str, path: str | Path, split: str, **options: Any) -> str | None:
+    """What ranked ``split``'s candidates, as an evaluation table names its row: :data:`YOUR_RUN` where a run file
+    gave them, ``first stage (BM25 top k)`` where the loader built them with BM25; None where the dataset lists
+    them in an order that ranks nothing (WikiQA's, TrecQA's, SemEval's listed candidates)."""
+    if loader not in LOADERS:
+        return None
+    arguments = inspect.signature(LOADERS[loader]).bind(Path(path), **options)
+    arguments.apply_defaults()
+    given = arguments.arguments
+    if loader == "trec":
+        files = split_files(Path(path), given["splits"], given["queries"], given["run"], given["qrels"], given["split"])
+        ran = files.get(split, {}).get("run")
+    elif loader == "beir":
+        ran = given["run"]
+    elif loader == "wikiqa" and given["candidates"] == "bm25":
+        ran = None
+    else:
+        return None
+    return YOUR_RUN if ran else f"first stage (BM25 top {given['k']})"
+
+
 def load_dataset(loader: str, path: str | Path, **options: Any) -> Dataset:
     """Load ``path`` with the named loader and validate the result."""
     if loader not in LOADERS:
@@ -61,4 +85,4 @@ def load_dataset(loader: str, path: str | Path, **options: Any) -> Dataset:
     return LOADERS[loader](path, **options).validate()
 
 
-__all__ = ["INPUTS", "LOADERS", "check_inputs", "input_files", "load_dataset"]
+__all__ = ["INPUTS", "LOADERS", "YOUR_RUN", "check_inputs", "first_stage", "input_files", "load_dataset"]

@@ -63,8 +63,10 @@ def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
 DEFAULT_RUN = "run.trec"
 
 
-def _split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: str | None, qrels: str | None,
-                 split: str) -> dict:
+def split_files(path: Path, splits: dict[str, Any] | None, queries: str, run: str | None, qrels: str | None,
+                split: str) -> dict:
+    """Each split's files (queries, optional run and qrels) from the loader's options; a malformed table of
+    ``splits`` is a :class:`ConfigError`."""
     if splits is None:
         run = run or (DEFAULT_RUN if (path / DEFAULT_RUN).exists() else None)
         return {split: {"queries": queries} | ({"run": run} if run else {})
@@ -88,7 +90,7 @@ def trec_inputs(path: Path, collection: str, queries: str, run: str | None, qrel
     """The collection and each split's queries, run and qrels files (those it names; a missing default qrels or
     run is no error), under the config key that names each."""
     named = [(f"splits.{name}.{key}" if splits else f"options {key}", path / file) for name, spec in
-             _split_files(path, splits, queries, run, qrels, split).items() for key, file in spec.items()]
+             split_files(path, splits, queries, run, qrels, split).items() for key, file in spec.items()]
     return [("options collection", path / collection), *named]
 
 
@@ -111,7 +113,7 @@ def load_trec(
     of queries outside the split are ignored (one qrels file may serve every split). (Long: one pass over the
     files of every split, each checked where it is read, so that every error names its own file and line.)
     """
-    files = _split_files(path, splits, queries, run, qrels, split)
+    files = split_files(path, splits, queries, run, qrels, split)
     passages = read_tsv(path / collection, ["passage_id", "text"], header=False)
     check_unique(passages, "passage_id", "passage_id", "passage id")
     check_text(passages, "text", "text", "passage_id")

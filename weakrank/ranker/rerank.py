@@ -8,12 +8,14 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from weakrank.errors import LeftOutWarning
 from weakrank.files import output_file
 from weakrank.io import write_run
 from weakrank.loaders.trec import load_trec
+from weakrank.progress import tqdm
 from weakrank.ranker.directory import model_manifest
 from weakrank.ranker.load import load_ranker
 from weakrank.ranker.manifest import MANIFEST_FILE
@@ -37,9 +39,22 @@ def loaded_ranker(model: str | Path, student_only: bool = False, backend: str = 
     return ranker
 
 
+CHUNK = 256  # pairs scored at a time (whole queries): progress between them, a few seconds apart on a CPU
+
+
 def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64) -> pd.DataFrame:
-    """``query_id, passage_id, score`` of the rows of ``pairs`` (``query_id, passage_id, query, passage``)."""
-    return pairs[["query_id", "passage_id"]].assign(score=ranker.score_frame(pairs, batch_size=batch_size))
+    """``query_id, passage_id, score`` of the rows of ``pairs`` (``query_id, passage_id, query, passage``), scored
+    a few hundred pairs of whole queries at a time, with progress: a bar, or under ``--quiet`` and in a log a line
+    at most every 30 s (:class:`~weakrank.progress.tqdm`'s ``steps``)."""
+    codes = pd.factorize(pairs["query_id"])[0]
+    per_query = np.cumsum(np.bincount(codes, minlength=1)) // CHUNK  # each query's chunk: whole queries in each
+    chunks, scores = per_query[codes], np.zeros(len(pairs))
+    with tqdm(total=int(codes.max(initial=-1)) + 1, desc="reranking", unit="query", steps=True) as bar:
+        for chunk in np.unique(chunks):
+            rows = chunks == chunk
+            scores[rows] = ranker.score_frame(pairs[rows], batch_size=batch_size)
+            bar.update(int((per_query == chunk).sum()))
+    return pairs[["query_id", "passage_id"]].assign(score=scores)
 
 
 def rerank_trec(model: str | Path, run: str | Path, queries: str | Path, collection: str | Path, out: str | Path,

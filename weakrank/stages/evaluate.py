@@ -15,7 +15,14 @@ import pandas as pd
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError
-from weakrank.evaluation.summary import closing_line, judge_commands, measure_commands, rows_legend, sample_line
+from weakrank.evaluation.summary import (
+    BM25_ROW,
+    closing_line,
+    judge_commands,
+    measure_commands,
+    rows_legend,
+    sample_line,
+)
 from weakrank.evaluation.tables import (
     format_sample_table,
     format_table,
@@ -28,7 +35,8 @@ from weakrank.evaluation.tables import (
 from weakrank.io import read_parquet, read_run, write_run, write_text
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
-from weakrank.paths import RunPaths, shell_path
+from weakrank.loaders import first_stage
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import has_judgments, judged_splits
@@ -40,16 +48,37 @@ if TYPE_CHECKING:
 BEFORE = "evaluation-before"  # runs/<BEFORE>.{csv,md,png}: the evaluation of the run before the judgments
 
 
-def evaluated_systems(paths: RunPaths, split: str, trained: str) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """What a user already has on ``split`` (BM25 first, every other LF, the RRF and CombSUM fusions, the labels)
+FILES = {BM25_ROW: "bm25"}  # a row's run file under runs/ where its name is no file name
+
+
+def run_file(name: str) -> str:
+    """The stem of row ``name``'s run file under ``runs/`` (``first-stage.trec``, ``bm25.trec``, ``tfidf.trec``)."""
+    return "first-stage" if name.startswith("first stage") else FILES.get(name, name)
+
+
+def first_stage_run(paths: RunPaths, split: str) -> pd.DataFrame:
+    """The candidates' own order on ``split`` as a run (query_id, passage_id, score: minus the rank), as ingest
+    kept it in ``dataset/candidates.parquet`` (the run file's order, or BM25's)."""
+    cands = read_parquet(paths.candidates, columns=["query_id", "passage_id", "split", "rank"])
+    rows = cands[cands["split"] == split]
+    return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"],
+                         "score": -rows["rank"].astype(float)})
+
+
+def evaluated_systems(paths: RunPaths, split: str, trained: str, first: str | None = None
+                      ) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
+    """What a user already has on ``split`` (the first stage, named ``first`` (:func:`weakrank.loaders.first_stage`),
+    first where it ranks the candidates; weakrank's BM25, every other LF, the RRF and CombSUM fusions, the labels)
     and the trained ranker's run ``runs/<trained>.trec`` where it exists: name → run (query_id, passage_id, score),
     and name → role (:mod:`weakrank.evaluation.summary`)."""
     votes = read_parquet(paths.votes)
     if SCORE + "bm25" not in votes.columns:
         raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
+    runs, roles = ({first: first_stage_run(paths, split)}, {first: "first stage"}) if first else ({}, {})
     names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
-    runs = {name: column_run(votes, SCORE + name, split) for name in names}
-    roles = dict.fromkeys(names, "lf")
+    for name in names:
+        runs[BM25_ROW if name == "bm25" else name] = column_run(votes, SCORE + name, split)
+        roles[BM25_ROW if name == "bm25" else name] = "lf"
     for name, run in fusion_runs(votes).items():
         runs[name.replace(":", "-")] = column_run(run, "score", split)
         roles[name.replace(":", "-")] = "fusion"
@@ -110,6 +139,8 @@ def read_sample(paths: RunPaths, judgments: str | Path, queries: set[str], split
 
     path = Path(judgments)
     found = read_judgments(path, paths.dataset)
+    if found.table.empty:
+        raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)
     outside = found.table[~found.table["query_id"].isin(queries)]
     if len(outside):
         raise DataError(f"judges query {outside['query_id'].iloc[0]!r}, which is not of the evaluated split {split!r}: "
@@ -121,12 +152,12 @@ def read_sample(paths: RunPaths, judgments: str | Path, queries: set[str], split
 def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame], roles: dict[str, str],
                       found: Judgments, split: str) -> pd.DataFrame:
     """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
-    of ``select --evaluation``) with its interval and its paired difference from BM25, written to
-    ``runs/evaluation-sample.{csv,md}``."""
+    of ``select --evaluation``) with its interval and its paired difference from the first of ``runs`` (the first
+    stage, else weakrank's BM25), written to ``runs/evaluation-sample.{csv,md}``."""
     from weakrank.judged.evaluation import sample_table
 
     path = found.source
-    table = sample_table(runs, found, "bm25")
+    table = sample_table(runs, found, next(iter(runs)))
     table.attrs.update(roles=roles, judgments=str(path), split=split)
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
@@ -137,11 +168,12 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
 
 @stage("evaluate", stages=())
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
-                  judge: str | None = None, **attrs: Any) -> pd.DataFrame:
+                  judge: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
     BM25 scores), written to ``runs/evaluation.csv``, with ``evaluation.md`` (the table and its legend) and
     ``evaluation.png`` (one panel of MAP: the trained ranker, the baseline and the best other LF, with their
-    significance marks) beside it; ``require`` (default ``[evaluate] require``) says which queries count.
+    significance marks) beside it; ``require`` (default ``[evaluate] require``) says which queries count; ``names``
+    name the rows (default: the files' stems).
     ``attrs`` (the ``roles`` of the rows and what the trained one is: see :mod:`weakrank.evaluation.summary`; with
     ``judged``, a run whose labels came from judgments: the evaluation before them is kept,
     :func:`~weakrank.stages.evaluate.keep_before`, and its MAP becomes ``attrs["before"]``) go into the table's
@@ -152,7 +184,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     for run in runs:
         check_run_apart(paths, run)
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
-    table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives)
+    table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives, names)
     before = keep_before(paths) if attrs.get("judged") else {}
     table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index}, judge=judge)
     write_text(table.to_csv(), paths.runs / "evaluation.csv")
@@ -170,42 +202,54 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
 
 @stage("evaluate", reads_train=True, eval_split="split")
 def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, require: str | None = None,
-             judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "") -> pd.DataFrame:
-    """The trained ranker's run (``rerank``'s) side by side with what a user already has: BM25 (the baseline
-    of the t-tests), every other LF, the RRF and CombSUM fusions of the LFs and the labels it learned from, on ``split``
-    (default ``[evaluate] split``); their runs are written beside it (see :func:`evaluate_runs`; the table's
-    ``attrs`` say what each row is). The closing line's commands repeat this run with ``flags`` (default
-    ``--run-dir``) and, for ``run``, ``train_flags``.
+             judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "",
+             runs: Sequence[str | Path] = ()) -> pd.DataFrame:
+    """The trained ranker's run (``rerank``'s) side by side with what a user already has: the first stage (the
+    candidates' own order, the baseline of the t-tests and of every difference, where a run file or BM25 ranked
+    them; else weakrank's BM25), weakrank's BM25, every other LF, the RRF and CombSUM fusions of the LFs, the labels
+    it learned from and the user's other TREC ``runs``, on ``split`` (default ``[evaluate] split``); their runs are
+    written beside it (see :func:`evaluate_runs`; the table's ``attrs`` say what each row is). The closing line's
+    commands repeat this run with ``flags`` (default ``--run-dir``) and, for ``run``, ``train_flags``.
 
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
-    ``<run_dir>/evaluation-judging.tsv`` where it holds judgments: :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is
-    estimated from the sample, with intervals (:func:`~weakrank.stages.evaluate.sample_evaluation`; the sample read
-    and checked before any run is written: :func:`read_sample`); without
+    ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
+    :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals
+    (:func:`~weakrank.stages.evaluate.sample_evaluation`; the sample read and checked before any run is written:
+    :func:`read_sample`); without
     either it is a :class:`ConfigError` that says how to measure."""
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     trained = Path(tc.output).name
-    systems, roles = evaluated_systems(paths, split, trained)
+    first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
+    systems, roles = evaluated_systems(paths, split, trained, first)
     if judgments is None and split not in judged_splits(cfg):
-        if not has_judgments(paths.evaluation_judging):
+        sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
+        if not has_judgments(sample):
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
-                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(cfg.run_dir), flags or '')}")
-        judgments = paths.evaluation_judging
+                              f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(sample), flags or '')}")
+        judgments = sample
     if trained in systems and any((paths.models(tc.output) / kept).is_dir() for kept in ("best", "final")):
         check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
-    sample = None if judgments is None else read_sample(paths, judgments, set(systems["bm25"]["query_id"]), split)
+    queries = set(next(iter(systems.values()))["query_id"])
+    found = None if judgments is None else read_sample(paths, judgments, queries, split)
     for name, run in systems.items():
         if roles[name] != "trained":
-            write_run(run, paths.runs / f"{name}.trec", name)
-    if sample is not None:
-        return sample_evaluation(cfg.name, paths, systems, roles, sample, split)
+            write_run(run, paths.runs / f"{run_file(name)}.trec", run_file(name))
+    given = {Path(run).stem: Path(run) for run in runs}
+    if found is not None:
+        mine = {name: run for name, run in systems.items() if roles[name] != "trained"}
+        last = {name: run for name, run in systems.items() if roles[name] == "trained"}
+        systems = {**mine, **{name: read_run(path) for name, path in given.items()}, **last}  # the trained one last
+        return sample_evaluation(cfg.name, paths, systems, {**roles, **dict.fromkeys(given, "run")}, found, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
-    judge = judge_commands(shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir), flags, train_flags, judged)
-    files = [paths.runs / f"{name}.trec" for name in systems if roles[name] != "trained"]
-    return evaluate_runs(cfg, [*files, paths.runs / f"{trained}.trec"], require, judge=judge,
-                         roles={**roles, trained: "trained"}, architecture=tc.architecture,
-                         shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
+    judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
+    judge = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged)
+    names = [name for name in systems if roles[name] != "trained"]
+    files = [paths.runs / f"{run_file(name)}.trec" for name in names]
+    return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, judge=judge,
+                         names=[*names, *given, trained], roles={**roles, **dict.fromkeys(given, "run"), trained: "trained"},
+                         architecture=tc.architecture, shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
 
 
 def check_run_apart(paths: RunPaths, run: str | Path) -> None:
@@ -226,5 +270,5 @@ def check_run_apart(paths: RunPaths, run: str | Path) -> None:
 
 def unmeasured(cfg: PipelineConfig, split: str) -> str:
     """Why nothing measures the systems on ``split``: it has no qrels and no judged evaluation sample."""
-    return (f"split {split!r} has no qrels and {RunPaths(cfg.run_dir).evaluation_judging.name} holds no judgments: "
-            "nothing measures the ranker on it")
+    return (f"split {split!r} has no qrels and {EVALUATION_JUDGING} holds no judgments: nothing measures the "
+            "ranker on it")

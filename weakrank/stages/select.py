@@ -17,7 +17,7 @@ from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
 from weakrank.labeling import check_votes_table
-from weakrank.paths import RunPaths
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path
 from weakrank.stages.stage import stage
 
 
@@ -27,7 +27,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     """Draw a sample of ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of
     their candidates for a person to judge (:mod:`weakrank.judged.design`: a stratified random sample, each pair's
     inclusion probability written beside it; no gold is read) and write them as a judging file (default
-    ``<run_dir>/judging.tsv``; one that holds judgments already is kept, not overwritten). With ``more`` the file's
+    ``<config stem>.judgments/judging.tsv`` beside the config: :func:`~weakrank.paths.judging_path`; one that holds judgments already is kept, not overwritten). With ``more`` the file's
     sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
     kept, the new queries' rows added after them, the file read and checked first as every reader checks it (its
     seal: a design or text edited by hand is refused). The file is sealed (:mod:`weakrank.judged.judging_file`).
@@ -40,7 +40,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     from weakrank.judged.judgments import read_judged_file
 
     paths = RunPaths(cfg.run_dir)
-    out = Path(output) if output else paths.root / "judging.tsv"
+    out = Path(output) if output else judging_path(cfg.source, cfg.run_dir, JUDGING)
     if more and out.exists():  # checked as every reader checks it: its seal, its texts
         kept = read_judged_file(out, paths.dataset).drop(columns=LINE)
     else:
@@ -101,7 +101,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
     split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`~weakrank.stages.evaluate.evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
-    probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
+    probabilities beside each pair), into a judging file (default ``<config stem>.judgments/evaluation-judging.tsv``, through
     :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`~weakrank.judged.judging_file.EVALUATION_USE`. Returns the file
     and its pairs."""
@@ -110,7 +110,7 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
-    out = Path(output) if output else paths.evaluation_judging
+    out = Path(output) if output else judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
     if out.exists() and judged(read_judging_file(out)).any():
         raise DataError("holds judgments already: judge it to the end and evaluate with it (weakrank evaluate CONFIG "
                         "--judgments FILE), or name another --output", file=out)

@@ -249,10 +249,11 @@ class Trainer(Checkpoints, ModelSaving):
                 bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
                 for callback in self.callbacks:
                     callback.on_step(self, batch, loss, head_norm)
-                if args.eval_every and self.progress.step % args.eval_every == 0:
-                    stop = self._after_eval(self.evaluate())
-                if args.checkpoint_every and self.progress.step % args.checkpoint_every == 0:
-                    self.save_checkpoint()
+                with bar.paused():  # not a step: left out of the time left
+                    if args.eval_every and self.progress.step % args.eval_every == 0:
+                        stop = self._after_eval(self.evaluate())
+                    if args.checkpoint_every and self.progress.step % args.checkpoint_every == 0:
+                        self.save_checkpoint()
                 if stop or self.progress.step >= self.total_steps:
                     break
             else:
