@@ -58,6 +58,7 @@ class Prepared:
     passages: np.ndarray
     split: np.ndarray
     gold: np.ndarray
+    qrels: pd.DataFrame  # the collection's qrels, as evaluate reads them (a relevant passage outside the candidates counts)
 
     def columns(self, extra: bool) -> list[int]:
         return [i for i, n in enumerate(self.names) if extra or n != EXTRA]
@@ -78,7 +79,8 @@ def prepare(name: str) -> Prepared:
     names = lf_names(votes)
     found = Prepared(name, names + [EXTRA], np.column_stack([score_matrix(votes), overlap]),
                      votes["query_id"].to_numpy(), votes["passage_id"].to_numpy(), votes["split"].to_numpy(),
-                     pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float))
+                     pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float),
+                     read_parquet(paths.dataset / "qrels.parquet"))
     cached.write_bytes(pickle.dumps(found))
     return found
 
@@ -151,13 +153,7 @@ def evaluated(d: Prepared, score: np.ndarray) -> float:
     """MAP of ``score`` on the collection's evaluation split, as the project measures it."""
     rows = d.split == EVAL_SPLIT[d.name]
     run = pd.DataFrame({"query_id": d.groups[rows], "passage_id": d.passages[rows], "score": score[rows]})
-    gold = d.gold[rows]
-    if REQUIRE[d.name] == "relevant":
-        gold = np.nan_to_num(gold)
-    judged = np.isfinite(gold)
-    qrels = pd.DataFrame({"query_id": d.groups[rows][judged], "passage_id": d.passages[rows][judged],
-                          "relevance": gold[judged].astype(int)})
-    return float(evaluate_run(run, qrels, require=REQUIRE[d.name], rn=())["MAP"].mean())
+    return float(evaluate_run(run, d.qrels, require=REQUIRE[d.name], rn=())["MAP"].mean())
 
 
 def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, strength: float) -> np.ndarray:

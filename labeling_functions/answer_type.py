@@ -13,7 +13,7 @@ import re
 
 from weakrank.lf import ranking_lf
 
-PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+PRIOR = 0.95  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
 QUESTION_TYPES = [  # (type, question start), first match wins
     ("date", re.compile(r"(in )?(when|what (year|date|century|decade)|which (year|century))\b")),

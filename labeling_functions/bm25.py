@@ -13,7 +13,7 @@ from weakrank.bm25 import BM25Index
 from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 
-PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+PRIOR = 0.35  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
 
 @lf_factory

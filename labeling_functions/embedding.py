@@ -14,7 +14,7 @@ from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
 from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
 
-PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+PRIOR = 0.9  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
 
 @lf_factory(precisions=PRECISIONS)

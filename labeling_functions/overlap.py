@@ -5,7 +5,7 @@ from __future__ import annotations
 from weakrank.lf import ranking_lf
 from weakrank.text import tokenize
 
-PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+PRIOR = 0.2  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
 
 @ranking_lf(family="lexical", prior=PRIOR)

@@ -16,7 +16,7 @@ from weakrank.dataset import Dataset
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.text import tokenize
 
-PRIOR = 0.5  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
+PRIOR = 0.35  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
 if TYPE_CHECKING:
     from sklearn.feature_extraction.text import TfidfVectorizer

@@ -6,6 +6,7 @@ through noise."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -126,3 +127,20 @@ def test_what_the_fit_made_of_each_lf_is_saved_and_read_back_checked():
         FusionState.from_dict(saved, file="weakrank_fusion.json")
     plain = ScoreFusionModel().fit(scores, groups, ["lex", "sem"]).state_
     assert "lfs" not in plain.to_dict()  # no declaration: the state is today's, byte for byte
+
+
+def test_the_built_ins_declare_the_priors_fitted_on_all_seven_collections():
+    """benchmarks/bench_teacher.py fits the priors (leave-one-collection-out for its table, on all seven for what
+    ships): the built-in LFs and the fusion model's default strength are those of its ``all`` rows."""
+    import pandas as pd
+
+    from labeling_functions import BUILTIN
+    from weakrank.label_models.fusion import PRIOR_STRENGTH
+
+    fitted = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "teacher_priors.csv")
+    shipped = fitted[fitted["held_out"] == "all"].set_index("lf")
+    assert set(shipped.index) == set(BUILTIN)
+    for name, row in shipped.iterrows():
+        lf = BUILTIN[name]()
+        assert (lf.family, lf.prior) == (row["family"], pytest.approx(row["prior"])), name
+    assert set(shipped["strength"]) == {PRIOR_STRENGTH}

@@ -35,7 +35,7 @@ from weakrank.label_models.family_factor import fit_family_factor
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, softmax_within, standardize_within
 
-PRIOR_STRENGTH = 5.0  # the centred L2 pull towards the declared priors (family_factor); fitted: bench_teacher.py
+PRIOR_STRENGTH = 20.0  # the centred L2 pull towards the declared priors (family_factor): fitted with them, benchmarks/teacher_priors.csv
 
 
 def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
