@@ -405,8 +405,10 @@ def test_run_ends_with_the_line_that_says_when_to_judge(tmp_path, capsys):
     from tests.test_analysis import score_votes
 
     cfg = tmp_path / "views.toml"
+    neutral = "".join(f'[label.options.{lf}]\nfamily = "{lf}"\nprior = 0.5\n'  # no prior tells them apart here
+                      for lf in ("bm25", "embedding_cosine", "bert_cosine"))
     cfg.write_text('[dataset]\nloader = "beir"\npath = "beir"\n[label]\nlfs = ["bm25", "embedding_cosine", '
-                   '"bert_cosine"]\n')
+                   '"bert_cosine"]\n' + neutral)
     paths = RunPaths(tmp_path / "data" / "views")
     votes = score_votes(relevance=0.5)  # two views alike that disagree; no gold
     write_parquet(votes.assign(split="train", rank=votes.groupby("query_id").cumcount(), gold=pd.NA), paths.votes)

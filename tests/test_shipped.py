@@ -236,7 +236,7 @@ def test_a_saved_and_loaded_ranker_scores_as_the_one_saved_and_writes_the_same_f
 def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(trained, tmp_path):
     cfg, _ = trained
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
-    refitted = ScoreFusionModel(**cfg.aggregate.options).fit_table(votes).state()
+    refitted = ScoreFusionModel(**cfg.fusion_options()).fit_table(votes).state()  # the LFs declared priors included
     assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
     assert run_teacher(cfg).fusion_state.to_dict() == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
 
