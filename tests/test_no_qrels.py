@@ -82,6 +82,9 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     sample = read_judging_file(judge[1])
     assert set(sample["query_id"]) == {"sq1", "sq2"} and (sample["use"] == "evaluation").all()
     assert {"query_inclusion", "passage_inclusion", "stratum", "sample_seed"} <= set(sample.columns)
+    # the pooled design: the union of the trained ranker's and BM25's top 3, each passage's rank in each beside it
+    assert {"pool_depth", "rank_bm25", "rank_model"} <= set(sample.columns) and (sample["pool_depth"] == "3").all()
+    assert sample.groupby("query_id").size().max() <= 6
     judge_as_a_person(Path(judge[1]))
 
     assert main(evaluate) == 0
@@ -94,6 +97,9 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
     assert table.loc["bm25", "vs bm25"] == 0 and (table["high"] >= table["MAP"]).all()
     assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
+    assert re.search(r"model RR@3 \d\.\d{3} \[.*\], vs bm25 [+-]\d\.\d{3} \[.*\]: .*answers", printed)
+    topk = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-topk.csv", index_col=[0, 1])
+    assert set(topk.index) == {(s, m) for s in ("bm25", "model") for m in ("RR", "P", "nDCG")}
 
     # the evaluate stage of `run` measures on the judged sample, now that there is one
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0

@@ -21,9 +21,11 @@ def cmd_select(args: argparse.Namespace) -> None:
             raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split nor --more")
         path, pairs = pipeline.select_evaluation(cfg, queries=args.queries or EVALUATION_QUERIES,
                                                  per_query=args.per_query, seed=args.seed, output=args.output,
-                                                 force=args.force)
+                                                 force=args.force, design=args.design, against=args.against or ())
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
     else:
+        if args.against or args.design != "pooled":
+            raise ConfigError("--against and --design choose how an evaluation sample is drawn: with --evaluation")
         path, pairs = pipeline.select(cfg, queries=args.queries or JUDGE_QUERIES, split=args.split or "train",
                                       per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
                                       force=args.force)
@@ -44,6 +46,13 @@ def register(add: AddCommand) -> None:
     p.add_argument("--evaluation", action="store_true", help="instead, a random sample of the evaluated split "
                    "([evaluate] split) to measure the systems without qrels, into <run_dir>/evaluation-judging.tsv: "
                    "judge it, then weakrank evaluate CONFIG --judgments FILE (its judgments never train)")
+    p.add_argument("--design", choices=("pooled", "today"), default="pooled", help="with --evaluation: pooled "
+                   "(default) judges the union of the top k of BM25 and the systems compared, where they differ, and "
+                   "measures P@k, RR@k and nDCG@k exactly there; today judges the top of the candidates' lists and "
+                   "passages drawn from their rest (MAP only)")
+    p.add_argument("--against", action="append", metavar="SYSTEM", help="with --evaluation: a system to compare "
+                   "with BM25 (an LF, a fusion, the labels: a row of evaluate's table; repeatable; default the trained "
+                   "ranker)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "
                    "--more reads the file's)")

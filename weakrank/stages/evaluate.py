@@ -101,9 +101,13 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
                       judgments: str | Path, split: str) -> pd.DataFrame:
     """Each system's MAP on ``split`` estimated from the judged sample ``judgments`` (a judging file of ``select
     --evaluation``) with its interval and its paired difference from BM25, written to
-    ``runs/evaluation-sample.{csv,md}``; a judged query outside ``split``, or nothing judged, is a located error."""
+    ``runs/evaluation-sample.{csv,md}``; a judged query outside ``split``, or nothing judged, is a located error. A
+    sample of the pooled design adds each pooled system's exact top-k measures (``runs/evaluation-topk.csv``, and
+    their lines in ``attrs["topk"]`` and the .md: :mod:`weakrank.judged.pooling`)."""
     from weakrank.judged.evaluation import sample_table
+    from weakrank.judged.judging_file import is_judging_file, read_judging_file
     from weakrank.judged.judgments import read_judgments
+    from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
 
     path = Path(judgments)
     found = read_judgments(path)  # a judging file a spreadsheet saved as CSV: refused, in one line
@@ -119,6 +123,11 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
             format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
+    if is_judging_file(path) and is_pooled(written := read_judging_file(path)):  # the pooled design's exact figures
+        topk = pooled_table(written)
+        write_text(topk.to_csv(), paths.runs / "evaluation-topk.csv")
+        table.attrs["topk"] = pooled_lines(topk)
+        text += ["```", *table.attrs["topk"], "```", ""]
     write_text("\n".join(text), paths.runs / "evaluation-sample.md")
     return table
 

@@ -5,6 +5,7 @@ qrels (:func:`select_evaluation`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -89,15 +90,17 @@ def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFra
 
 @stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
 def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
-                      split: str | None = None, output: str | Path | None = None,
-                      force: bool = False) -> tuple[Path, pd.DataFrame]:
+                      split: str | None = None, output: str | Path | None = None, force: bool = False,
+                      design: str = "pooled", against: Sequence[str] = ()) -> tuple[Path, pd.DataFrame]:
     """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
     split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`~weakrank.stages.evaluate.evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
     probabilities beside each pair), into a judging file (default ``<run_dir>/evaluation-judging.tsv``, through
     :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`~weakrank.judged.judging_file.EVALUATION_USE`. Returns the file
-    and its pairs."""
+    and its pairs. ``design``: ``pooled`` (default) judges the union of the top k of the systems compared, BM25 and
+    ``against`` (default the trained ranker's run; :mod:`weakrank.judged.pooling`); ``today`` the top of the
+    candidates' lists and passages drawn from their rest (:mod:`weakrank.judged.evaluation`)."""
     from weakrank.judged.evaluation import evaluation_pairs
     from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
 
@@ -112,8 +115,35 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     if split not in set(votes["split"]):
         raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
-    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
+    if design == "pooled":
+        pairs = pooled_evaluation_pairs(cfg, paths, split, queries, per_query, seed, against)
+    else:
+        pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
     with output_file(out, {}, force):
-        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out)
+        rows = judging_rows(pairs, Dataset.load(paths.dataset), seed)
+        pool = pairs.drop(columns=[c for c in pairs.columns if c in rows.columns])
+        write_judging_file(pd.concat([rows, pool], axis=1).assign(use=EVALUATION_USE), out)
     return out, pairs
+
+
+def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, queries: int, per_query: int,
+                            seed: int, against: Sequence[str]) -> pd.DataFrame:
+    """The pooled design's sample of ``split`` (:func:`weakrank.judged.pooling.pooled_pairs`): BM25 against the
+    systems named in ``against`` (what ``evaluate`` lists: the LFs, the fusions, the labels, the trained ranker),
+    by default the trained ranker's run."""
+    from weakrank.judged.pooling import BASELINE, pooled_pairs
+    from weakrank.stages.evaluate import evaluated_systems
+    from weakrank.stages.stage import train_config
+
+    trained = Path(train_config(cfg).output).name
+    systems, _ = evaluated_systems(paths, split, trained)
+    compared = list(against) or [trained]
+    for name in compared:
+        if name not in systems:
+            hint = (f"no run of the trained ranker ({paths.runs / f'{trained}.trec'}): train and rerank first, or "
+                    "name the systems to compare with --against" if name == trained else
+                    f"no system {name!r}{did_you_mean(name, set(systems))}; the systems are {sorted(systems)}")
+            raise DataError(hint, file=paths.runs if name == trained else paths.votes)
+    runs = {name: run[run["query_id"].isin(set(systems[BASELINE]["query_id"]))] for name, run in systems.items()}
+    return pooled_pairs(runs, compared, queries, per_query, seed, BASELINE)
 
