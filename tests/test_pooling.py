@@ -83,6 +83,10 @@ def test_top_k_measures_on_the_judged_pool_equal_the_full_gold_s():
         full = full_measures(runs[name], gold, 3).loc[values.index]
         assert np.allclose(values[(name, "P")], full["P"]) and np.allclose(values[(name, "RR")], full["RR"])
     assert values.xs("nDCG", axis=1, level=1).stack().between(0, 1).all()
+    # every query judged, with other passages drawn below the pool: the same figures (exact, not estimated)
+    every = [query_values(judged_as_gold(pooled_pairs(runs, ["better"], queries=60, seed=s), gold)).sort_index()
+             for s in (0, 1)]
+    pd.testing.assert_frame_equal(*every)
     assert measures([2], 1, 3) == {"RR": 0.5, "P": 1 / 3, "nDCG": pytest.approx(1 / np.log2(3))}
 
 

@@ -80,7 +80,14 @@ def pooled_pairs(runs: Mapping[str, pd.DataFrame], systems: Sequence[str], queri
     and the baseline's top k (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum,
     pool_depth, population`` and one ``rank_<system>`` column per system compared (blank below its top k)."""
     compared = [baseline, *(s for s in systems if s != baseline)]
-    lists = ranked_lists({name: runs[name] for name in compared})
+    return pool_sample(ranked_lists({name: runs[name] for name in compared}), queries, per_query, seed)
+
+
+def pool_sample(lists: Mapping[str, Mapping[str, list[str]]], queries: int, per_query: int = 6,
+                seed: int = 0) -> pd.DataFrame:
+    """:func:`pooled_pairs` from the systems' lists (:func:`ranked_lists`, the baseline's first)."""
+    compared = list(lists)
+    baseline = compared[0]
     frame = [q for q, ranking in lists[baseline].items() if len(ranking) > 1]
     found = Pool({q: [] for q in frame}, pd.Series(0.0, index=frame), frame, dict.fromkeys(frame, 0))
     sample = draw(found, queries, seed, oversample=1.0)
@@ -121,10 +128,11 @@ def query_values(table: pd.DataFrame) -> pd.DataFrame:
         if (judged["relevance"] == "").any():
             break
         relevant = judged["relevance"].map(lambda v: v not in ("skip", "0")).to_numpy()
+        ranks = {name: pd.to_numeric(judged[f"{RANK}{name}"], errors="coerce").to_numpy() for name in systems}
+        pooled = int((relevant & np.isfinite(np.column_stack(list(ranks.values()))).any(axis=1)).sum())
         values = {}
         for name in systems:
-            ranks = pd.to_numeric(judged[f"{RANK}{name}"], errors="coerce").to_numpy()
-            found = measures([int(r) for r in ranks[relevant & np.isfinite(ranks)]], int(relevant.sum()), k)
+            found = measures([int(r) for r in ranks[name][relevant & np.isfinite(ranks[name])]], pooled, k)
             values.update({(name, m): v for m, v in found.items()})
         rows[query] = values
     return pd.DataFrame.from_dict(rows, orient="index", columns=pd.MultiIndex.from_product([systems, MEASURES]))
