@@ -170,7 +170,7 @@ def test_judge_shows_the_settled_line_after_each_query_and_a_resumed_judge_keeps
     assert f"{diffs.mean():+.3f}" in done  # the line's figure is the judged queries' mean difference
 
 
-def test_select_evaluation_pools_the_systems_named_and_keeps_today_s_design_reachable(tmp_path, capsys):
+def test_select_evaluation_refuses_what_it_cannot_pool_and_keeps_today_s_design_reachable(tmp_path, capsys):
     config, run = str(OWN / "pipeline.toml"), str(tmp_path / "run")
     assert main(["run", config, "--run-dir", run, "--stages", "ingest,label", "--quiet"]) == 0
     assert main(["select", config, "--run-dir", run, "--evaluation"]) == 2  # no trained ranker's run yet
@@ -179,11 +179,23 @@ def test_select_evaluation_pools_the_systems_named_and_keeps_today_s_design_reac
     assert "no system 'bm42'" in capsys.readouterr().err
     assert main(["select", config, "--run-dir", run, "--against", "tfidf"]) == 2  # a training sample: not pooled
     assert "with --evaluation" in capsys.readouterr().err
-    assert main(["select", config, "--run-dir", run, "--evaluation", "--against", "tfidf"]) == 0
-    pooled = read_judging_file(tmp_path / "run" / "evaluation-judging.tsv")
-    assert {"rank_bm25", "rank_tfidf"} <= set(pooled.columns) and (pooled["passage_inclusion"] == "1.0").any()
-    assert main(["select", config, "--run-dir", run, "--evaluation", "--design", "today", "--output",
-                 str(tmp_path / "today.tsv")]) == 0
-    today = read_judging_file(tmp_path / "today.tsv")
-    assert not any(c.startswith("rank_") for c in today.columns)
-    assert set(today["query_id"]) == set(pooled["query_id"])  # the same queries: only the passages differ
+    # tfidf ranks both test queries' candidates as bm25 does: no judgment could tell them apart
+    assert main(["select", config, "--run-dir", run, "--evaluation", "--against", "tfidf"]) == 2
+    assert "rank every query's top passages alike" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "evaluation-judging.tsv").exists()
+    assert main(["select", config, "--run-dir", run, "--evaluation", "--design", "today"]) == 0
+    today = read_judging_file(tmp_path / "run" / "evaluation-judging.tsv")
+    assert not any(c.startswith("rank_") for c in today.columns) and set(today["query_id"]) == {"sq1", "sq2"}
+
+
+def test_only_queries_whose_tops_differ_are_drawn_and_the_difference_counts_the_others_as_0():
+    runs, gold = population()
+    half = runs["bm25"]["query_id"].str[1:].astype(int) < 30  # the first 30 queries: ranked exactly as bm25 does
+    runs["half"] = runs["bm25"].assign(score=runs["bm25"]["score"].where(half, runs["better"]["score"]))
+    pairs = pooled_pairs(runs, ["half"], queries=30, seed=0)
+    assert set(pairs["query_id"]) == set(runs["bm25"].loc[~half, "query_id"])  # every differing one, none other
+    assert (pairs["population"] == 30).all() and (pairs["split_queries"] == 60).all()
+    topk = pooled_table(judged_as_gold(pairs, gold))
+    whole = (full_measures(runs["half"], gold, 3) - full_measures(runs["bm25"], gold, 3)).mean()
+    assert topk.loc[("half", "RR"), "vs bm25"] == pytest.approx(whole["RR"])  # over all 60 queries
+    assert topk.loc[("half", "P"), "vs bm25"] == pytest.approx(whole["P"])

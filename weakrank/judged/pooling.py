@@ -1,24 +1,30 @@
 """The pooled design of an evaluation sample: judge, for each sampled query, the passages where the systems compared
 differ at the top — the union of their top k — and measure them exactly there.
 
-**The queries** are a simple random sample of the evaluated split's queries (those with two candidates or more, in
-the baseline's run), drawn as :mod:`.evaluation` draws them (each with inclusion probability n / N), in drawing
-order: any first part of the sample is itself a simple random sample, which is what lets a person stop early
-(:mod:`.sequential`).
+**The queries** are a simple random sample of the evaluated split's queries where the systems' top k differ (of
+those with two candidates or more, in the baseline's run): where every system's top k is the baseline's, in the same
+order, every top-k difference is 0 whatever is relevant, so judging such a query would tell nothing (the idea of
+Carterette, Allan & Sitaraman's minimal test collections, applied to queries). They are drawn as
+:mod:`.evaluation` draws its sample (each with inclusion probability n / N_d, N_d the queries that differ), in
+drawing order: any first part of the sample is itself a simple random sample, which is what lets a person stop
+early (:mod:`.sequential`).
 
 **The passages of a query** are the union of each compared system's top :func:`depth` (pooling, as TREC builds its
 test collections; judging where two systems disagree is what Carterette, Allan & Sitaraman's minimal test
 collections do), each with probability 1; where the union leaves room in the budget (the systems agree on some of
 their tops), the rest of it is drawn uniformly from the query's other candidates, with probability ``drawn / rest``,
 so that :mod:`.estimate`'s MAP stays unbiased where it can. Each row carries the passage's rank in each system's
-top k (``rank_<system>``), the pool's depth and the population N: the file alone tells the measures below.
+top k (``rank_<system>``), the pool's depth, the population N_d and the split's queries N: the file alone tells
+the measures below.
 
 **The measures.** Where every pooled system's top k is judged, its P@k, RR@k and nDCG@k on the query are exact (no
 estimation within the query): P@k the share of its top k that is relevant, RR@k one over the rank of the first
 relevant passage in its top k (0 if none), nDCG@k its DCG@k over the best DCG@k that the pool's relevant passages
-allow (binary gains; a query with none in the pool counts 0 for every system). The estimand is the measure's mean
-over every query of the split, and the paired difference from BM25 its per-query difference averaged: the sample's
-mean estimates it without bias, with a t interval (finite-population corrected) over the judged queries. RR@k's
+allow (binary gains; a query with none in the pool counts 0 for every system). The estimand is the paired
+difference from BM25 averaged over every query of the split: the queries whose tops agree add 0, so it is N_d / N
+times the mean over the queries that differ, which the sample's mean estimates without bias, with a t interval
+(finite-population corrected) over the judged queries; each system's own mean is given over the queries that
+differ (where the tops agree nothing was judged). RR@k's
 difference is the one that answers "better than BM25?": it reads what a person reads first, a query with one
 relevant passage (most of them) moves it by up to 1 where P@k moves by 1/k, and it is exact, unlike MAP's estimate,
 whose sampled passages add variance. A passage the person skipped counts as not relevant.
@@ -78,7 +84,8 @@ def pooled_pairs(runs: Mapping[str, pd.DataFrame], systems: Sequence[str], queri
                  seed: int = 0, baseline: str = BASELINE) -> pd.DataFrame:
     """A simple random sample of ``queries`` queries of the baseline's run and, for each, the pool of ``systems``'
     and the baseline's top k (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum,
-    pool_depth, population`` and one ``rank_<system>`` column per system compared (blank below its top k)."""
+    pool_depth, population, split_queries`` and one ``rank_<system>`` column per system compared (blank below its
+    top k)."""
     compared = [baseline, *(s for s in systems if s != baseline)]
     return pool_sample(ranked_lists({name: runs[name] for name in compared}), queries, per_query, seed)
 
@@ -88,20 +95,28 @@ def pool_sample(lists: Mapping[str, Mapping[str, list[str]]], queries: int, per_
     """:func:`pooled_pairs` from the systems' lists (:func:`ranked_lists`, the baseline's first)."""
     compared = list(lists)
     baseline = compared[0]
-    frame = [q for q, ranking in lists[baseline].items() if len(ranking) > 1]
+    k = depth(per_query, len(compared))
+    split = [q for q, ranking in lists[baseline].items() if len(ranking) > 1]
+    frame = [q for q in split if any(lists[name].get(q, [])[:k] != lists[baseline][q][:k] for name in compared)]
     found = Pool({q: [] for q in frame}, pd.Series(0.0, index=frame), frame, dict.fromkeys(frame, 0))
     sample = draw(found, queries, seed, oversample=1.0)
-    k = depth(per_query, len(compared))
     rows = []
     for query in sample.queries:
         tops = [lists[name].get(query, []) for name in compared]
         for pid, p in pooled_passages(tops, k, per_query, query, seed).items():
             ranks = {f"{RANK}{name}": (top.index(pid) + 1 if pid in top[:k] else "") for name, top in zip(compared, tops)}
             rows.append({"query_id": query, "passage_id": pid, "query_inclusion": sample.inclusion[query],
-                         "passage_inclusion": p, "stratum": 0, "pool_depth": k, "population": len(frame), **ranks})
+                         "passage_inclusion": p, "stratum": 0, "pool_depth": k, "population": len(frame),
+                         "split_queries": len(split), **ranks})
     columns = ["query_id", "passage_id", "query_inclusion", "passage_inclusion", "stratum", "pool_depth", "population",
-               *(f"{RANK}{name}" for name in compared)]
+               "split_queries", *(f"{RANK}{name}" for name in compared)]
     return pd.DataFrame(rows, columns=columns)
+
+
+def split_share(table: pd.DataFrame) -> float:
+    """The share of the split's queries that a pooled judging table was sampled from (those where the tops
+    differ)."""
+    return int(table["population"].iloc[0]) / int(table["split_queries"].iloc[0])
 
 
 def is_pooled(table: pd.DataFrame) -> bool:
@@ -150,16 +165,17 @@ def t_interval(values: np.ndarray, population: int, level: float = LEVEL) -> tup
     return mean - half, mean + half
 
 
-def topk_table(values: pd.DataFrame, population: int, planned: int, baseline: str = BASELINE,
+def topk_table(values: pd.DataFrame, population: int, planned: int, share: float = 1.0, baseline: str = BASELINE,
                level: float = LEVEL) -> pd.DataFrame:
-    """Each pooled system's mean top-k measures with their t intervals and each one's paired difference from
-    ``baseline`` with its t interval and its confidence sequence (:mod:`.sequential`, tuned for ``planned``
+    """Each pooled system's mean top-k measures (over the queries sampled from) with their t intervals and each
+    one's paired difference from ``baseline`` over the split (``share``: the queries sampled from over the split's,
+    the rest adding 0) with its t interval and its confidence sequence (:mod:`.sequential`, tuned for ``planned``
     queries), every interval kept inside the measure's range; one row per (system, measure)."""
     rows = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
         for measure in MEASURES:
             own = values[(name, measure)].to_numpy(float)
-            diff = own - values[(baseline, measure)].to_numpy(float)
+            diff = (own - values[(baseline, measure)].to_numpy(float)) * share
             low, high = t_interval(own, population, level)
             diff_low, diff_high = t_interval(diff, population, level)
             cs = confidence_sequence(diff, population, planned, level)
@@ -168,7 +184,8 @@ def topk_table(values: pd.DataFrame, population: int, planned: int, baseline: st
                          f"vs {baseline}": diff.mean() if len(diff) else math.nan, "diff low": max(diff_low, -1.0),
                          "diff high": min(diff_high, 1.0), "seq low": cs.low, "seq high": cs.high})
     out = pd.DataFrame(rows).set_index(["system", "measure"])
-    out.attrs.update(queries=len(values), planned=planned, population=population, level=level, baseline=baseline)
+    out.attrs.update(queries=len(values), planned=planned, population=population, share=share, level=level,
+                     baseline=baseline)
     return out
 
 
@@ -192,12 +209,12 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
     better than the baseline by RR@k so far (:func:`verdict`)."""
     values = query_values(table)
     k, planned = int(table["pool_depth"].iloc[0]), table["query_id"].nunique()
-    population = int(table["population"].iloc[0])
+    population, share = int(table["population"].iloc[0]), split_share(table)
     lines = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
         if name == BASELINE:
             continue
-        diffs = (values[(name, "RR")] - values[(BASELINE, "RR")]).to_numpy(float)
+        diffs = (values[(name, "RR")] - values[(BASELINE, "RR")]).to_numpy(float) * share
         answer, low, high, kind = verdict(diffs, population, planned, level)
         shown = f"{diffs.mean():+.3f}, " if len(diffs) else ""
         why = ("interval valid however you stop" if kind == "sequence" else "t interval of the whole sample")
@@ -210,7 +227,7 @@ def pooled_table(table: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
     """:func:`topk_table` of a pooled judging table (its judged queries, in drawing order, up to the first one not
     fully answered), ``attrs["depth"]`` its k."""
     out = topk_table(query_values(table), int(table["population"].iloc[0]), table["query_id"].nunique(),
-                     BASELINE, level)
+                     split_share(table), BASELINE, level)
     out.attrs["depth"] = int(table["pool_depth"].iloc[0])
     return out
 
@@ -219,8 +236,9 @@ def pooled_lines(topk: pd.DataFrame) -> list[str]:
     """The top-k table (:func:`pooled_table`) in lines a person reads: each system's paired difference from the
     baseline in each measure with its interval, the verdict by RR@k first."""
     k, baseline, level = topk.attrs["depth"], topk.attrs["baseline"], topk.attrs["level"]
-    lines = [f"exact on the judged pool ({topk.attrs['queries']} of {topk.attrs['planned']} queries judged; "
-             f"{level:.0%} t intervals; a passage skipped counts as not relevant):"]
+    lines = [f"exact on the judged pool ({topk.attrs['queries']} of {topk.attrs['planned']} queries judged, drawn "
+             f"from the {topk.attrs['share']:.0%} of the split where the tops differ; the differences are over the "
+             f"whole split; {level:.0%} t intervals; a passage skipped counts as not relevant):"]
     for (name, measure), row in topk.iterrows():
         if name == baseline:
             continue

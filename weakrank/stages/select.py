@@ -145,5 +145,9 @@ def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, qu
                     f"no system {name!r}{did_you_mean(name, set(systems))}; the systems are {sorted(systems)}")
             raise DataError(hint, file=paths.runs if name == trained else paths.votes)
     runs = {name: run[run["query_id"].isin(set(systems[BASELINE]["query_id"]))] for name, run in systems.items()}
-    return pooled_pairs(runs, compared, queries, per_query, seed, BASELINE)
+    pairs = pooled_pairs(runs, compared, queries, per_query, seed, BASELINE)
+    if pairs.empty:
+        raise DataError(f"{', '.join(compared)} and {BASELINE} rank every query's top passages alike on split "
+                        f"{split!r}: no judgment can tell them apart", file=paths.votes)
+    return pairs
 
