@@ -7,6 +7,7 @@ import argparse
 
 from weakrank.commands import AddCommand, pipeline_config, repeated_flags, whole_number
 from weakrank.errors import ConfigError
+from weakrank.names import EVALUATION_DESIGNS
 
 
 def cmd_select(args: argparse.Namespace) -> None:
@@ -24,7 +25,7 @@ def cmd_select(args: argparse.Namespace) -> None:
                                                  force=args.force, design=args.design, against=args.against or ())
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
     else:
-        if args.against or args.design != "pooled":
+        if args.against or args.design != EVALUATION_DESIGNS[0]:
             raise ConfigError("--against and --design choose how an evaluation sample is drawn: with --evaluation")
         path, pairs = pipeline.select(cfg, queries=args.queries or JUDGE_QUERIES, split=args.split or "train",
                                       per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
@@ -46,7 +47,7 @@ def register(add: AddCommand) -> None:
     p.add_argument("--evaluation", action="store_true", help="instead, a random sample of the evaluated split "
                    "([evaluate] split) to measure the systems without qrels, into <run_dir>/evaluation-judging.tsv: "
                    "judge it, then weakrank evaluate CONFIG --judgments FILE (its judgments never train)")
-    p.add_argument("--design", choices=("pooled", "today"), default="pooled", help="with --evaluation: pooled "
+    p.add_argument("--design", choices=EVALUATION_DESIGNS, default=EVALUATION_DESIGNS[0], help="with --evaluation: pooled "
                    "(default) judges the union of the top k of BM25 and the systems compared, where they differ, and "
                    "measures P@k, RR@k and nDCG@k exactly there; today judges the top of the candidates' lists and "
                    "passages drawn from their rest (MAP only)")

@@ -13,11 +13,12 @@ import pandas as pd
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import DataError, did_you_mean
+from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
 from weakrank.io import read_parquet
 from weakrank.labeling import check_votes_table
+from weakrank.names import EVALUATION_DESIGNS
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 
@@ -91,7 +92,7 @@ def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFra
 @stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
 def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
                       split: str | None = None, output: str | Path | None = None, force: bool = False,
-                      design: str = "pooled", against: Sequence[str] = ()) -> tuple[Path, pd.DataFrame]:
+                      design: str = EVALUATION_DESIGNS[0], against: Sequence[str] = ()) -> tuple[Path, pd.DataFrame]:
     """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
     split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`~weakrank.stages.evaluate.evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
@@ -115,7 +116,9 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     if split not in set(votes["split"]):
         raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
-    if design == "pooled":
+    if design not in EVALUATION_DESIGNS:
+        raise ConfigError(f"no evaluation design {design!r}; the designs are {', '.join(EVALUATION_DESIGNS)}")
+    if design == EVALUATION_DESIGNS[0]:
         pairs = pooled_evaluation_pairs(cfg, paths, split, queries, per_query, seed, against)
     else:
         pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.aggregate.options_for("fusion"))
