@@ -157,21 +157,24 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
 
 
 def readme_table(table: pd.DataFrame) -> str:
-    """The README's table: per collection and system, the true differences and how often each design finds them
-    and covers them."""
+    """The README's table: per collection and system, the true differences, and how often each design's interval
+    finds them (says "better") and covers them."""
     lines = []
     for (dataset, system), rows in table.groupby(["dataset", "system"], sort=False):
         at = rows.set_index(["design", "measure"])
         rr = next(m for d, m in at.index if d == "pooled" and m.startswith("RR@") and " " not in m)
+        ndcg = rr.replace("RR", "nDCG")
+
+        def cell(design: str, what: str) -> str:
+            return f"{at.loc[(design, what), 'found_share']:.0%} / {at.loc[(design, what), 'coverage']:.0%}"
+
+        judged = at.loc[("pooled", f"{rr} as judged")]
         lines.append({
             "collection": dataset, "system": system.replace(" alone", "").replace(LABEL_FREE, "label-free teacher"),
-            "MAP diff": f"{at.loc[('today', 'MAP'), 'true_diff']:+.3f}",
-            "found, today (MAP)": f"{at.loc[('today', 'MAP'), 'found_share']:.0%}",
-            f"{rr} diff": f"{at.loc[('pooled', rr), 'true_diff']:+.3f}",
-            f"found, pooled ({rr})": f"{at.loc[('pooled', rr), 'found_share']:.0%}",
-            "covered": f"{at.loc[('pooled', rr), 'coverage']:.0%}",
-            "found as judged": f"{at.loc[('pooled', rr + ' as judged'), 'found_share']:.0%}",
-            "queries read": f"{at.loc[('pooled', rr + ' as judged'), 'queries_judged']:.1f}",
+            "MAP diff": f"{at.loc[('today', 'MAP'), 'true_diff']:+.3f}", "today, MAP: found / covered": cell("today", "MAP"),
+            f"{rr} diff": f"{at.loc[('pooled', rr), 'true_diff']:+.3f}", f"pooled, {rr}": cell("pooled", rr),
+            f"pooled, {ndcg}": cell("pooled", ndcg), "pooled, MAP": cell("pooled", "MAP"),
+            "as judged: found, queries read": f"{judged['found_share']:.0%}, {judged['queries_judged']:.1f}",
         })
     return to_markdown(pd.DataFrame(lines).set_index("collection"), "s")
 
@@ -198,12 +201,12 @@ def main() -> None:
     if args.readme:
         write_readme(pd.read_csv(CSV))
         return
-    table = pd.read_csv(CSV) if CSV.exists() else None
     for name in args.datasets:
         if not (ROOT / "data" / name / "votes.parquet").exists():
             print(f"{name}: no votes.parquet (weakrank run pipelines/{name}.toml --stages ingest,label)")
             continue
         rows = pd.DataFrame(measure(name, args.queries, args.draws, args.per_query))
+        table = pd.read_csv(CSV) if CSV.exists() else None  # read now: the other collections' rows as they are
         table = rows if table is None else pd.concat([table[table["dataset"] != name], rows], ignore_index=True)
         order = {d: i for i, d in enumerate(EVAL_SPLIT)}
         table = table.sort_values("dataset", key=lambda d: d.map(order), kind="stable")
