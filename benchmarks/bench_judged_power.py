@@ -24,7 +24,8 @@ more, the pooled design from those where the two systems' top 3 differ) and judg
 
 Per (dataset, design, system, measure): ``true_diff``; ``found_share``, the share of samples whose interval excludes 0
 on the side of the truth (0 where the truth is 0); ``coverage``, the share whose interval holds the truth;
-``passages_per_query`` and ``queries_judged``, what a person reads.
+``passages_per_query`` and ``queries_judged``, what a person reads; ``queries_for_80`` (the pooled top-k rows), about
+how many queries would find the difference in 80 % of samples (from the per-query spread with full gold).
 
 Writes ``benchmarks/judged_power.csv``; ``--readme`` rewrites the README's table between its ``judged-power``
 markers from the CSV.
@@ -67,10 +68,11 @@ CSV = ROOT / "benchmarks" / "judged_power.csv"
 DESIGN = ["query_id", "passage_id", "relevance", "query_inclusion", "passage_inclusion"]
 
 
-def true_diffs(lists: dict[str, dict[str, list[str]]], system: str, key: pd.Series, k: int) -> pd.Series:
-    """Each top-k measure's paired difference of ``system`` from the baseline, averaged over every query of the
-    split with two candidates or more, with full gold (``key``: (query, passage) → 1/0)."""
-    rows = []
+def true_diffs(lists: dict[str, dict[str, list[str]]], system: str, key: pd.Series, k: int) -> pd.DataFrame:
+    """Each top-k measure's paired difference of ``system`` from the baseline on every query of the split with two
+    candidates or more, with full gold (``key``: (query, passage) → 1/0); ``attrs["differ"]``: whether the two
+    tops differ there."""
+    rows, differ = [], []
     for query, ranking in lists[BASELINE].items():
         if len(ranking) < 2:
             continue
@@ -79,7 +81,20 @@ def true_diffs(lists: dict[str, dict[str, list[str]]], system: str, key: pd.Seri
         found = {name: measures([i + 1 for i, p in enumerate(top) if p in relevant], len(relevant), k)
                  for name, top in tops.items()}
         rows.append({m: found[system][m] - found[BASELINE][m] for m in MEASURES})
-    return pd.DataFrame(rows).mean()
+        differ.append(tops[system] != tops[BASELINE])
+    out = pd.DataFrame(rows)
+    out.attrs["differ"] = np.array(differ)
+    return out
+
+
+def queries_needed(diffs: pd.DataFrame, measure: str) -> float:
+    """About how many queries of the pooled design find the mean of ``diffs[measure]`` (:func:`true_diffs`) in 80 %
+    of samples at the 5 % level: (2.8 · SD / mean)², the SD of a sampled query's difference scaled to the split."""
+    differ = diffs.attrs["differ"]
+    share = differ.mean()
+    spread = share * diffs.loc[differ, measure].std()
+    mean = diffs[measure].mean()
+    return float((2.8 * spread / mean) ** 2) if mean else np.inf
 
 
 def judged(pairs: pd.DataFrame, key: pd.Series) -> pd.DataFrame:
@@ -109,7 +124,8 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
     systems = [max(lfs, key=lambda c: full[c]), LABEL_FREE]
     lists = ranked_lists({c: runs[c] for c in [BASELINE, *systems]})
     k = depth(per_query, 2)
-    truth = {s: true_diffs(lists, s, key, k) for s in systems}
+    by_query = {s: true_diffs(lists, s, key, k) for s in systems}
+    truth = {s: diffs.mean() for s, diffs in by_query.items()}
     differ = {s: {q for q, top in lists[BASELINE].items() if len(top) > 1 and lists[s][q][:k] != top[:k]}
               for s in systems}  # the pooled design's frame: MAP's truth over it
     pooled_map = {s: float((aps[s] - aps[BASELINE])[aps[s].index.isin(differ[s])].mean()) for s in systems}
@@ -120,8 +136,10 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
     def add(design: str, system: str, what: str, low: float, high: float, truth: float, passages: float,
             read: int = queries) -> None:
         found, covered = hit(low, high, truth)
-        rows.setdefault((design, system, what), []).append(
-            {"true_diff": truth, "found": found, "covered": covered, "passages": passages, "read": read})
+        measure = what.split("@")[0]
+        needed = queries_needed(by_query[system], measure) if design == "pooled" and measure in MEASURES else np.nan
+        rows.setdefault((design, system, what), []).append({"true_diff": truth, "found": found, "covered": covered,
+                                                           "passages": passages, "read": read, "needed": needed})
 
     for seed in range(draws):
         pairs = judged(sample_pairs(*candidate_lists, queries, per_query, seed), key)
@@ -152,7 +170,8 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
         out.append({"dataset": name, "design": design, "system": system, "measure": what,
                     "true_diff": frame["true_diff"].iloc[0], "found_share": frame["found"].mean(),
                     "coverage": frame["covered"].mean(), "passages_per_query": frame["passages"].mean(),
-                    "queries_judged": frame["read"].mean(), "samples": len(frame)})
+                    "queries_judged": frame["read"].mean(), "queries_for_80": frame["needed"].iloc[0],
+                    "samples": len(frame)})
     return out
 
 
@@ -175,6 +194,7 @@ def readme_table(table: pd.DataFrame) -> str:
             f"{rr} diff": f"{at.loc[('pooled', rr), 'true_diff']:+.3f}", f"pooled, {rr}": cell("pooled", rr),
             f"pooled, {ndcg}": cell("pooled", ndcg), "pooled, MAP": cell("pooled", "MAP"),
             "as judged: found, queries read": f"{judged['found_share']:.0%}, {judged['queries_judged']:.1f}",
+            f"queries to find {rr} in 80 %": f"{at.loc[('pooled', rr), 'queries_for_80']:.0f}",
         })
     return to_markdown(pd.DataFrame(lines).set_index("collection"), "s")
 
