@@ -156,10 +156,11 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
                 diffs = (values[(s, m)] - values[(BASELINE, m)]).to_numpy(float) * share
                 add("pooled", s, f"{m}@{k}", *t_interval(diffs, population), truth[s][m], size)
             diffs = (values[(s, "RR")] - values[(BASELINE, "RR")]).to_numpy(float) * share
-            path = confidence_path(diffs, population, queries)
+            planned = np.full(queries, queries)
+            path = confidence_path(diffs, population, planned)
             add("pooled", s, f"RR@{k} sequence", path[-1].low, path[-1].high, truth[s]["RR"], size)
             stop = next((t for t in range(1, queries) if path[t].verdict != "not yet"), queries)
-            _, low, high, _ = verdict(diffs[:stop], population, queries)
+            _, low, high, _ = verdict(diffs[:stop], population, planned)
             add("pooled", s, f"RR@{k} as judged", low, high, truth[s]["RR"], size, stop)
             estimate = sample_table({BASELINE: runs[BASELINE], s: runs[s]},
                                     Judgments(pooled[DESIGN].reset_index(drop=True)), BASELINE)

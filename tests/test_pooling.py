@@ -12,6 +12,7 @@ from scipy.stats import t
 from test_judge import Terminal
 
 from weakrank.cli import main
+from weakrank.io import read_parquet, write_run
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.judged.pooling import (
     BASELINE,
@@ -24,6 +25,7 @@ from weakrank.judged.pooling import (
     verdict,
 )
 from weakrank.judged.sequential import confidence_path, confidence_sequence
+from weakrank.paths import RunPaths
 
 ANSWER = {"y": "1", "n": "0"}
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
@@ -122,8 +124,8 @@ def test_the_confidence_sequence_covers_at_every_look_where_a_peeked_t_interval_
 
 
 def test_the_verdict_says_yes_no_or_not_yet_and_the_table_keeps_intervals_in_range():
-    assert verdict(np.ones(12), 100, 20)[0] == "yes" and verdict(-np.ones(12), 100, 20)[0] == "no"
-    assert verdict(np.array([1.0, 0.0, -1.0, 0.0]), 100, 20)[0] == "not yet"
+    assert verdict(np.ones(12), 100, np.full(20, 20))[0] == "yes" and verdict(-np.ones(12), 100, [20] * 20)[0] == "no"
+    assert verdict(np.array([1.0, 0.0, -1.0, 0.0]), 100, [20] * 20)[0] == "not yet"
     runs, gold = population()
     table = judged_as_gold(pooled_pairs(runs, ["better"], queries=20, seed=1), gold)
     topk = pooled_table(table)
@@ -199,3 +201,31 @@ def test_only_queries_whose_tops_differ_are_drawn_and_the_difference_counts_the_
     whole = (full_measures(runs["half"], gold, 3) - full_measures(runs["bm25"], gold, 3)).mean()
     assert topk.loc[("half", "RR"), "vs bm25"] == pytest.approx(whole["RR"])  # over all 60 queries
     assert topk.loc[("half", "P"), "vs bm25"] == pytest.approx(whole["P"])
+
+
+def test_a_pooled_sample_grows_with_more_keeping_its_judgments_and_each_query_s_planned_size(tmp_path, capsys):
+    """A trained ranker's run that reverses BM25's (written by hand: no training needed to draw a sample)."""
+    config, run = str(OWN / "pipeline.toml"), tmp_path / "run"
+    assert main(["run", config, "--run-dir", str(run), "--stages", "ingest,label", "--quiet"]) == 0
+    votes = read_parquet(RunPaths(run).votes)
+    test = votes[votes["split"] == "test"]
+    write_run(test[["query_id", "passage_id"]].assign(score=-test["score_bm25"]), RunPaths(run).runs / "model.trec",
+              "model")
+    path = run / "evaluation-judging.tsv"
+    assert main(["select", config, "--run-dir", str(run), "--evaluation", "--queries", "1"]) == 0
+    first = read_judging_file(path)
+    assert first["query_id"].nunique() == 1 and (first["planned"] == "1").all() and len(first) <= 6
+    assert (first["query_inclusion"] == "0.5").all()  # 1 of the 2 test queries, both ranked otherwise than BM25
+    write_judging_file(first.assign(relevance=["1"] + ["0"] * (len(first) - 1)), path)  # judged, then grown
+    capsys.readouterr()
+    assert main(["select", config, "--run-dir", str(run), "--evaluation", "--more", "--queries", "1"]) == 0
+    assert "added 1 query" in capsys.readouterr().out
+    grown = read_judging_file(path)
+    assert grown["query_id"].nunique() == 2 and grown["relevance"].tolist()[:len(first)] == ["1"] + ["0"] * (len(first) - 1)
+    assert grown.groupby("query_id", sort=False)["planned"].first().tolist() == ["1", "2"]
+    assert (grown["query_inclusion"] == "1.0").all()  # now 2 of 2
+    assert main(["select", config, "--run-dir", str(run), "--evaluation", "--more", "--queries", "1"]) == 2
+    assert "holds every query of split 'test' where the systems' tops differ already" in capsys.readouterr().err
+    # the line judge shows: a grown sample gets the sequence only, never the t interval
+    done = grown.assign(relevance=["1"] + ["0"] * (len(grown) - 1))
+    assert all("interval valid however you stop" in line for line in settled_lines(done))

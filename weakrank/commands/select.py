@@ -18,11 +18,12 @@ def cmd_select(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))
     if args.evaluation:
-        if args.more or args.split:
-            raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split nor --more")
+        if args.split:
+            raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split")
         path, pairs = pipeline.select_evaluation(cfg, queries=args.queries or EVALUATION_QUERIES,
                                                  per_query=args.per_query, seed=args.seed, output=args.output,
-                                                 force=args.force, design=args.design, against=args.against or ())
+                                                 force=args.force, design=args.design, against=args.against or (),
+                                                 more=args.more)
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
     else:
         if args.against or args.design != EVALUATION_DESIGNS[0]:
@@ -61,4 +62,5 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="replace --output even if weakrank did not write it or it "
                    "changed since (a person's skips and notes are lost)")
     p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "
-                   "its rows and judgments: the same sample, grown (when too few judged queries had a relevant passage)")
+                   "its rows and judgments: the same sample, grown (when too few judged queries had a relevant passage; with "
+                   "--evaluation, a pooled sample whose answer is not settled yet)")

@@ -10,12 +10,11 @@ drawing order: any first part of the sample is itself a simple random sample, wh
 early (:mod:`.sequential`).
 
 **The passages of a query** are the union of each compared system's top :func:`depth` (pooling, as TREC builds its
-test collections; judging where two systems disagree is what Carterette, Allan & Sitaraman's minimal test
-collections do), each with probability 1; where the union leaves room in the budget (the systems agree on some of
+test collections), each with probability 1; where the union leaves room in the budget (the systems agree on some of
 their tops), the rest of it is drawn uniformly from the query's other candidates, with probability ``drawn / rest``,
 so that :mod:`.estimate`'s MAP stays unbiased where it can. Each row carries the passage's rank in each system's
-top k (``rank_<system>``), the pool's depth, the population N_d and the split's queries N: the file alone tells
-the measures below.
+top k (``rank_<system>``), the pool's depth, the population N_d, the split's queries N and the sample's size when
+the query was drawn (``planned``: ``select --more`` grows a sample): the file alone tells the measures below.
 
 **The measures.** Where every pooled system's top k is judged, its P@k, RR@k and nDCG@k on the query are exact (no
 estimation within the query): P@k the share of its top k that is relevant, RR@k one over the rank of the first
@@ -24,10 +23,11 @@ allow (binary gains; a query with none in the pool counts 0 for every system). T
 difference from BM25 averaged over every query of the split: the queries whose tops agree add 0, so it is N_d / N
 times the mean over the queries that differ, which the sample's mean estimates without bias, with a t interval
 (finite-population corrected) over the judged queries; each system's own mean is given over the queries that
-differ (where the tops agree nothing was judged). RR@k's
-difference is the one that answers "better than BM25?": it reads what a person reads first, a query with one
-relevant passage (most of them) moves it by up to 1 where P@k moves by 1/k, and it is exact, unlike MAP's estimate,
-whose sampled passages add variance. A passage the person skipped counts as not relevant.
+differ (where the tops agree nothing was judged). RR@k's difference is the one that answers "better than BM25?":
+it reads what a person reads first, a query with one relevant passage (most of them) moves it by up to 1 where P@k
+moves by 1/k, and it is exact, unlike MAP's estimate, whose sampled passages add variance (and which misses
+relevant passages that are no candidate). It is named in advance: choosing, after judging, whichever measure looks
+best would make the stated coverage untrue. A passage the person skipped counts as not relevant.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def pooled_pairs(runs: Mapping[str, pd.DataFrame], systems: Sequence[str], queri
                  seed: int = 0, baseline: str = BASELINE) -> pd.DataFrame:
     """A simple random sample of ``queries`` queries of the baseline's run and, for each, the pool of ``systems``'
     and the baseline's top k (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum,
-    pool_depth, population, split_queries`` and one ``rank_<system>`` column per system compared (blank below its
-    top k)."""
+    pool_depth, population, split_queries, planned`` and one ``rank_<system>`` column per system compared (blank
+    below its top k)."""
     compared = [baseline, *(s for s in systems if s != baseline)]
     return pool_sample(ranked_lists({name: runs[name] for name in compared}), queries, per_query, seed)
 
@@ -107,10 +107,15 @@ def pool_sample(lists: Mapping[str, Mapping[str, list[str]]], queries: int, per_
             ranks = {f"{RANK}{name}": (top.index(pid) + 1 if pid in top[:k] else "") for name, top in zip(compared, tops)}
             rows.append({"query_id": query, "passage_id": pid, "query_inclusion": sample.inclusion[query],
                          "passage_inclusion": p, "stratum": 0, "pool_depth": k, "population": len(frame),
-                         "split_queries": len(split), **ranks})
+                         "split_queries": len(split), "planned": len(sample.queries), **ranks})
     columns = ["query_id", "passage_id", "query_inclusion", "passage_inclusion", "stratum", "pool_depth", "population",
-               "split_queries", *(f"{RANK}{name}" for name in compared)]
+               "split_queries", "planned", *(f"{RANK}{name}" for name in compared)]
     return pd.DataFrame(rows, columns=columns)
+
+
+def planned_sizes(table: pd.DataFrame) -> np.ndarray:
+    """Each query's sample size when it was drawn, in the order of a pooled judging table (one value a query)."""
+    return pd.to_numeric(table.groupby("query_id", sort=False)["planned"].first()).to_numpy(int)
 
 
 def split_share(table: pd.DataFrame) -> float:
@@ -165,12 +170,13 @@ def t_interval(values: np.ndarray, population: int, level: float = LEVEL) -> tup
     return mean - half, mean + half
 
 
-def topk_table(values: pd.DataFrame, population: int, planned: int, share: float = 1.0, baseline: str = BASELINE,
-               level: float = LEVEL) -> pd.DataFrame:
+def topk_table(values: pd.DataFrame, population: int, planned: np.ndarray, share: float = 1.0,
+               baseline: str = BASELINE, level: float = LEVEL) -> pd.DataFrame:
     """Each pooled system's mean top-k measures (over the queries sampled from) with their t intervals and each
     one's paired difference from ``baseline`` over the split (``share``: the queries sampled from over the split's,
-    the rest adding 0) with its t interval and its confidence sequence (:mod:`.sequential`, tuned for ``planned``
-    queries), every interval kept inside the measure's range; one row per (system, measure)."""
+    the rest adding 0) with its t interval and its confidence sequence (:mod:`.sequential`, ``planned``: the
+    sample's size when each query was drawn, those of ``values`` first), every interval kept inside the measure's
+    range; one row per (system, measure)."""
     rows = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
         for measure in MEASURES:
@@ -178,26 +184,30 @@ def topk_table(values: pd.DataFrame, population: int, planned: int, share: float
             diff = (own - values[(baseline, measure)].to_numpy(float)) * share
             low, high = t_interval(own, population, level)
             diff_low, diff_high = t_interval(diff, population, level)
-            cs = confidence_sequence(diff, population, planned, level)
+            cs = confidence_sequence(diff, population, planned[:len(diff)], level)
             rows.append({"system": name, "measure": measure, "mean": own.mean() if len(own) else math.nan,
                          "low": max(low, 0.0), "high": min(high, 1.0),
                          f"vs {baseline}": diff.mean() if len(diff) else math.nan, "diff low": max(diff_low, -1.0),
                          "diff high": min(diff_high, 1.0), "seq low": cs.low, "seq high": cs.high})
     out = pd.DataFrame(rows).set_index(["system", "measure"])
-    out.attrs.update(queries=len(values), planned=planned, population=population, share=share, level=level,
+    out.attrs.update(queries=len(values), planned=len(planned), population=population, share=share, level=level,
                      baseline=baseline)
     return out
 
 
-def verdict(diffs: np.ndarray, population: int, planned: int, level: float = LEVEL) -> tuple[str, float, float, str]:
+def verdict(diffs: np.ndarray, population: int, planned: np.ndarray,
+            level: float = LEVEL) -> tuple[str, float, float, str]:
     """Whether the judged queries' paired differences (in drawing order) settle "better than the baseline":
-    ``yes``, ``no`` or ``not yet``, with the interval that says so and its kind. The confidence sequence
-    (:mod:`.sequential`) at every number of queries: valid however the person stops; once the ``planned`` queries
-    are all judged and it has not settled, the sample's t interval (valid for the sample as drawn, not for one
-    stopped because it looked settled). Looking at both costs coverage: at worst the two errors add (1 − level
-    each); measured in ``benchmarks/judged_power.csv``."""
-    cs = confidence_sequence(diffs, population, planned, level)
-    if cs.verdict != "not yet" or len(diffs) < planned:
+    ``yes``, ``no`` or ``not yet``, with the interval that says so and its kind. ``planned``: the sample's size when
+    each of its queries was drawn, all of them (those judged first). The confidence sequence (:mod:`.sequential`)
+    at every number of queries: valid however the person stops; once a sample drawn at once is all judged and the
+    sequence has not settled, the sample's t interval (valid for the sample as drawn, not for one stopped, or grown,
+    because of what it showed). Looking at both costs coverage: at worst the two errors add (1 − level
+    each); measured, the interval a person stopping at the first settled line is left with held the truth in
+    90–97 % of samples (``benchmarks/judged_power.csv``, ``RR@3 as judged``)."""
+    planned = np.asarray(planned)
+    cs = confidence_sequence(diffs, population, planned[:len(diffs)], level)
+    if cs.verdict != "not yet" or len(diffs) < len(planned) or (planned != len(planned)).any():
         return cs.verdict, cs.low, cs.high, "sequence"
     low, high = t_interval(np.asarray(diffs, dtype=float), population, level)
     low, high = max(low, -1.0), min(high, 1.0)
@@ -208,7 +218,7 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
     """What ``judge`` shows after each judged query of a pooled judging table: per system compared, whether it is
     better than the baseline by RR@k so far (:func:`verdict`)."""
     values = query_values(table)
-    k, planned = int(table["pool_depth"].iloc[0]), table["query_id"].nunique()
+    k, planned = int(table["pool_depth"].iloc[0]), planned_sizes(table)
     population, share = int(table["population"].iloc[0]), split_share(table)
     lines = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
@@ -218,7 +228,7 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
         answer, low, high, kind = verdict(diffs, population, planned, level)
         shown = f"{diffs.mean():+.3f}, " if len(diffs) else ""
         why = ("interval valid however you stop" if kind == "sequence" else "t interval of the whole sample")
-        lines.append(f"{name} better than {BASELINE} (RR@{k}, {len(diffs)} of {planned} queries): {answer} — "
+        lines.append(f"{name} better than {BASELINE} (RR@{k}, {len(diffs)} of {len(planned)} queries): {answer} — "
                      f"{shown}{level:.0%} [{low:+.3f}, {high:+.3f}], {why}")
     return lines
 
@@ -226,7 +236,7 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
 def pooled_table(table: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
     """:func:`topk_table` of a pooled judging table (its judged queries, in drawing order, up to the first one not
     fully answered), ``attrs["depth"]`` its k."""
-    out = topk_table(query_values(table), int(table["population"].iloc[0]), table["query_id"].nunique(),
+    out = topk_table(query_values(table), int(table["population"].iloc[0]), planned_sizes(table),
                      split_share(table), BASELINE, level)
     out.attrs["depth"] = int(table["pool_depth"].iloc[0])
     return out
@@ -237,8 +247,9 @@ def pooled_lines(topk: pd.DataFrame) -> list[str]:
     baseline in each measure with its interval, the verdict by RR@k first."""
     k, baseline, level = topk.attrs["depth"], topk.attrs["baseline"], topk.attrs["level"]
     lines = [f"exact on the judged pool ({topk.attrs['queries']} of {topk.attrs['planned']} queries judged, drawn "
-             f"from the {topk.attrs['share']:.0%} of the split where the tops differ; the differences are over the "
-             f"whole split; {level:.0%} t intervals; a passage skipped counts as not relevant):"]
+             f"from the {topk.attrs['share']:.0%} of the split where the tops differ: each system's mean over those, "
+             f"its difference from {baseline} over the whole split; {level:.0%} t intervals; a passage skipped counts "
+             "as not relevant):"]
     for (name, measure), row in topk.iterrows():
         if name == baseline:
             continue
