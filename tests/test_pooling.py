@@ -120,7 +120,7 @@ def test_the_confidence_sequence_covers_at_every_look_where_a_peeked_t_interval_
     assert missed_sequence / 200 < 0.05 < missed_t / 200
     assert all(a.low <= b.low and b.high <= a.high for a, b in zip(path, path[1:]))  # the running intersection
     whole = confidence_sequence(rng.permutation(values), len(values), planned=20)
-    assert whole.high - whole.low < 0.01 and whole.low <= 0 <= whole.high  # every value drawn: the mean itself
+    assert whole.high - whole.low < 0.02 and whole.low <= 0 <= whole.high  # every value drawn: the mean itself
 
 
 def test_the_verdict_says_yes_no_or_not_yet_and_the_table_keeps_intervals_in_range():

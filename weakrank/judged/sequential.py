@@ -91,7 +91,8 @@ def confidence_path(diffs: np.ndarray, population: int, planned: int | np.ndarra
         capital = np.logaddexp(log_up, log_down) - math.log(2.0)
         kept = alive & possible & (capital < math.log(1.0 / alpha))
         alive = kept if kept.any() else alive  # all rejected (a chance below α): the last interval stands
-        low, high = float(m[alive].min()), float(m[alive].max())
+        step = 1.0 / (GRID - 1)  # out to the next candidate rejected: the set's edge lies between the two
+        low, high = max(float(m[alive].min()) - step, 0.0), min(float(m[alive].max()) + step, 1.0)
         path.append(Sequence(t, float(x[:t].mean()), 2 * low - 1, 2 * high - 1))
     return path
 
