@@ -247,9 +247,9 @@ def pooled_lines(topk: pd.DataFrame) -> list[str]:
     baseline in each measure with its interval, the verdict by RR@k first."""
     k, baseline, level = topk.attrs["depth"], topk.attrs["baseline"], topk.attrs["level"]
     lines = [f"exact on the judged pool ({topk.attrs['queries']} of {topk.attrs['planned']} queries judged, drawn "
-             f"from the {topk.attrs['share']:.0%} of the split where the tops differ: each system's mean over those, "
-             f"its difference from {baseline} over the whole split; {level:.0%} t intervals; a passage skipped counts "
-             "as not relevant):"]
+             f"from the {topk.attrs['share']:.0%} of the split where the tops differ: each system's mean, and MAP "
+             f"above, over those, its difference from {baseline} over the whole split; {level:.0%} t intervals; a "
+             "passage skipped counts as not relevant):"]
     for (name, measure), row in topk.iterrows():
         if name == baseline:
             continue
