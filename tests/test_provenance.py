@@ -23,10 +23,10 @@ def labelled(tmp_path_factory) -> Path:
     drawn before any judgment made the labels: of test (``evaluation-judging.tsv``) and of dev (``dev-sample.tsv``)."""
     run = tmp_path_factory.mktemp("labelled") / "run"
     assert main(["run", CONFIG, "--run-dir", str(run), "--stages", "ingest,label,aggregate", "--quiet"]) == 0
-    assert main(["select", CONFIG, "--run-dir", str(run), "--evaluation", "--output",
+    assert main(["select", CONFIG, "--run-dir", str(run), "--evaluation", "--design", "today", "--output",
                  str(run / "evaluation-judging.tsv")]) == 0
     dev = dev_config(run.parent)
-    assert main(["select", dev, "--run-dir", str(run), "--evaluation", "--output", str(run / "dev-sample.tsv")]) == 0
+    assert main(["select", dev, "--run-dir", str(run), "--evaluation", "--design", "today", "--output", str(run / "dev-sample.tsv")]) == 0
     judge(run / "evaluation-judging.tsv", OWN / "test.qrels")
     judge(run / "dev-sample.tsv", OWN / "dev.qrels")
     return run

@@ -38,7 +38,10 @@ def print_sample(table: pd.DataFrame, paths: RunPaths) -> None:
     print(format_sample_table(table).to_string())
     print(sample_legend(table))
     print(sample_line(table))
-    print(f"→ {paths.runs}: evaluation-sample.csv, evaluation-sample.md")
+    for line in table.attrs.get("topk", ()):
+        print(line)
+    print(f"→ {paths.runs}: evaluation-sample.csv, evaluation-sample.md"
+          + (", evaluation-topk.csv" if table.attrs.get("topk") else ""))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:

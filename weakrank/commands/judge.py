@@ -120,7 +120,7 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
     saved = _stamp(path)
     note = ""
     while (position := _first_unjudged(table)) is not None:
-        out.write(screen(table, position, styled, colour, note))
+        out.write(screen(table, position, styled, colour, note, _settled(table)))
         out.flush()
         key, note = read_key(), ""
         if key == RESIZED:
@@ -130,8 +130,8 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         elif key == "b" and position > 0:
             table.loc[position - 1, "relevance"] = ""
         elif key in ("q", "\x04"):  # \x04: Ctrl-D
-            out.write(f"\nstopped; every answer is saved in {path}: {_counts(table)}.\nContinue with: {program()} judge "
-                      f"{shell_path(path)}\n")
+            out.write(f"\n{_settled(table)}stopped; every answer is saved in {path}: {_counts(table)}.\nContinue "
+                      f"with: {program()} judge {shell_path(path)}\n")
             return
         else:
             note = "nothing to go back to: this is the first row" if key == "b" else f"unknown key {key!r}"
@@ -139,9 +139,9 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         saved = _save(table, path, saved)
     config = _config(path)
     if EVALUATION_USE in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
-        out.write(f"\nevery row of {path} is answered: {_counts(table)}.\nNext, each system's MAP estimated from it:\n"
-                  f"    {program()} evaluate {config} --judgments {shell_path(path)}   (with the run's --run-dir, if "
-                  "you gave one)\n")
+        out.write(f"\n{_settled(table)}every row of {path} is answered: {_counts(table)}.\nNext, each system's MAP "
+                  f"estimated from it:\n    {program()} evaluate {config} --judgments {shell_path(path)}   (with the "
+                  "run's --run-dir, if you gave one)\n")
         return
     out.write(f"\nevery row of {path} is answered: {_counts(table)}.\n{_too_few(table, path)}"
               "Next, TREC qrels of the judged rows:\n"
@@ -154,6 +154,14 @@ def _config(path: Path) -> str:
     """The config whose judgments folder holds ``path`` as a printed command names it, else ``CONFIG``."""
     config = config_of(path)
     return shell_path(config) if config else "CONFIG"
+
+
+def _settled(table: pd.DataFrame) -> str:
+    """For an evaluation sample of the pooled design, whether each system compared is better than BM25 on the
+    queries judged so far, one line each (:func:`weakrank.judged.pooling.settled_lines`); else nothing."""
+    from weakrank.judged.pooling import is_pooled, settled_lines
+
+    return "".join(f"{line}\n" for line in settled_lines(table)) if is_pooled(table) else ""
 
 
 def _first_unjudged(table: pd.DataFrame) -> int | None:
@@ -205,9 +213,10 @@ def _save(table: pd.DataFrame, path: Path, saved: tuple[int, int, int]) -> tuple
     return _stamp(path)
 
 
-def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note: str = "") -> str:
-    """What the terminal shows for row ``position``: a progress line, the query, the passage wrapped to the
-    terminal's width with the query's words highlighted, and the keys."""
+def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note: str = "", status: str = "") -> str:
+    """What the terminal shows for row ``position``: a progress line (and ``status``, lines on what the judgments
+    so far settle), the query, the passage wrapped to the terminal's width with the query's words highlighted, and
+    the keys."""
     from weakrank.text import tokenize
 
     row = table.iloc[position].map(visible)
@@ -223,7 +232,7 @@ def screen(table: pd.DataFrame, position: int, styled: bool, colour: bool, note:
     start, end = ("\x1b[1;33m" if colour else "\x1b[1m", "\x1b[0m") if styled else ("", "")
     passage = [_WORD.sub(lambda m: f"{start}{m[0]}{end}" if m[0].lower() in words else m[0], line)
                for line in textwrap.wrap(row["passage"], width) or [""]]
-    parts = ["\x1b[H\x1b[2J" if styled else "\n", progress, "", f"query {row['query_id']}: {row['query']}", "",
+    parts = ["\x1b[H\x1b[2J" if styled else "\n", progress, *status.splitlines(), "", f"query {row['query_id']}: {row['query']}", "",
              f"passage {row['passage_id']}:", *("    " + line for line in passage), "", KEYS]
     return "\n".join([*parts, note, "relevant? "] if note else [*parts, "relevant? "])
 

@@ -7,6 +7,7 @@ import argparse
 
 from weakrank.commands import AddCommand, pipeline_config, repeated_flags, whole_number
 from weakrank.errors import ConfigError
+from weakrank.names import EVALUATION_DESIGNS
 
 
 def cmd_select(args: argparse.Namespace) -> None:
@@ -17,13 +18,16 @@ def cmd_select(args: argparse.Namespace) -> None:
     cfg = pipeline_config(args)
     again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))
     if args.evaluation:
-        if args.more or args.split:
-            raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split nor --more")
+        if args.split:
+            raise ConfigError("--evaluation draws from the evaluated split ([evaluate] split): no --split")
         path, pairs = pipeline.select_evaluation(cfg, queries=EVALUATION_QUERIES if args.queries is None else args.queries,
                                                  per_query=args.per_query, seed=args.seed, output=args.output,
-                                                 force=args.force)
+                                                 force=args.force, design=args.design, against=args.against or (),
+                                                 more=args.more)
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
     else:
+        if args.against or args.design != EVALUATION_DESIGNS[0]:
+            raise ConfigError("--against and --design choose how an evaluation sample is drawn: with --evaluation")
         path, pairs = pipeline.select(cfg, queries=JUDGE_QUERIES if args.queries is None else args.queries, split=args.split or "train",
                                       per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
                                       force=args.force)
@@ -45,6 +49,13 @@ def register(add: AddCommand) -> None:
                    "([evaluate] split) to measure the systems without qrels, into "
                    "<config stem>.judgments/evaluation-judging.tsv: judge it, then weakrank evaluate CONFIG "
                    "--judgments FILE (its judgments never train)")
+    p.add_argument("--design", choices=EVALUATION_DESIGNS, default=EVALUATION_DESIGNS[0], help="with --evaluation: pooled "
+                   "(default) judges the union of the top k of BM25 and the systems compared, where they differ, and "
+                   "measures P@k, RR@k and nDCG@k exactly there; today judges the top of the candidates' lists and "
+                   "passages drawn from their rest (MAP only)")
+    p.add_argument("--against", action="append", metavar="SYSTEM", help="with --evaluation: a system to compare "
+                   "with BM25 (an LF, a fusion, the labels: a row of evaluate's table; repeatable; default the trained "
+                   "ranker)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "
                    "--more reads the file's)")
@@ -53,4 +64,5 @@ def register(add: AddCommand) -> None:
     p.add_argument("--force", action="store_true", help="replace --output even if weakrank did not write it or it "
                    "changed since (a person's skips and notes are lost)")
     p.add_argument("--more", action="store_true", help="add --queries more queries to the judging file, keeping "
-                   "its rows and judgments: the same sample, grown (when too few judged queries had a relevant passage)")
+                   "its rows and judgments: the same sample, grown (when too few judged queries had a relevant passage; with "
+                   "--evaluation, a pooled sample whose answer is not settled yet)")

@@ -10,5 +10,8 @@ combined — for the whole collection, not just for the queries judged.
 - :mod:`.rule`: the rule that keeps the label-free weighting unless another is clearly ahead (its constants, and
   the measurement behind each);
 - :mod:`.selector`: the choice, a meta-estimator over the fusion label model;
-- :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels.
+- :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels;
+- :mod:`.pooling`: the evaluated split's pooled design (the union of the compared systems' top k) and its exact
+  top-k measures;
+- :mod:`.sequential`: the confidence sequence that lets a person stop judging once the answer is settled.
 """

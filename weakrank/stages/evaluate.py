@@ -153,8 +153,12 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
                       found: Judgments, split: str) -> pd.DataFrame:
     """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
     of ``select --evaluation``) with its interval and its paired difference from the first of ``runs`` (the first
-    stage, else weakrank's BM25), written to ``runs/evaluation-sample.{csv,md}``."""
+    stage, else weakrank's BM25), written to ``runs/evaluation-sample.{csv,md}``. A sample of the pooled design adds
+    each pooled system's exact top-k measures (``runs/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and
+    the .md: :mod:`weakrank.judged.pooling`)."""
     from weakrank.judged.evaluation import sample_table
+    from weakrank.judged.judging_file import is_judging_file, read_judging_file
+    from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
 
     path = found.source
     table = sample_table(runs, found, next(iter(runs)))
@@ -162,6 +166,11 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
             format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
+    if is_judging_file(path) and is_pooled(written := read_judging_file(path)):  # the pooled design's exact figures
+        topk = pooled_table(written)
+        write_text(topk.to_csv(), paths.runs / "evaluation-topk.csv")
+        table.attrs["topk"] = pooled_lines(topk)
+        text += ["```", *table.attrs["topk"], "```", ""]
     write_text("\n".join(text), paths.runs / "evaluation-sample.md")
     return table
 

@@ -5,6 +5,7 @@ qrels (:func:`select_evaluation`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -12,11 +13,12 @@ import pandas as pd
 
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
-from weakrank.errors import DataError, did_you_mean
+from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
 from weakrank.labeling import check_votes_table
+from weakrank.names import EVALUATION_DESIGNS
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path
 from weakrank.stages.stage import stage
 
@@ -96,22 +98,32 @@ def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFra
 
 @stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
 def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
-                      split: str | None = None, output: str | Path | None = None,
-                      force: bool = False) -> tuple[Path, pd.DataFrame]:
+                      split: str | None = None, output: str | Path | None = None, force: bool = False,
+                      design: str = EVALUATION_DESIGNS[0], against: Sequence[str] = (),
+                      more: bool = False) -> tuple[Path, pd.DataFrame]:
     """Draw a simple random sample of ``queries`` queries of the evaluated split (``split``, default ``[evaluate]
     split``) and up to ``per_query`` of their candidates, for a person to judge so that :func:`~weakrank.stages.evaluate.evaluate` can
     estimate each system's MAP without qrels (:func:`weakrank.judged.evaluation.evaluation_pairs`: inclusion
     probabilities beside each pair), into a judging file (default ``<config stem>.judgments/evaluation-judging.tsv``, through
     :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`~weakrank.judged.judging_file.EVALUATION_USE`. Returns the file
-    and its pairs."""
+    and its pairs. ``design``: ``pooled`` (default) judges the union of the top k of the systems compared, BM25 and
+    ``against`` (default the trained ranker's run; :mod:`weakrank.judged.pooling`); ``today`` the top of the
+    candidates' lists and passages drawn from their rest (:mod:`weakrank.judged.evaluation`). With ``more`` a pooled
+    sample grows by ``queries`` (its systems and seed read from the file; its rows and judgments kept, the next
+    queries of the same random order added after them): what the confidence sequence that ``judge`` shows allows,
+    and the t interval does not. Returns the pairs added."""
     from weakrank.judged.evaluation import evaluation_pairs
     from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     out = Path(output) if output else judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
-    if out.exists() and judged(read_judging_file(out)).any():
+    kept = grown_sample(out, paths) if more else None
+    if kept is not None:
+        seed, design = int(kept["sample_seed"].iloc[0]), EVALUATION_DESIGNS[0]
+        against = [c.removeprefix("rank_") for c in kept.columns if c.startswith("rank_") and c != "rank_bm25"]
+    elif out.exists() and judged(read_judging_file(out)).any():
         raise DataError("holds judgments already: judge it to the end and evaluate with it (weakrank evaluate CONFIG "
                         "--judgments FILE), or name another --output", file=out)
     votes = read_parquet(paths.votes)
@@ -119,9 +131,77 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     if split not in set(votes["split"]):
         raise DataError(f"no split {split!r}{did_you_mean(split, set(votes['split']))} in the votes; splits are "
                         f"{sorted(set(votes['split']))}", file=paths.votes, field="split")
-    pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.fusion_options())
-    with output_file(out, {}, force):
-        write_judging_file(judging_rows(pairs, Dataset.load(paths.dataset), seed).assign(use=EVALUATION_USE), out,
-                           seal=True)
-    return out, pairs
+    if design not in EVALUATION_DESIGNS:
+        raise ConfigError(f"no evaluation design {design!r}; the designs are {', '.join(EVALUATION_DESIGNS)}")
+    earlier = list(dict.fromkeys(kept["query_id"])) if kept is not None else []
+    if design == EVALUATION_DESIGNS[0]:
+        pairs = pooled_evaluation_pairs(cfg, paths, split, len(earlier) + queries, per_query, seed, against)
+    else:
+        pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.fusion_options())
+    rows = judging_rows(pairs, Dataset.load(paths.dataset), seed)
+    rows = pd.concat([rows, pairs.drop(columns=[c for c in pairs.columns if c in rows.columns])], axis=1)
+    rows = rows.assign(use=EVALUATION_USE)
+    if kept is None:
+        with output_file(out, {}, force):
+            write_judging_file(rows, out, seal=True)
+        return out, pairs
+    drawn = list(dict.fromkeys(pairs["query_id"]))
+    if drawn[:len(earlier)] != earlier or str(pairs["pool_depth"].iloc[0]) != kept["pool_depth"].iloc[0]:
+        raise DataError(f"its queries are not the first of this run's pooled sample with seed {seed} and --per-query "
+                        f"{per_query} (the systems' runs changed since?): start a new file with --output", file=out)
+    if len(drawn) == len(earlier):
+        raise DataError(f"holds every query of split {split!r} where the systems' tops differ already", file=out)
+    inclusion = rows.groupby("query_id")["query_inclusion"].first()
+    kept = kept.assign(query_inclusion=kept["query_id"].map(inclusion))
+    grown = pd.concat([kept, rows[~rows["query_id"].isin(set(earlier))]], ignore_index=True)
+    write_judging_file(grown, out, seal=True)  # its seal checked when read (grown_sample), the grown design sealed
+    return out, pairs[~pairs["query_id"].isin(set(earlier))]
+
+
+def grown_sample(out: Path, paths: RunPaths) -> pd.DataFrame:
+    """The judging file ``out`` that ``select --evaluation --more`` grows, read and checked as every judged file is
+    (its seal, the dataset's texts): a pooled evaluation sample whose seed is the one select wrote (else a
+    :class:`DataError` saying why)."""
+    from weakrank.io import LINE
+    from weakrank.judged.judgments import read_judged_file
+    from weakrank.judged.pooling import is_pooled
+
+    if not out.exists():
+        raise DataError("no judging file to add queries to: run select --evaluation without --more first", file=out)
+    kept = read_judged_file(out, paths.dataset).drop(columns=LINE)
+    if not is_pooled(kept) or not {"sample_seed", "planned"} <= set(kept.columns):
+        raise DataError("is not a pooled evaluation sample (columns pool_depth, rank_bm25, planned, sample_seed): "
+                        "only that design grows; start a new file with --output", file=out)
+    if not kept["sample_seed"].str.fullmatch("[0-9]+").all() or kept["sample_seed"].nunique() > 1:
+        raise DataError("sample_seed differs between rows or is not a whole number: it was changed by hand; leave it "
+                        "as select wrote it, or start a new file with --output", file=out, field="sample_seed")
+    return kept
+
+
+def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, queries: int, per_query: int,
+                            seed: int, against: Sequence[str]) -> pd.DataFrame:
+    """The pooled design's sample of ``split`` (:func:`weakrank.judged.pooling.pooled_pairs`): BM25 against the
+    systems named in ``against`` (what ``evaluate`` lists: the LFs, the fusions, the labels, the trained ranker),
+    by default the trained ranker's run."""
+    from weakrank.evaluation.summary import BM25_ROW
+    from weakrank.judged.pooling import BASELINE, pooled_pairs
+    from weakrank.stages.evaluate import evaluated_systems
+    from weakrank.stages.stage import train_config
+
+    trained = Path(train_config(cfg).output).name
+    found, _ = evaluated_systems(paths, split, trained)
+    systems = {BASELINE if name == BM25_ROW else name: run for name, run in found.items()}  # judging-file columns
+    compared = list(against) or [trained]
+    for name in compared:
+        if name not in systems:
+            hint = (f"no run of the trained ranker ({paths.runs / f'{trained}.trec'}): train and rerank first, or "
+                    "name the systems to compare with --against" if name == trained else
+                    f"no system {name!r}{did_you_mean(name, set(systems))}; the systems are {sorted(systems)}")
+            raise DataError(hint, file=paths.runs if name == trained else paths.votes)
+    runs = {name: run[run["query_id"].isin(set(systems[BASELINE]["query_id"]))] for name, run in systems.items()}
+    pairs = pooled_pairs(runs, compared, queries, per_query, seed, BASELINE)
+    if pairs.empty:
+        raise DataError(f"{', '.join(compared)} and {BASELINE} rank every query's top passages alike on split "
+                        f"{split!r}: no judgment can tell them apart", file=paths.votes)
+    return pairs
 
