@@ -186,7 +186,7 @@ def judging_advice(views: pd.DataFrame) -> str | None:
     The rule: two views that the factor model loads at least :data:`TRUSTED` and within :data:`ALIKE` of each
     other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
     :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
-    nothing without labels tells apart; a few judged queries do (few-shot mode chooses the weighting on them).
+    nothing without labels tells apart; a few judged queries do (judged mode chooses the weighting on them).
     Of several such pairs, the one with the most weight is named.
     """
     trusted = views[views["loading"] >= TRUSTED]

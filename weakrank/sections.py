@@ -79,7 +79,7 @@ class LabelConfig:
 
 @dataclass
 class AggregateConfig:
-    """The label model and its options (checked against its constructor); few-shot mode, off by default: the
+    """The label model and its options (checked against its constructor); judged mode, off by default: the
     judged queries of ``judgments`` (a judging file of ``weakrank judge``, or TREC qrels), or the first
     ``gold_queries`` judged queries of ``gold_split``, choose how the fusion model combines the LFs."""
 
