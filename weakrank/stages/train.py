@@ -68,7 +68,7 @@ def judged_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
     source = label_source(paths, tc)
     if tc.supervised or not source.exists():
         return []
-    return read_labels_info(source).gold_queries
+    return read_labels_info(source).judged_queries
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
