@@ -276,7 +276,8 @@ def add_judgments_flag(parser: argparse.ArgumentParser) -> None:
     """``--judgments FILE`` (overrides ``[aggregate] judgments``)."""
     parser.add_argument("--judgments", metavar="FILE", help="judged queries to train on (a judging file of `weakrank "
                         "judge`, or TREC qrels): they choose how the LFs are combined and teach the student "
-                        "(overrides [aggregate] judgments); to measure without training: weakrank evaluate CONFIG --judgments")
+                        "(overrides [aggregate] judgments); to measure without training: weakrank evaluate "
+                        "CONFIG --judgments")
 
 
 def add_label_model_flag(parser: argparse.ArgumentParser) -> None:

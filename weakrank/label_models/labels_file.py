@@ -18,9 +18,9 @@ from weakrank.label_models import MODELS
 class LabelsInfo:
     """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``: a
     :class:`~weakrank.fusion_state.FusionState`, with the judged choice, for a portable model; another's as it
-    saves it), the judged queries that taught it (``judged_queries``, their ids), the file they came from (``judgments``, its
-    name) and the splits of every judged query it read (``judged_splits``: a split whose judgments made the labels
-    is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""
+    saves it), the ids of the judged queries that taught it (``judged_queries``), the file they came from
+    (``judgments``, its name) and the splits of every judged query it read (``judged_splits``: a split whose
+    judgments made the labels is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""
 
     model: str | None = None
     lfs: list[str] = field(default_factory=list)
@@ -32,7 +32,7 @@ class LabelsInfo:
 
 _KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "judged_queries": list,
           "judgments": (str, type(None)), "judged_splits": list}
-_KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs: the one labels were always saved with
+_KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs (labels have always kept it)
 
 
 def write_labels(labels: pd.DataFrame, path: str | Path, info: LabelsInfo) -> Path:
