@@ -129,7 +129,7 @@ REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a no
 class EvaluateConfig:
     """The split ``rerank`` scores and the ``evaluate`` stage reports, and the queries it scores: ``require``
     ``"both"`` (a relevant and a non-relevant judgement), ``"relevant"`` (qrels that list relevant passages only,
-    as BEIR's: unjudged candidates count as non-relevant) or ``"all"``."""
+    as BEIR's: unassessed candidates count as non-relevant) or ``"all"``."""
 
     split: str = "test"
     require: str = "both"
