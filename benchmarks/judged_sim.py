@@ -21,7 +21,7 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet
-from weakrank.judged.design import OVERSAMPLE, SAMPLED, Pool, candidate_scores, draw, passages, pool, rankings
+from weakrank.judged.design import OVERSAMPLE, SAMPLED_PASSAGES, Pool, candidate_scores, draw, passages, pool, rankings
 from weakrank.judged.estimate import Estimate, estimate
 from weakrank.judged.judgments import Judged
 from weakrank.judged.selector import judged_totals
@@ -103,7 +103,7 @@ class Sample:
 
 
 def sample(coll: Collection, n: int, seed: int, method: str = "select", among=None, per_query: int = 6,
-           oversample: float = OVERSAMPLE, sampled: int = SAMPLED) -> Sample:
+           oversample: float = OVERSAMPLE, sampled: int = SAMPLED_PASSAGES) -> Sample:
     """``n`` queries of the pool (only ``among``, when given: e.g. one half of it) drawn as select draws them
     (``select``) or uniformly from every pool query with two candidates or more (``random``), each with the passages
     select would ask about."""

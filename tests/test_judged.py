@@ -278,9 +278,9 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     pipeline.label(cfg, progress=False)
     pipeline.aggregate(cfg)
     assert read_metadata(RunPaths(tmp_path).labels)["gold_queries"] == ["vq1", "vq2"]
-    from weakrank.commands.stages import _print_few_shot_choice
+    from weakrank.commands.stages import _print_judged_choice
 
-    _print_few_shot_choice(RunPaths(tmp_path).labels, cfg)  # what `weakrank aggregate` prints in judged mode
+    _print_judged_choice(RunPaths(tmp_path).labels, cfg)  # what `weakrank aggregate` prints in judged mode
     printed = capsys.readouterr().out
     estimates = read_metadata(RunPaths(tmp_path).labels)["params"]["judged"]["estimates"]
     assert printed.startswith("judged: 2 judged queries have a relevant passage, fewer than")
@@ -364,7 +364,7 @@ def test_an_interval_near_the_top_of_the_range_stays_below_1():
 def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_path, capsys):
     from types import SimpleNamespace
 
-    from weakrank.commands.stages import _print_few_shot_choice
+    from weakrank.commands.stages import _print_judged_choice
     from weakrank.label_models.labels_file import LabelsInfo, write_labels
 
     rule = {"margin": 2.5, "min_lead": 0.05, "min_queries": 3}
@@ -374,7 +374,7 @@ def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_pa
     assert taken.queries_to_tell() is None and replace(kept, best=LABEL_FREE).queries_to_tell() is None
     labels = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
                           LabelsInfo("fusion", ["bm25"], FusionState.of([[0]], [1.0], [1.0], [1.0], judged=kept)))
-    _print_few_shot_choice(labels, SimpleNamespace(source="pipe.toml"))
+    _print_judged_choice(labels, SimpleNamespace(source="pipe.toml"))
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
     assert "weakrank select pipe.toml --more --queries 77" in out

@@ -295,3 +295,13 @@ def test_a_fusion_state_is_read_back_from_the_labels_file_as_written_and_a_chang
         read_labels_info(path)
     assert read_labels_info(write_labels(pd.DataFrame({"x": [1]}), tmp_path / "g.parquet",
                                          LabelsInfo("generative", ["a"], {"alpha": [0.5]}))).params == {"alpha": [0.5]}
+    judged = write_labels(pd.DataFrame({"x": [1]}), tmp_path / "j.parquet",
+                          LabelsInfo("majority", ["a"], judged_queries=["q1", "q2"]))
+    saved = read_metadata(judged)
+    assert saved["gold_queries"] == ["q1", "q2"]  # the key labels were always saved with: older files load
+    assert read_labels_info(judged).judged_queries == ["q1", "q2"]
+    table = pq.read_table(judged)
+    pq.write_table(table.replace_schema_metadata({b"weakrank": json.dumps({**saved, "gold_queries": "q1"}).encode()}),
+                   judged)
+    with pytest.raises(DataError, match=r"j\.parquet: gold_queries: str where"):
+        read_labels_info(judged)

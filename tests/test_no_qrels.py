@@ -194,17 +194,17 @@ def test_the_config_check_knows_which_splits_have_qrels(tmp_path):
     from tests.test_cli import beir_folder
     from weakrank import pipeline
     from weakrank.config import load_config
-    from weakrank.validation import judged_splits
+    from weakrank.validation import qrels_splits
 
-    assert judged_splits(load_config(own_config(tmp_path, qrels=False)), ingested=False) == set()
+    assert qrels_splits(load_config(own_config(tmp_path, qrels=False)), ingested=False) == set()
     cfg = load_config(own_config(tmp_path, qrels=True), run_dir=tmp_path / "run")
-    assert judged_splits(cfg, ingested=False) == {"dev", "test"}
+    assert qrels_splits(cfg, ingested=False) == {"dev", "test"}
     pipeline.ingest(cfg)
-    assert judged_splits(cfg) == {"dev", "test"}  # once ingested: the splits with a judged candidate
+    assert qrels_splits(cfg) == {"dev", "test"}  # once ingested: the splits with an assessed candidate
     beir_folder(tmp_path / "beir")
     (tmp_path / "beir.toml").write_text('[dataset]\nloader = "beir"\npath = "beir"\noptions = { splits = ["test"], '
                                         'unlabelled = "train" }\n[label]\nlfs = ["bm25"]\n')
-    assert judged_splits(load_config(tmp_path / "beir.toml"), ingested=False) == {"test"}
+    assert qrels_splits(load_config(tmp_path / "beir.toml"), ingested=False) == {"test"}
 
 
 def test_judgments_are_checked_before_the_first_stage(tmp_path, capsys):

@@ -49,22 +49,22 @@ def query_quality(pairs: pd.DataFrame, scorers: Mapping[str, str]) -> pd.DataFra
     scorer and query with a relevant and a non-relevant candidate): what paired tests between scorers need. AUC is
     the Mann–Whitney statistic over the query's list, tied scores sharing their mean rank (scikit-learn's
     ``roc_auc_score`` per query is the reference, in a test), computed for all queries at once."""
-    judged = pairs.dropna(subset=["gold"])
-    judged = judged.assign(gold=judged["gold"].astype(int))
-    stats = judged.groupby("query_id")["gold"].agg(["sum", "size"])
+    assessed = pairs.dropna(subset=["gold"])
+    assessed = assessed.assign(gold=assessed["gold"].astype(int))
+    stats = assessed.groupby("query_id")["gold"].agg(["sum", "size"])
     usable = stats.index[(stats["sum"] > 0) & (stats["sum"] < stats["size"])]
-    judged = judged[judged["query_id"].isin(usable)]
-    key = judged["query_id"].to_numpy()
+    assessed = assessed[assessed["query_id"].isin(usable)]
+    key = assessed["query_id"].to_numpy()
 
     def summed(values: np.ndarray) -> pd.Series:  # per query, in the order the queries come
         return pd.Series(values).groupby(key, sort=False).sum()
 
-    gold = judged["gold"].to_numpy(float)
+    gold = assessed["gold"].to_numpy(float)
     relevant = summed(gold)
     pairs_ranked = relevant * (summed(np.ones(len(gold))) - relevant)
     frames = []
     for name, column in scorers.items():
-        values = judged[column].astype(float)
+        values = assessed[column].astype(float)
         scores = values.groupby(key, sort=False)
         top = (values == scores.transform("max")).to_numpy(float)
         p_at_1 = summed(gold * top) / summed(top)
@@ -186,7 +186,7 @@ def judging_advice(views: pd.DataFrame) -> str | None:
     The rule: two views that the factor model loads at least :data:`TRUSTED` and within :data:`ALIKE` of each
     other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
     :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
-    nothing without labels tells apart; a few judged queries do (few-shot mode chooses the weighting on them).
+    nothing without labels tells apart; a few judged queries do (judged mode chooses the weighting on them).
     Of several such pairs, the one with the most weight is named.
     """
     trusted = views[views["loading"] >= TRUSTED]

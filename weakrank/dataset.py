@@ -5,7 +5,7 @@ Tables (all string ids):
 * ``queries``    — query_id, text, split
 * ``passages``   — passage_id, text
 * ``candidates`` — query_id, passage_id, split, rank (0 = first in the list), gold (Int8: 1, 0 or <NA>)
-* ``qrels``      — query_id, passage_id, relevance (all judged pairs, also those outside the candidates)
+* ``qrels``      — query_id, passage_id, relevance (all assessed pairs, also those outside the candidates)
 """
 
 from __future__ import annotations
@@ -185,11 +185,11 @@ def candidates_from_rows(rows: pd.DataFrame, queries: pd.DataFrame) -> pd.DataFr
 
 def qrels_from_candidates(candidates: pd.DataFrame) -> pd.DataFrame:
     """Qrels holding every candidate with a gold label."""
-    judged = candidates.dropna(subset=["gold"])
+    assessed = candidates.dropna(subset=["gold"])
     return pd.DataFrame(
         {
-            "query_id": judged["query_id"],
-            "passage_id": judged["passage_id"],
-            "relevance": judged["gold"].astype("int32"),
+            "query_id": assessed["query_id"],
+            "passage_id": assessed["passage_id"],
+            "relevance": assessed["gold"].astype("int32"),
         }
     ).reset_index(drop=True)

@@ -61,7 +61,7 @@ def minmax_over(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def average_precisions(scores: np.ndarray, groups: np.ndarray, gold: np.ndarray) -> pd.Series:
-    """AP of ``scores`` in each group whose rows are judged (``gold`` 1/0, NaN unjudged: left out, a condensed
+    """AP of ``scores`` in each group whose rows are assessed (``gold`` 1/0, NaN unassessed: left out, a condensed
     list) and hold a relevant one, by group; ties count against (the relevant row last among equal scores)."""
     frame = pd.DataFrame({"g": pd.Series(groups).to_numpy(), "s": scores, "y": gold})
     aps = {}

@@ -79,7 +79,7 @@ class LabelConfig:
 
 @dataclass
 class AggregateConfig:
-    """The label model and its options (checked against its constructor); few-shot mode, off by default: the
+    """The label model and its options (checked against its constructor); judged mode, off by default: the
     judged queries of ``judgments`` (a judging file of ``weakrank judge``, or TREC qrels), or the first
     ``gold_queries`` judged queries of ``gold_split``, choose how the fusion model combines the LFs."""
 
@@ -129,7 +129,7 @@ REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a no
 class EvaluateConfig:
     """The split ``rerank`` scores and the ``evaluate`` stage reports, and the queries it scores: ``require``
     ``"both"`` (a relevant and a non-relevant judgement), ``"relevant"`` (qrels that list relevant passages only,
-    as BEIR's: unjudged candidates count as non-relevant) or ``"all"``."""
+    as BEIR's: unassessed candidates count as non-relevant) or ``"all"``."""
 
     split: str = "test"
     require: str = "both"

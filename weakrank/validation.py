@@ -60,8 +60,8 @@ def dataset_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
     return {str(s) for s in named if s}
 
 
-def judged_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
-    """The splits with qrels, which ``evaluate`` can score: those of the ingested dataset with a judged candidate
+def qrels_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
+    """The splits with qrels, which ``evaluate`` can score: those of the ingested dataset with an assessed candidate
     when ``ingested`` and it exists, else those the config gives qrels (the TREC loader's splits with a ``qrels``
     file, the BEIR loader's ``splits``; every split of the other loaders)."""
     candidates = RunPaths(cfg.run_dir).candidates
@@ -87,9 +87,9 @@ def has_judgments(path: Path) -> bool:
 
 
 def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
-    """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`judged_splits`), or the run
+    """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`qrels_splits`), or the run
     directory's evaluation sample (``select --evaluation``) holds judgments."""
-    return split in judged_splits(cfg, ingested) or has_judgments(judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING))
+    return split in qrels_splits(cfg, ingested) or has_judgments(judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING))
 
 
 def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> None:

@@ -129,9 +129,9 @@ def register(add: AddCommand) -> None:
     p.set_defaults(more_positionals="run")  # `evaluate CONFIG --judgments FILE RUN...`: runs after the flags too
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
                    "every positional argument is a run file")
-    p.add_argument("--judgments", metavar="FILE", help="a judged sample of the evaluated split (weakrank select "
-                   "CONFIG --evaluation, then weakrank judge): each system's MAP estimated from it, with intervals, "
-                   "and its difference from the first stage (no qrels needed)")
+    p.add_argument("--judgments", metavar="FILE", help="a judged sample of the evaluated split to measure with, "
+                   "never to train on (weakrank select CONFIG --evaluation, then weakrank judge): each system's MAP "
+                   "estimated from it, with intervals, and its difference from the first stage (no qrels needed)")
     add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

@@ -70,7 +70,7 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame, args: argparse.Na
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
     _print_lf_weights(path)
-    _print_few_shot_choice(path, cfg)
+    _print_judged_choice(path, cfg)
     if labels.attrs.get("overlooked"):
         print(f"warning: {overlooked_line(labels.attrs['overlooked'], cfg, args)}")
 
@@ -113,7 +113,7 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)), args)
 
 
-def _print_few_shot_choice(labels: Path, cfg: PipelineConfig) -> None:
+def _print_judged_choice(labels: Path, cfg: PipelineConfig) -> None:
     """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
     how to judge more queries: when too few had a relevant passage to choose anything, or when about how many more
     would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
@@ -274,9 +274,10 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def add_judgments_flag(parser: argparse.ArgumentParser) -> None:
     """``--judgments FILE`` (overrides ``[aggregate] judgments``)."""
-    parser.add_argument("--judgments", metavar="FILE", help="judged queries (a judging file of `weakrank judge`, or "
-                        "TREC qrels) that choose how the LFs are combined and teach the student (overrides "
-                        "[aggregate] judgments)")
+    parser.add_argument("--judgments", metavar="FILE", help="judged queries to train on (a judging file of `weakrank "
+                        "judge`, or TREC qrels): they choose how the LFs are combined and teach the student "
+                        "(overrides [aggregate] judgments); to measure without training: weakrank evaluate "
+                        "CONFIG --judgments")
 
 
 def add_label_model_flag(parser: argparse.ArgumentParser) -> None:

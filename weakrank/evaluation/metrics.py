@@ -23,8 +23,8 @@ MEASURES = {"MAP": AP, "MRR": RR, "P@1": P @ 1, "P@5": P @ 5, "nDCG@10": nDCG @ 
 RETRIEVAL_MEASURES = {"MRR@10": RR @ 10, "R@10": R @ 10, "MAP": AP, "nDCG@10": nDCG @ 10}  # of a top-k over a collection
 
 
-def judged_queries(qrels: pd.DataFrame, require: str = "both") -> set[str]:
-    """Queries to evaluate: ``both`` (≥1 relevant and ≥1 non-relevant judged), ``relevant`` (≥1), ``all``."""
+def assessed_queries(qrels: pd.DataFrame, require: str = "both") -> set[str]:
+    """Queries to evaluate: ``both`` (≥1 relevant and ≥1 non-relevant assessed), ``relevant`` (≥1), ``all``."""
     rel = qrels["relevance"] > 0
     has_rel = set(qrels.loc[rel, "query_id"])
     if require == "all":
@@ -111,7 +111,7 @@ def evaluate_run(
     for col in ("query_id", "passage_id", "score"):
         if col not in run.columns:
             raise DataError("run lacks a column", field=col)
-    keep = judged_queries(qrels, require) & set(run["query_id"])
+    keep = assessed_queries(qrels, require) & set(run["query_id"])
     if not keep:
         raise DataError(f"no query of the run has the judgements require = {require!r} asks for (both: a relevant "
                         "and a non-relevant one); qrels that list relevant passages only (BEIR) need require = "

@@ -42,7 +42,7 @@ NEAR_DUPLICATE = 0.6  # word-set Jaccard of two query texts above which the seco
 STRATA = 3  # answerability strata of the frame
 TIED = STRATA  # the stratum of the queries every candidate ranks alike
 OVERSAMPLE = 2.0  # each stratum's sampling rate over the one below it (fitted with the rule: weakrank.judged.rule)
-SAMPLED = 4  # passages of a query drawn at random from below the top of its lists (the rest are fixed; fitted too)
+SAMPLED_PASSAGES = 4  # passages of a query drawn at random below the top of its lists (the rest fixed; fitted too)
 
 
 @dataclass(frozen=True)
@@ -157,7 +157,7 @@ def depth_order(lists: list[list[str]]) -> list[str]:
 
 
 def passages(lists: list[list[str]], per_query: int, query_id: str, seed: int = 0,
-             sampled: int = SAMPLED) -> dict[str, float]:
+             sampled: int = SAMPLED_PASSAGES) -> dict[str, float]:
     """The passages of one query to judge (module doc), each with its inclusion probability; the random part is
     seeded by ``seed`` and the query id (the same query, the same passages)."""
     order = depth_order(lists)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-SAMPLED = 1.0 - 1e-9  # an inclusion probability below this marks a pair sampled from the rest of its list
+CERTAIN_INCLUSION = 1.0 - 1e-9  # an inclusion probability below this marks a pair sampled from the rest of its list
 
 
 def list_totals(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> tuple[float, float]:
@@ -44,7 +44,7 @@ def list_totals(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -
     rank = np.empty(len(scores), dtype=np.int64)
     rank[order] = np.arange(1, len(scores) + 1)
     pi = np.where(seen, inclusion, np.inf)
-    sampled = seen & (pi < SAMPLED)
+    sampled = seen & (pi < CERTAIN_INCLUSION)
     s = int(sampled.sum())
     together = (s - 1) / (s / pi[sampled][0] - 1) if s > 1 else 1.0  # P(j judged | i judged), both sampled
     relevant = np.flatnonzero(y)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet, read_qrels
-from weakrank.judged.estimate import SAMPLED
+from weakrank.judged.estimate import CERTAIN_INCLUSION
 from weakrank.judged.judging_file import (
     EVALUATION_USE,
     as_written,
@@ -100,7 +100,7 @@ def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgm
     for field in DESIGN:
         table[field] = _probability(table[field], table[LINE], path, field) if field in table.columns else 1.0
     answered = judged(table)
-    sampled = table["passage_inclusion"] < SAMPLED
+    sampled = table["passage_inclusion"] < CERTAIN_INCLUSION
     drawn = sampled.groupby(table["query_id"]).transform("sum")
     kept = (sampled & answered).groupby(table["query_id"]).transform("sum")
     rest = drawn / table["passage_inclusion"]

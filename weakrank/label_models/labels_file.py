@@ -18,25 +18,26 @@ from weakrank.label_models import MODELS
 class LabelsInfo:
     """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``: a
     :class:`~weakrank.fusion_state.FusionState`, with the judged choice, for a portable model; another's as it
-    saves it), the judged queries that taught it (``gold_queries``), the file they came from (``judgments``, its
-    name) and the splits of every judged query it read (``judged_splits``: a split whose judgments made the labels
-    is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""
+    saves it), the ids of the judged queries that taught it (``judged_queries``), the file they came from
+    (``judgments``, its name) and the splits of every judged query it read (``judged_splits``: a split whose
+    judgments made the labels is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""
 
     model: str | None = None
     lfs: list[str] = field(default_factory=list)
     params: FusionState | dict = field(default_factory=dict)
-    gold_queries: list[str] = field(default_factory=list)
+    judged_queries: list[str] = field(default_factory=list)
     judgments: str | None = None
     judged_splits: list[str] = field(default_factory=list)
 
 
-_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "gold_queries": list, "judgments": (str, type(None)),
-          "judged_splits": list}
+_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "judged_queries": list,
+          "judgments": (str, type(None)), "judged_splits": list}
+_KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs (labels have always kept it)
 
 
 def write_labels(labels: pd.DataFrame, path: str | Path, info: LabelsInfo) -> Path:
     """Write a labels table with its record, atomically."""
-    saved = {name: getattr(info, name) for name in _KINDS}
+    saved = {_KEYS.get(name, name): getattr(info, name) for name in _KINDS}
     if isinstance(info.params, FusionState):
         saved["params"] = info.params.to_dict()
     return write_parquet(labels, path, metadata=saved)
@@ -47,11 +48,12 @@ def read_labels_info(path: str | Path) -> LabelsInfo:
     wrong type is a :class:`DataError` naming the file and the field; a portable model's state is read by
     :meth:`FusionState.from_dict <weakrank.fusion_state.FusionState.from_dict>`."""
     meta = read_metadata(path)
+    kept = {name: meta.get(_KEYS.get(name, name)) for name in _KINDS}
     for name, kind in _KINDS.items():
-        if meta.get(name) is not None and not isinstance(meta[name], kind):
-            raise DataError(f"{type(meta[name]).__name__} where the labels' metadata keeps a "
-                            f"{getattr(kind, '__name__', 'string')}", file=path, field=name)
-    info = LabelsInfo(**{name: meta[name] for name in _KINDS if meta.get(name) is not None})
+        if kept[name] is not None and not isinstance(kept[name], kind):
+            raise DataError(f"{type(kept[name]).__name__} where the labels' metadata keeps a "
+                            f"{getattr(kind, '__name__', 'string')}", file=path, field=_KEYS.get(name, name))
+    info = LabelsInfo(**{name: value for name, value in kept.items() if value is not None})
     if info.params and info.model in MODELS and MODELS[info.model].portable:
         return replace(info, params=FusionState.from_dict(info.params, path, "params.", len(info.lfs) or None))
     return info
@@ -59,9 +61,9 @@ def read_labels_info(path: str | Path) -> LabelsInfo:
 
 def judged_splits(path: str | Path) -> set[str]:
     """The splits whose judgments made labels file ``path``: its record's ``judged_splits``; for labels written
-    before it was kept, the splits of its ``gold_queries`` in the table."""
+    before it was kept, the splits of its ``judged_queries`` in the table."""
     info = read_labels_info(path)
-    if info.judged_splits or not info.gold_queries:
+    if info.judged_splits or not info.judged_queries:
         return set(info.judged_splits)
     table = read_parquet(path, columns=["query_id", "split"])
-    return set(table.loc[table["query_id"].isin(set(info.gold_queries)), "split"].astype(str))
+    return set(table.loc[table["query_id"].isin(set(info.judged_queries)), "split"].astype(str))

@@ -1,6 +1,6 @@
 """BEIR layout (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``), e.g. SciFact.
 
-BEIR has no candidate lists: each judged query gets the BM25 top-``k`` of the corpus
+BEIR has no candidate lists: each query with qrels gets the BM25 top-``k`` of the corpus
 (:func:`~weakrank.loaders.candidates.bm25_candidates`), or the lists of a TREC run file when one is given.
 """
 
@@ -71,8 +71,8 @@ def load_beir(
     """Load a BEIR directory; candidates are BM25 top-``k`` (or the lists of ``run``).
 
     The queries of ``qrels/<split>.tsv`` form each of ``splits``; ``unlabelled`` names a split for every
-    other query of ``queries.jsonl`` (no gold: weak training needs none). Duplicate ids, a query judged in
-    two splits and a run naming an unknown query or passage are located errors. (Long: one pass over BEIR's three
+    other query of ``queries.jsonl`` (no gold: weak training needs none). Duplicate ids, a query in the qrels
+    of two splits and a run naming an unknown query or passage are located errors. (Long: one pass over BEIR's three
     inputs, each file checked where it is read, so that every error names its own file and line.)
     """
     corpus = read_jsonl(path / "corpus.jsonl", ("_id", "text"), ("title",))
@@ -89,13 +89,14 @@ def load_beir(
                 lambda r: f"unknown query id {r['query-id']!r} (not in queries.jsonl)")
         fail_at(q, ~q["score"].str.fullmatch(r"-?\d+"), "score", lambda r: f"score {r['score']!r} is not an integer")
         qrel_frames.append(q)
-    judged = pd.concat(qrel_frames, ignore_index=True)
-    check_unique(judged, ["query-id", "corpus-id"], "corpus-id", "judgement (query id, corpus id)")
-    check_consistent(judged, "query-id", "split", "query-id", "query id")
+    assessed = pd.concat(qrel_frames, ignore_index=True)
+    check_unique(assessed, ["query-id", "corpus-id"], "corpus-id", "judgement (query id, corpus id)")
+    check_consistent(assessed, "query-id", "split", "query-id", "query id")
     qrels = pd.DataFrame(
-        {"query_id": judged["query-id"], "passage_id": judged["corpus-id"], "relevance": judged["score"].astype(int)}
+        {"query_id": assessed["query-id"], "passage_id": assessed["corpus-id"],
+         "relevance": assessed["score"].astype(int)}
     )
-    split_of = dict(zip(judged["query-id"], judged["split"]))
+    split_of = dict(zip(assessed["query-id"], assessed["split"]))
     if unlabelled is not None:
         split_of |= {qid: unlabelled for qid in all_queries["_id"] if qid not in split_of}
     text = all_queries.set_index("_id")["text"]

@@ -55,8 +55,8 @@ def _not_empty(rows: pd.DataFrame, file: Path) -> pd.DataFrame:
 def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
     """Gold of each candidate: 1/0 for queries with judgements (relevance > 0 is relevant), else <NA>."""
     relevant = set(zip(qrels["query_id"], qrels["passage_id"].where(qrels["relevance"] > 0)))
-    judged = set(qrels["query_id"])
-    gold = [int((q, p) in relevant) if q in judged else pd.NA for q, p in zip(cands["query_id"], cands["passage_id"])]
+    assessed = set(qrels["query_id"])
+    gold = [int((q, p) in relevant) if q in assessed else pd.NA for q, p in zip(cands["query_id"], cands["passage_id"])]
     return pd.Series(gold, index=cands.index, dtype="Int8")
 
 
@@ -132,14 +132,14 @@ def load_trec(
                     lambda row: f"run names passage id {row['passage_id']!r}, which is not in {collection}")
         else:
             r = bm25[bm25["query_id"].isin(q["query_id"])].reset_index(drop=True)
-        judged = pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
+        assessed = pd.DataFrame({"query_id": [], "passage_id": [], "relevance": []})
         if spec.get("qrels"):
-            judged = qrels_rows(path / spec["qrels"])
-            judged = judged[judged["query_id"].isin(q["query_id"])]
-        r["gold"] = judge(r, judged)
+            assessed = qrels_rows(path / spec["qrels"])
+            assessed = assessed[assessed["query_id"].isin(q["query_id"])]
+        r["gold"] = judge(r, assessed)
         query_frames.append(q)
         cand_frames.append(r)
-        qrels_frames.append(judged[["query_id", "passage_id", "relevance"]])
+        qrels_frames.append(assessed[["query_id", "passage_id", "relevance"]])
     query_table = pd.concat(query_frames, ignore_index=True)
     check_unique(query_table, "query_id", "query_id", "query id")
     check_text(query_table, "text", "text", "query_id")

@@ -3,7 +3,7 @@
 With ``candidates = "bm25"`` each question's candidates are instead the BM25 top-``k`` of every sentence the files
 list: a collection whose candidates a first-stage retriever chose out of a shared pool (as web-search passages
 are), where the lexical LFs agree by construction. The files' labels judge those candidates; a sentence that was
-not listed for the question is judged not relevant.
+not listed for the question counts as not relevant.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def load_wikiqa(path: Path, splits: tuple[str, ...] = ("train", "dev", "test"), 
 
 
 def pooled(listed: Dataset, k: int) -> Dataset:
-    """``listed`` with each query's candidates replaced by its BM25 top-``k`` of all passages, judged by the listed
+    """``listed`` with each query's candidates replaced by its BM25 top-``k`` of all passages, labelled by the listed
     gold (unlisted: not relevant)."""
     found = bm25_candidates(listed.queries, listed.passages, k)
     relevant = listed.candidates.loc[listed.candidates["gold"] == 1, ["query_id", "passage_id"]]

@@ -1,7 +1,7 @@
 """A model directory loaded and run over pairs: :func:`loaded_ranker` (the shipped ranker, or its student alone,
 with a warning when the teacher is asked of a directory that holds none), :func:`score_pairs`, and
 :func:`rerank_trec`, a TREC run of any queries reranked (``weakrank rerank --run``). The rerank stage
-(:func:`weakrank.stages.training.score_split`) scores with these too."""
+(:func:`weakrank.stages.rerank.score_split`) scores with these too."""
 
 from __future__ import annotations
 

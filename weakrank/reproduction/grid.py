@@ -23,7 +23,7 @@ import pandas as pd
 from weakrank.baselines import METHODS, bm25_negatives
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError, did_you_mean
-from weakrank.evaluation.metrics import evaluate_run, judged_queries
+from weakrank.evaluation.metrics import assessed_queries, evaluate_run
 from weakrank.files import atomic_path
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.keys import check_keys, schema
@@ -169,8 +169,8 @@ def trained_run(cfg: PipelineConfig, cell: Cell, workdir: Path) -> pd.DataFrame:
     if params.get("sampler") == "policy":
         overrides["policy_path"] = str(carried_policy(root, cell, workdir))
     train_ranker(cfg, train_config(cfg, **overrides), progress=False)
-    judged = judged_queries(read_parquet(paths.qrels), exp.require)
-    run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.split, judged)
+    assessed = assessed_queries(read_parquet(paths.qrels), exp.require)
+    run = score_split(cfg, model_dir(cfg, overrides["output"]), exp.split, assessed)
     for log, folder in (("policy_actions.csv", "actions"), ("history.csv", "history")):  # for the report's plots
         if (workdir / log).exists():
             write_text((workdir / log).read_text(), root / folder / f"{cell.key}.csv")

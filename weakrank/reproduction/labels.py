@@ -54,10 +54,10 @@ def source_labels(cfg: PipelineConfig, votes: pd.DataFrame, source: str, noise: 
 
 
 def gold_labels(votes: pd.DataFrame) -> pd.DataFrame:
-    """The judged pairs of ``votes`` labelled by their gold relevance, with confidence 1 (labels.parquet's shape)."""
-    judged = votes.dropna(subset=["gold"])
-    gold = (judged["gold"] > 0).astype(int)
-    return judged.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
+    """The pairs of ``votes`` with gold, labelled by it, with confidence 1 (labels.parquet's shape)."""
+    assessed = votes.dropna(subset=["gold"])
+    gold = (assessed["gold"] > 0).astype(int)
+    return assessed.assign(label=gold, confidence=1.0, p_relevant=gold.astype(float), score=gold.astype(float))
 
 
 def one_lf_labels(votes: pd.DataFrame, lf: str) -> pd.DataFrame:

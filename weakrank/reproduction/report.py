@@ -219,7 +219,7 @@ def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], me
             f"seeds where several; {significance_legend()}.")
     ece_note = (f"{CLASSIC_ECE}: 10 equal-width bins over P(relevant), only for probabilities (label models, "
                 f"pointwise rankers); {RANKING_ECE}: the same over the softmax of each query's candidate scores "
-                f"(Sharma et al., Eq. 4); over all candidate pairs of the {calibration.attrs['queries']} judged queries "
+                f"(Sharma et al., Eq. 4); over all candidate pairs of the {calibration.attrs['queries']} assessed queries "
                 f"of the {split} split.")
     sampler_note = (f"{metric} mean and std over seeds by negative sampler; AC-IR's seeds are successive episodes "
                     "of one policy (Cohen et al.).")

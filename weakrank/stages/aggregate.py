@@ -24,7 +24,7 @@ from weakrank.stages.stage import stage
 @stage("aggregate", label_model="model", judgments="judgments", eval_split="eval_split")
 def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None,
               eval_split: str | None = None) -> pd.DataFrame:
-    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in few-shot mode that of
+    """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in judged mode that of
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and

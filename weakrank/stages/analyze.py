@@ -69,7 +69,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     write_text(summary.to_csv(), out / "lf_summary.csv")
     fusion = cfg.label_model("fusion").fit_table(votes)
     views = fusion_views(scored, fusion)
-    judged = paths.labels.exists() and read_labels_info(paths.labels).gold_queries
+    judged = paths.labels.exists() and read_labels_info(paths.labels).judged_queries
     views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views),
                        overlooked=overlooked(scored, fusion, judged_estimates(paths.labels)))
     write_text(views.to_csv(), out / "views.csv")

@@ -39,7 +39,7 @@ from weakrank.loaders import first_stage
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
-from weakrank.validation import has_judgments, judged_splits
+from weakrank.validation import has_judgments, qrels_splits
 
 if TYPE_CHECKING:
     from weakrank.judged.judgments import Judgments
@@ -231,7 +231,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     trained = Path(tc.output).name
     first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
     systems, roles = evaluated_systems(paths, split, trained, first)
-    if judgments is None and split not in judged_splits(cfg):
+    if judgments is None and split not in qrels_splits(cfg):
         sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
         if not has_judgments(sample):
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "

@@ -62,13 +62,13 @@ def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
     return read_parquet(label_source(paths, tc))
 
 
-def few_shot_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
-    """The judged queries of few-shot mode (``[aggregate] gold_queries``) recorded in the labels a weak run
+def judged_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
+    """The judged queries (``[aggregate] judgments`` or ``gold_queries``) recorded in the labels a weak run
     trains on."""
     source = label_source(paths, tc)
     if tc.supervised or not source.exists():
         return []
-    return read_labels_info(source).gold_queries
+    return read_labels_info(source).judged_queries
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
@@ -83,12 +83,12 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     check_label_table(labels, label_source(paths, tc), dataset, tc.supervised, tc.train_split)
     data = training_data(labels, dataset, tc, tc.train_split)
     dev_data = None
-    gold = few_shot_queries(paths, tc)
+    gold = judged_queries(paths, tc)
     judged = labels[labels["query_id"].isin(gold)]
     if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
         judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()]
         judged = judged.assign(gold=judged["judged"])
-    if len(judged):  # few-shot mode: the judged queries the label model read pick the checkpoint by their MAP
+    if len(judged):  # judged mode: the judged queries the label model read pick the checkpoint by their MAP
         dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
     elif tc.dev_split and tc.dev_split in set(labels["split"]):
         dev_data = training_data(labels, dataset, tc, tc.dev_split)
@@ -97,7 +97,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(labels), "train queries": len(data.lists), "collection": cfg.name}
     if gold:
-        card["judged queries (few-shot)"] = gold
+        card["judged queries"] = gold
     return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
 
 

@@ -31,7 +31,7 @@ class Progress:
     best: float = -1.0
     bad_evals: int = 0
     history: list[dict] = field(default_factory=list)
-    judged_in: bool = False  # the judged queries have joined training (few-shot mode, after ``judged_after``)
+    judged_in: bool = False  # the judged queries have joined training (judged mode, after ``judged_after``)
 
 
 def read_checkpoint(path: Path, device: torch.device) -> dict:

@@ -67,11 +67,11 @@ class InstanceOptions:
         "group": "objective", "help": "train on this share of the lists, those the label model is surest of (its "
                                       "top-1 margin), in (0, 1]"})
     judged_share: float = field(default=0.3, metadata={
-        "group": "objective", "help": "few-shot mode: the judged queries' lists (or anchors) are repeated until they "
+        "group": "objective", "help": "judged mode: the judged queries' lists (or anchors) are repeated until they "
                                       "are this share of an epoch, so a handful of judgments weigh against thousands "
                                       "of pseudo-labels (0: each once), in [0, 1)"})
     judged_after: float = field(default=0.7, metadata={
-        "group": "objective", "help": "few-shot mode: the judged queries join training after this share of its "
+        "group": "objective", "help": "judged mode: the judged queries join training after this share of its "
                                       "steps; the student saved then, which has not seen them, chooses on them its "
                                       "weight in the shipped ranker (0: they train from the start, the weight "
                                       "stays 0.5), in [0, 1)"})

@@ -5,7 +5,7 @@ Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranki
 labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
-query a person judged (labels' ``judged`` column, few-shot mode) is always kept and repeated until the judged
+query a person judged (labels' ``judged`` column, judged mode) is always kept and repeated until the judged
 queries make up ``judged_share`` of an epoch (:func:`repeats`); an epoch can also leave them out (the
 trainer does until ``judged_after``).
 """

@@ -17,7 +17,7 @@ from weakrank.training.data import TrainingData
 from weakrank.training.distributed import DistEnv
 from weakrank.training.rankers import Ranker
 
-HELD_OUT = "held_out"  # the student saved before the judged queries joined training (few-shot mode)
+HELD_OUT = "held_out"  # the student saved before the judged queries joined training (judged mode)
 TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
 
 
@@ -85,7 +85,7 @@ class ModelSaving:
 
     def dev_figures(self, metrics: dict[str, float] | None) -> tuple[dict[str, float] | None, str]:
         """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against: gold
-        labels (supervised), the judged queries' judgments (few-shot), else the pseudo-labels, where only the
+        labels (supervised), the judged queries' judgments (judged mode), else the pseudo-labels, where only the
         agreement with the teacher is shown (no MAP that reads as one against gold)."""
         if metrics is None:
             return None, ""
@@ -93,7 +93,7 @@ class ModelSaving:
         if self.args.supervised:
             return figures, "Measured against the gold labels of the dev queries."
         if self.dev_data is not None and self.dev_data.supervised:
-            return figures, "Measured against the judgments of the judged queries (few-shot mode), not full qrels."
+            return figures, "Measured against the judgments of the judged queries (judged mode), not full qrels."
         kept = {k: v for k, v in figures.items() if k.startswith(("dev_agreement", "train_agreement"))}
         return kept, ("Measured against the pseudo-labels (no gold was read): agreement is the nDCG of the model's "
                       "order of each dev list against its teacher's, the label model (1: the same order). It says "

@@ -116,7 +116,7 @@ class Trainer(Checkpoints, ModelSaving):
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = args.total_steps(self.steps_per_epoch)
-        # few-shot mode: the judged queries are held out of the first steps, so that the student saved before they
+        # judged mode: the judged queries are held out of the first steps, so that the student saved before they
         # join (HELD_OUT) can be graded on them (the shipped ranker's mix, weakrank.training.shipped)
         self.switch_step = (round(args.judged_after * self.total_steps)
                             if data.judged and not args.supervised and args.judged_after > 0 else 0)
