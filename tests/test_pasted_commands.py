@@ -71,7 +71,7 @@ def test_printed_next_steps_run_when_pasted_into_a_fresh_shell(tmp_path, monkeyp
     own_config(tmp_path, qrels=False)
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label,aggregate", "--quiet"]) == 0
 
-    code, shown = paste(".venv/bin/weakrank select pipeline.toml --run-dir run --evaluation", tmp_path)
+    code, shown = paste(".venv/bin/weakrank select pipeline.toml --run-dir run --evaluation --design today", tmp_path)
     assert code == 0, shown
     judge, evaluate = printed("next:", shown), printed("then:", shown)
     assert judge == ".venv/bin/weakrank judge pipeline.judgments/evaluation-judging.tsv"
