@@ -16,12 +16,10 @@ Run: ``python benchmarks/bench_judged_evaluation.py`` (collections whose votes.p
 
 from __future__ import annotations
 
-import argparse
-
 import numpy as np
 import pandas as pd
 from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
-from judged_sim import list_ap, load, test_maps
+from judged_sim import list_ap, load, sample_arguments, test_maps
 
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import write_text
@@ -72,11 +70,7 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--per-query", type=int, default=6)
+    parser = sample_arguments(__doc__)
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "judged_evaluation.csv"
     table = pd.read_csv(csv) if csv.exists() else None

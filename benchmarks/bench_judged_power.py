@@ -35,13 +35,12 @@ Run: ``python benchmarks/bench_judged_power.py`` (collections whose votes.parque
 
 from __future__ import annotations
 
-import argparse
 import re
 
 import numpy as np
 import pandas as pd
 from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
-from judged_sim import load
+from judged_sim import load, sample_arguments
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
@@ -212,11 +211,7 @@ def write_readme(table: pd.DataFrame) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--queries", type=int, default=20)
-    parser.add_argument("--draws", type=int, default=200)
-    parser.add_argument("--per-query", type=int, default=6)
+    parser = sample_arguments(__doc__)
     parser.add_argument("--readme", action="store_true", help="only rewrite the README's table from the CSV")
     args = parser.parse_args()
     if args.readme:

@@ -11,11 +11,12 @@ and the rule chooses from its estimate (:func:`estimate_of`) exactly as ``aggreg
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from bench_quality import REQUIRE, ROOT
+from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
@@ -143,3 +144,14 @@ def estimate_of(coll: Collection, judged: Sample) -> Estimate:
     ``judged``, as ``aggregate``'s selector estimates them."""
     rows = judged_rows(coll, judged)
     return estimate(judged_totals(coll.votes, coll.scored, rows), rows.weights, LABEL_FREE)
+
+
+def sample_arguments(description: str) -> argparse.ArgumentParser:
+    """The parser of a benchmark that draws judged samples of each collection's evaluated split: ``--datasets``,
+    ``--queries`` (a sample's size), ``--draws`` (samples a collection) and ``--per-query`` (passages a query)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--per-query", type=int, default=6)
+    return parser
