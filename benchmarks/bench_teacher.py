@@ -181,7 +181,7 @@ def markdown(table: pd.DataFrame) -> str:
         "priors +word_overlap": wide[("priors", "+word_overlap")].map("{:.3f}".format),
     })
     gain = (wide[("priors", "default")] - wide[("label-free", "default")]).mean()
-    return out.rename_axis("collection").to_markdown() + f"\n\nMean change: {gain:+.3f} MAP."
+    return out.rename_axis("collection").to_markdown(disable_numparse=True) + f"\n\nMean change: {gain:+.3f} MAP."
 
 
 def main() -> None:
