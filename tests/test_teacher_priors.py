@@ -144,3 +144,12 @@ def test_the_built_ins_declare_the_priors_fitted_on_all_seven_collections():
         lf = BUILTIN[name]()
         assert (lf.family, lf.prior) == (row["family"], pytest.approx(row["prior"])), name
     assert set(shipped["strength"]) == {PRIOR_STRENGTH}
+
+
+def test_a_declaration_in_the_config_changes_no_cached_score():
+    from weakrank.sections import LabelConfig
+
+    plain = LabelConfig(lfs=["bm25"], lf_options={"bm25": {"k1": 1.2}})
+    declared = LabelConfig(lfs=["bm25"], lf_options={"bm25": {"k1": 1.2, "prior": 0.8, "family": "mine"}})
+    other = LabelConfig(lfs=["bm25"], lf_options={"bm25": {"k1": 1.5}})
+    assert plain.fingerprint("bm25") == declared.fingerprint("bm25") != other.fingerprint("bm25")

@@ -72,7 +72,9 @@ class LabelConfig:
 
     def fingerprint(self, name: str) -> str:
         """A short hash of an LF's options: cached scores are reused only when it matches."""
-        options = {k: v for k, v in self.lf_options.get(name, {}).items() if k not in ("family", "prior")}
+        from weakrank.registry import DECLARATION_KEYS
+
+        options = {k: v for k, v in self.lf_options.get(name, {}).items() if k not in DECLARATION_KEYS}
         blob = json.dumps({"lf": name, **options}, sort_keys=True)  # a declaration changes no score
         return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
