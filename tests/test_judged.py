@@ -378,3 +378,18 @@ def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_pa
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
     assert "weakrank select pipe.toml --more --queries 77" in out
+
+
+def test_a_selector_fits_its_copy_with_the_lfs_declared_priors():
+    """The judged choice starts from the teacher the LFs' priors make, not from one that forgot them: with one
+    judged query nothing changes, and the state is the base's own fit."""
+    scores, groups, gold = distracted_lists(60)
+    votes = votes_of(scores, groups, gold)
+    priors = {"lf0": {"family": "a", "prior": 0.9}, "lf1": {"family": "b", "prior": 0.2},
+              "lf2": {"family": "c", "prior": 0.2}}
+    base = ScoreFusionModel(priors=priors, prior_strength=5.0)
+    selector = CombinationSelector(base).fit(votes, judged_rows(votes, gold, {"q0"}))
+    own = ScoreFusionModel(priors=priors, prior_strength=5.0).fit_table(votes).state_
+    assert selector.state_.choice == LABEL_FREE and selector.state_.weights == own.weights
+    assert selector.state_.lfs and selector.state_.lfs == own.lfs
+    assert own.weights != ScoreFusionModel().fit_table(votes).state_.weights  # the priors changed the weighting

@@ -52,7 +52,7 @@ class CombinationSelector:
 
     def fit(self, votes: pd.DataFrame, judged: Judged) -> CombinationSelector:
         """Fit and choose (class doc)."""
-        fitted = type(self.base)(**self.base.options()).fit_table(votes)
+        fitted = type(self.base)(**self.base.get_params()).fit_table(votes)
         found, scored = candidate_scores(votes, fitted)
         totals = judged_totals(votes, scored, judged)
         self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)

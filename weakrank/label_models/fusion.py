@@ -100,6 +100,11 @@ class ScoreFusionModel:
         self.priors, self.prior_strength = priors, prior_strength
         self.state_: FusionState | None = None
 
+    def get_params(self) -> dict[str, Any]:
+        """Every constructor argument, the LFs' declared priors included (scikit-learn's ``get_params``): what a
+        copy fitted elsewhere is built with."""
+        return {**self.options(), "priors": self.priors, "prior_strength": self.prior_strength}
+
     def options(self) -> dict[str, float]:
         """The constructor's options, as a state keeps them."""
         return {"duplicate_threshold": self.duplicate_threshold, "min_noise": self.min_noise,
