@@ -27,7 +27,7 @@ on the side of the truth (0 where the truth is 0); ``coverage``, the share whose
 ``passages_per_query`` and ``queries_judged``, what a person reads; ``queries_for_80`` (the pooled top-k rows), about
 how many queries would find the difference in 80 % of samples (from the per-query spread with full gold).
 
-Writes ``benchmarks/judged_power.csv``; ``--readme`` rewrites the README's table between its ``judged-power``
+Writes ``benchmarks/judged_power.csv``; ``--readme`` rewrites the guide's table (docs/guide.md) between its ``judged-power``
 markers from the CSV.
 
 Run: ``python benchmarks/bench_judged_power.py`` (collections whose votes.parquet exists)
@@ -176,7 +176,7 @@ def measure(name: str, queries: int, draws: int, per_query: int) -> list[dict]:
 
 
 def readme_table(table: pd.DataFrame) -> str:
-    """The README's table: per collection and system, the true differences, and how often each design's interval
+    """The guide's table (docs/guide.md, "What 20 judged queries show"): per collection and system, the true differences, and how often each design's interval
     finds them (says "better") and covers them."""
     lines = []
     for (dataset, system), rows in table.groupby(["dataset", "system"], sort=False):
@@ -200,19 +200,19 @@ def readme_table(table: pd.DataFrame) -> str:
 
 
 def write_readme(table: pd.DataFrame) -> None:
-    """Rewrite the README's block between ``<!-- judged-power -->`` and ``<!-- /judged-power -->``."""
-    readme = ROOT / "README.md"
+    """Rewrite the guide's block between ``<!-- judged-power -->`` and ``<!-- /judged-power -->``."""
+    readme = ROOT / "docs" / "guide.md"
     text = readme.read_text(encoding="utf-8")
     block = f"<!-- judged-power -->\n{readme_table(table)}\n<!-- /judged-power -->"
     new, count = re.subn(r"<!-- judged-power -->.*?<!-- /judged-power -->", lambda _: block, text, flags=re.DOTALL)
     if count != 1:
-        raise SystemExit("README.md has no <!-- judged-power --> block to rewrite")
+        raise SystemExit("docs/guide.md has no <!-- judged-power --> block to rewrite")
     write_text(new, readme)
 
 
 def main() -> None:
     parser = sample_arguments(__doc__)
-    parser.add_argument("--readme", action="store_true", help="only rewrite the README's table from the CSV")
+    parser.add_argument("--readme", action="store_true", help="only rewrite the guide's table from the CSV")
     args = parser.parse_args()
     if args.readme:
         write_readme(pd.read_csv(CSV))

@@ -13,7 +13,7 @@ teacher the choice gives (the fusion label model combining the LFs as chosen), r
 seed at the sizes of ``--students``, and for the label-free run, ``shipped_map`` is the test MAP of the shipped
 ranker (a student retrained on those labels and averaged with its teacher, its weight chosen on the judged queries
 it had not trained on; seed 0). ``oracle`` is the candidate with the best test MAP, the most a choice could give.
-Writes ``benchmarks/judgments.csv`` and ``judgments.png``; ``--markdown`` prints the README's table from the CSV.
+Writes ``benchmarks/judgments.csv`` and ``judgments.png``; ``--markdown`` prints the guide's table from the CSV (docs/guide.md, "What ten judgments change").
 
 Run: ``python benchmarks/bench_judgments.py`` (collections whose votes.parquet exists: ``weakrank run
 pipelines/<name>.toml --stages ingest,label`` first)
@@ -54,7 +54,7 @@ def main() -> None:
     parser.add_argument("--students", nargs="*", type=int, default=[10], help="sizes whose select sample (seed 0) "
                         "trains a student")
     parser.add_argument("--quiet", action="store_true")
-    parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the README's table")
+    parser.add_argument("--markdown", action="store_true", help="only print judgments.csv as the guide's table")
     parser.add_argument("--plot", action="store_true", help="only draw judgments.png from judgments.csv")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "judgments.csv"
