@@ -10,8 +10,8 @@ only). Each collection's figure is then its evaluation split's MAP (:func:`weakr
 under priors it did not fit. The shipped priors are fitted on all seven (``teacher_priors.csv``); the built-in LFs
 declare them (a test holds them equal).
 
-Writes ``benchmarks/teacher.csv`` (``dataset, teacher, lfs, map, best_lf, best_lf_map``; teacher ``label-free`` or
-``priors``, lfs ``default`` or ``+word_overlap``) and ``benchmarks/teacher_priors.csv`` (``held_out, lf, family,
+Writes ``benchmarks/teacher.csv`` (``dataset, teacher, map, best_lf, best_lf_map``; teacher ``label-free`` or
+``priors``, ``… +word_overlap`` where that LF was added) and ``benchmarks/teacher_priors.csv`` (``held_out, lf, family,
 prior, strength``: ``all`` for the shipped fit). Run: ``python benchmarks/bench_teacher.py`` (about 10 minutes on 2
 cores once the votes exist; each collection's arrays are cached under ``benchmarks/results/teacher/``).
 """
@@ -168,19 +168,19 @@ def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, str
 def markdown(table: pd.DataFrame) -> str:
     """The README's table from ``teacher.csv``: per collection, the teacher's MAP label-free and with priors it did
     not fit (with and without word_overlap), the best single LF, and the change."""
-    wide = table.pivot_table(index="dataset", columns=["teacher", "lfs"], values="map").reindex(
+    wide = table.pivot_table(index="dataset", columns="teacher", values="map").reindex(
         [c for c in COLLECTIONS if c in set(table["dataset"])])
     best = table.drop_duplicates("dataset").set_index("dataset")
     out = pd.DataFrame({
-        "label-free": wide[("label-free", "default")].map("{:.3f}".format),
-        "priors (left out)": wide[("priors", "default")].map("{:.3f}".format),
-        "change": (wide[("priors", "default")] - wide[("label-free", "default")]).map("{:+.3f}".format),
+        "label-free": wide["label-free"].map("{:.3f}".format),
+        "priors (left out)": wide["priors"].map("{:.3f}".format),
+        "change": (wide["priors"] - wide["label-free"]).map("{:+.3f}".format),
         "best LF": [f"{best.loc[d, 'best_lf']} {best.loc[d, 'best_lf_map']:.3f}" for d in wide.index],
-        "priors − best LF": (wide[("priors", "default")] - best.loc[wide.index, "best_lf_map"]).map("{:+.3f}".format),
-        "label-free +word_overlap": wide[("label-free", "+word_overlap")].map("{:.3f}".format),
-        "priors +word_overlap": wide[("priors", "+word_overlap")].map("{:.3f}".format),
+        "priors − best LF": (wide["priors"] - best.loc[wide.index, "best_lf_map"]).map("{:+.3f}".format),
+        "label-free +word_overlap": wide["label-free +word_overlap"].map("{:.3f}".format),
+        "priors +word_overlap": wide["priors +word_overlap"].map("{:.3f}".format),
     })
-    gain = (wide[("priors", "default")] - wide[("label-free", "default")]).mean()
+    gain = (wide["priors"] - wide["label-free"]).mean()
     return out.rename_axis("collection").to_markdown(disable_numparse=True) + f"\n\nMean change: {gain:+.3f} MAP."
 
 
@@ -207,7 +207,7 @@ def main() -> None:
         for extra in (False, True):
             for teacher, p in (("label-free", None), ("priors", priors)):
                 found = evaluated(d, teacher_score(d, extra, p, strength))
-                rows.append({"dataset": held_out, "teacher": teacher, "lfs": "+word_overlap" if extra else "default",
+                rows.append({"dataset": held_out, "teacher": teacher + (f" +{EXTRA}" if extra else ""),
                              "map": round(found, 4), "best_lf": best, "best_lf_map": round(lf_map[best], 4)})
                 print(rows[-1], flush=True)
     pd.DataFrame(rows).to_csv(ROOT / "benchmarks" / "teacher.csv", index=False)
