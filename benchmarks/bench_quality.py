@@ -1,15 +1,16 @@
 """One quality benchmark: every system a user could already have, beside the weak ranker, on test splits.
 
-Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, each LF,
-RRF and CombSUM fusions of the LFs, each label model used as a ranker, the weak ranker (the student)
-trained with the config's ``[train]`` on its ``[aggregate]`` labels (``--seeds`` seeds), ``shipped``: that
-model as a user loads it (``load_ranker(model_dir)``: the student averaged with its teacher, the fusion label
-model over the LFs fitted without gold on every labelled pair), ``weak+lfs``: the same average with a teacher
-fitted on the evaluation split's pairs alone (the batch fusion measured before models carried their teacher),
-and the supervised ranker (gold labels, the same ``[train]`` budget, 1 seed). Metrics by
-:func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries with a relevant and a
-non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant abstracts). Paired
-t-tests of the student and the shipped ranker against BM25, their labels and the best LF are printed.
+Per dataset (``pipelines/<name>.toml``, its own defaults, no per-collection tuning here): BM25, the first stage
+(the candidates' own order, where it ranks anything), each LF, RRF and CombSUM fusions of the LFs, each label
+model used as a ranker, the weak ranker (the student) trained with the config's ``[train]`` on its ``[aggregate]``
+labels (``--seeds`` seeds), ``shipped``: that model as a user loads it (``load_ranker(model_dir)``: the student
+averaged with its teacher, the fusion label model over the LFs fitted without gold on every labelled pair),
+``weak+lfs``: the same average with a teacher fitted on the evaluation split's pairs alone (the batch fusion
+measured before models carried their teacher), and the supervised ranker (gold labels, the same ``[train]``
+budget, 1 seed). Metrics by :func:`weakrank.evaluation.metrics.evaluate_run` (ties broken at random), on queries
+with a relevant and a non-relevant candidate (SciFact: with a relevant one; its qrels judge only relevant
+abstracts). Paired t-tests of the student and the shipped ranker against BM25, their labels and the best LF are
+printed.
 
 Writes ``benchmarks/quality.csv`` (``dataset,system,seeds,map,mrr,p1,ndcg10,minutes``; rows of the
 datasets run are replaced) and ``benchmarks/quality.png``. Trained systems are cached per seed under
@@ -39,15 +40,15 @@ from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
-from weakrank.label_models import usable
-from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.label_models import fit_predict, usable
 from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.lists import informative_rows
+from weakrank.loaders import first_stage
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.ranker import average_views
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.reproduction.systems import label_model_scores
+from weakrank.stages.evaluate import first_stage_run
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import label_table, model_dir, run_teacher, train_ranker
@@ -143,7 +144,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     return run
 
 
-def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
+def fuse_ranker(cfg, votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFrame:
     """A second round: a trained ranker's scores (``run``: query_id, passage_id, score) averaged with its teacher's
     as the shipped ranker averages them (:func:`weakrank.ranker.average_views`), the teacher a fusion model over the
     LFs of ``votes`` fitted without gold on ``split``'s pairs."""
@@ -152,7 +153,7 @@ def fuse_ranker(votes: pd.DataFrame, run: pd.DataFrame, split: str) -> pd.DataFr
     if len(rows) != len(run):
         raise RuntimeError(f"{len(run) - len(rows)} pairs of the ranker's run have no LF scores in split {split!r}")
     scores, groups = score_matrix(rows), rows["query_id"].to_numpy()
-    teacher = ScoreFusionModel().fit(scores, groups)
+    teacher = cfg.label_model("fusion").fit(scores, groups, lf_names(rows))
     fused = average_views(teacher.fused(scores, groups), rows["ranker"].to_numpy(dtype=np.float64), groups)
     return rows[["query_id", "passage_id"]].assign(score=fused)
 
@@ -215,6 +216,8 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
     qrels = read_parquet(paths.dataset / "qrels.parquet")
     split = EVAL_SPLIT[name]
     runs: dict[str, list[pd.DataFrame]] = {"bm25": [column_run(votes, SCORE + "bm25", split)]}
+    if first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options):  # the candidates' own order
+        runs["first stage"] = [first_stage_run(paths, split)]
     in_split = votes[votes["split"] == split]
     ranks = informative_rows(score_matrix(in_split), in_split["query_id"].to_numpy()).any(axis=0)
     runs.update({f"lf:{lf}": [column_run(votes, SCORE + lf, split)]  # not an LF that abstains on every list
@@ -222,8 +225,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
     runs.update({system: [column_run(run, "score", split)] for system, run in fusion_runs(votes).items()})
     for model in LABEL_MODELS:
         if usable(model, len(lf_names(votes))):
-            options = cfg.aggregate.options if model == cfg.aggregate.model else {}
-            scored = votes.assign(p=label_model_scores(votes, model, **options))
+            scored = votes.assign(p=fit_predict(votes, cfg.label_model(model)))  # as the stages fit it
             runs[f"labels:{model}"] = [column_run(scored, "p", split)]
     minutes: dict[str, float] = {}
     kinds = [("weak", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
@@ -234,11 +236,11 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
             runs[system].append(run)
             minutes[system] += took / n
     if trained:
-        runs["weak+lfs"] = [fuse_ranker(votes, run, split) for run in runs["weak"]]
+        runs["weak+lfs"] = [fuse_ranker(cfg, votes, run, split) for run in runs["weak"]]
         runs["shipped"] = [shipped_run(cfg, split, seed) for seed in range(seeds)]
     if bi_encoder and trained:  # the bi-encoder starts from the embedding LF's own model
         run, minutes["weak:bi-encoder"] = trained_run(cfg, split, 0, False, quiet, **BI_ENCODER)
-        runs["weak:bi-encoder"], runs["weak:bi-encoder+lfs"] = [run], [fuse_ranker(votes, run, split)]
+        runs["weak:bi-encoder"], runs["weak:bi-encoder+lfs"] = [run], [fuse_ranker(cfg, votes, run, split)]
     per_query = {s: [evaluate_run(r, qrels, require=REQUIRE[name], rn=()) for r in rs] for s, rs in runs.items()}
     rows = []
     for system, tables in per_query.items():
@@ -273,24 +275,11 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
     return "\n".join(out)
 
 
-def few_shot_rows(csv: Path = ROOT / "benchmarks" / "judgments.csv") -> pd.DataFrame:
-    """``bench_judgments.py``'s shipped rankers trained on N queries judged as ``weakrank select`` chose them, as
-    rows of the quality table (``shipped, N judged``; one seed, no test)."""
-    if not csv.exists():
-        return pd.DataFrame(columns=["dataset", "system", "map", "p1", "seeds", "map_std"])
-    table = pd.read_csv(csv)
-    table = table[(table["method"] == "select") & table["shipped_map"].notna()]
-    return pd.DataFrame({"dataset": table["dataset"], "system": "shipped, " + table["n"].astype(str) + " judged",
-                         "map": table["shipped_map"], "p1": np.nan, "seeds": 1, "map_std": np.nan})
-
-
 def markdown(table: pd.DataFrame) -> str:
-    """The README table: per system and dataset MAP (± std over seeds) and P@1; †/‡ significantly better/worse
-    than BM25 (paired t-test on per-query MAP, p < 0.05); few-shot rows (no test) after the weak ones."""
-    few_shot = few_shot_rows()
-    table = pd.concat([table, few_shot[few_shot["dataset"].isin(table["dataset"])]], ignore_index=True)
+    """The README table: per system and dataset test MAP (± std over seeds); †/‡ significantly better/worse than
+    BM25 (paired t-test on per-query MAP, p < 0.05); the supervised ceiling last."""
     systems = list(table["system"].unique())
-    systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)  # the ceiling last
+    systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)
     out = pd.DataFrame(index=pd.Index(systems, name="system"))
     order = [d for d in EVAL_SPLIT if d in set(table["dataset"])]
     for name, rows in sorted(table.groupby("dataset", sort=False), key=lambda item: order.index(item[0])):
@@ -299,9 +288,7 @@ def markdown(table: pd.DataFrame) -> str:
         cell += rows["map_std"].where(rows["seeds"] > 1).map(lambda v: f" ± {v:.3f}" if v == v else "")
         p = rows.get("p_vs_bm25", pd.Series(np.nan, index=rows.index))
         better = rows["map"] > rows.loc["bm25", "map"]
-        cell += [("†" if up else "‡") if pv < 0.05 else "" for pv, up in zip(p, better)]
-        out[f"{name} MAP"] = cell
-        out[f"{name} P@1"] = rows["p1"].map(lambda v: f"{v:.3f}" if v == v else "–")
+        out[name] = cell + [("†" if up else "‡") if pv < 0.05 else "" for pv, up in zip(p, better)]
     return out.fillna("–").to_markdown(disable_numparse=True)
 
 
