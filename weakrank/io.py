@@ -40,6 +40,11 @@ def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = No
 
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """Read a Parquet file, failing with the file name and the missing columns."""
+    return read_parquet_table(path, columns)[0]
+
+
+def read_parquet_table(path: str | Path, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """:func:`read_parquet` and the weakrank metadata (:func:`read_metadata`) of the same read."""
     path = Path(path)
     if not path.exists():
         raise DataError("file not found (did the previous stage run?)", file=path)
@@ -49,15 +54,19 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
             missing = [c for c in columns if c not in schema.names]
             if missing:
                 raise DataError(f"missing column(s) {missing}", file=path, field=missing[0])
-        return pq.read_table(path, columns=columns).to_pandas()
+        table = pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as err:  # truncated or not Parquet at all
         raise DataError(f"not a readable Parquet file ({err}); re-run the stage that writes it", file=path) from None
+    return table.to_pandas(), _weakrank_metadata(table.schema)
 
 
 def read_metadata(path: str | Path) -> dict:
     """The weakrank metadata stored by :func:`write_parquet` (empty if none)."""
-    meta = pq.read_schema(path).metadata or {}
-    raw = meta.get(b"weakrank")
+    return _weakrank_metadata(pq.read_schema(path))
+
+
+def _weakrank_metadata(schema: pa.Schema) -> dict:
+    raw = (schema.metadata or {}).get(b"weakrank")
     return json.loads(raw) if raw else {}
 
 
