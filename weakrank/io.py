@@ -49,9 +49,8 @@ def read_parquet_table(path: str | Path, columns: list[str] | None = None) -> tu
     if not path.exists():
         raise DataError("file not found (did the previous stage run?)", file=path)
     try:
-        schema = pq.read_schema(path)
         if columns is not None:
-            missing = [c for c in columns if c not in schema.names]
+            missing = [c for c in columns if c not in pq.read_schema(path).names]
             if missing:
                 raise DataError(f"missing column(s) {missing}", file=path, field=missing[0])
         table = pq.read_table(path, columns=columns)
@@ -102,12 +101,12 @@ def read_run(path: str | Path, lines: bool = False) -> pd.DataFrame:
     return _read_trec(path, ir_measures.read_trec_run, RUN_FIELDS, "score", lines)
 
 
-def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``) in file order,
-    read by ``ir_measures.read_trec_qrels``; ``lines=True`` adds each row's file and 1-based line (columns
-    :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
-    a located :class:`DataError`."""
-    return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
+def read_qrels(path: str | Path, lines: bool = False, text: str | None = None) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``; its content
+    ``text`` where it was read already) in file order, read by ``ir_measures.read_trec_qrels``; ``lines=True`` adds
+    each row's file and 1-based line (columns :data:`FILE`, :data:`LINE`). A line with the wrong number of fields
+    or a relevance that is not an integer is a located :class:`DataError`."""
+    return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines, text)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
@@ -125,10 +124,12 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
 
 
 def _read_trec(
-    path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], fields: tuple[str, ...], value: str, lines: bool
+    path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], fields: tuple[str, ...], value: str, lines: bool,
+    text: str | None = None,
 ) -> pd.DataFrame:
-    """The rows of ``reader`` (an ir-measures reader: one row per non-blank line) as ``query_id, passage_id, value``."""
-    text = read_utf8(path)
+    """The rows of ``reader`` (an ir-measures reader: one row per non-blank line) of ``path`` (or its ``text``) as
+    ``query_id, passage_id, value``."""
+    text = read_utf8(path) if text is None else text
     rows: list[tuple] = []
     try:
         for row in reader(io.StringIO(text)):

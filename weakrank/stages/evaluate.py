@@ -39,7 +39,7 @@ from weakrank.loaders import first_stage
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
-from weakrank.validation import has_judgments, qrels_splits
+from weakrank.validation import check_scored, has_judgments, qrels_splits
 
 if TYPE_CHECKING:
     from weakrank.judged.judgments import Judgments
@@ -175,7 +175,7 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     return table
 
 
-@stage("evaluate", stages=())
+@stage("evaluate")
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
                   judge: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
@@ -209,7 +209,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     return table
 
 
-@stage("evaluate", reads_train=True, eval_split="split")
+@stage("evaluate", check_scored, reads_train=True, eval_split="split")
 def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, require: str | None = None,
              judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "",
              runs: Sequence[str | Path] = ()) -> pd.DataFrame:

@@ -25,6 +25,7 @@ from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labe
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
+from weakrank.validation import check_train
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from weakrank.training.trainer import Progress, Trainer
 
 
-@stage("train", reads_train=True, torchrun=True)
+@stage("train", check_train, reads_train=True, torchrun=True)
 def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
           callbacks: list[TrainerCallback] | None = None) -> Path:
     """Train the ranker ``[train]`` (``tc``, or ``[train]`` plus the keyword arguments as overrides) describes on
