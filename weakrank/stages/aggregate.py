@@ -29,7 +29,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
-    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
+    the file's metadata keeps their ids (training picks its checkpoint by their judged estimate when they are in dev).
     Judgments are read once, by the stage's check (:func:`~weakrank.validation.check_aggregate`, which hands them
     in as ``parsed``), and checked against the dataset's texts and the votes
     (:func:`~weakrank.judged.checks.check_judgments`: no evaluation sample, none of ``eval_split``, default
