@@ -157,7 +157,6 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     each pooled system's exact top-k measures (``runs/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and
     the .md: :mod:`weakrank.judged.pooling`)."""
     from weakrank.judged.evaluation import sample_table
-    from weakrank.judged.judging_file import is_judging_file, read_judging_file
     from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
 
     path = found.source
@@ -166,8 +165,8 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
             format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
-    if is_judging_file(path) and is_pooled(written := read_judging_file(path)):  # the pooled design's exact figures
-        topk = pooled_table(written)
+    if found.rows is not None and is_pooled(found.rows):  # the pooled design's exact figures, from the rows as read
+        topk = pooled_table(found.rows)
         write_text(topk.to_csv(), paths.runs / "evaluation-topk.csv")
         table.attrs["topk"] = pooled_lines(topk)
         text += ["```", *table.attrs["topk"], "```", ""]
