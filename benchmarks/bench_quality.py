@@ -51,7 +51,7 @@ from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.stages.evaluate import first_stage_run
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
-from weakrank.stages.train import label_table, model_dir, run_teacher, train_ranker
+from weakrank.stages.train import model_dir, run_teacher, train_labels, train_ranker
 from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
@@ -85,7 +85,7 @@ def effective(cfg, tc: TrainConfig) -> TrainConfig:
     if not tc.max_epochs and tc.max_length != AUTO:
         return tc
     paths = RunPaths(cfg.run_dir)
-    data = training_data(label_table(paths, tc), Dataset.load(paths.dataset), tc, tc.train_split)  # as train() sees it
+    data = training_data(train_labels(paths, tc).table, Dataset.load(paths.dataset), tc, tc.train_split)  # as train() sees it
     tc = resolve_max_length(tc, data)
     if not tc.max_epochs:
         return tc

@@ -388,9 +388,9 @@ def test_unknown_loader_options_and_options_of_absent_lfs_stop_before_ingest(tmp
     assert main(["run", str(cfg), "--quiet"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     with pytest.raises(ConfigError, match=message):
-        from weakrank.validation import check_config
+        from weakrank.validation import check_inputs
 
-        check_config(load_config(cfg), ("ingest", "label"))
+        check_inputs(load_config(cfg), ("ingest", "label"))
     assert not (tmp_path / "run").exists()
 
 

@@ -287,8 +287,9 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     assert f"label-free {estimates[LABEL_FREE]:.3f}" in printed
     assert f"to judge more: weakrank select {shell_path(cfg.source)} --more" in printed  # too few to choose: how to add more
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))
-    assert trainer.selection == "dev_map" and trainer.dev_data.supervised
-    assert sorted(trainer.dev_data.lists) == ["vq1", "vq2"]
+    # measured one way, by the judged estimate on their whole lists: never handed on as gold dev lists
+    assert trainer.selection == "dev_judged_map" and trainer.dev_data is None
+    assert sorted(set(trainer.evaluator.pairs["query_id"])) == ["vq1", "vq2"]
     # the model ships the teacher the labels came from: its judged choice, not a label-free refit
     import json
 

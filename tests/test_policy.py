@@ -145,6 +145,7 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     from weakrank.training import TrainConfig
     from weakrank.training.build import trainer_from_config
     from weakrank.training.data import TrainingData
+    from weakrank.training.evaluators import dev_evaluator
 
     ds = load_dataset("trecqa", shared("trecqa"), splits=("train", "dev")).subset(max_queries=8)
     labels = ds.candidates.assign(label=ds.candidates["gold"].astype(int), confidence=0.9,
@@ -154,7 +155,7 @@ def test_one_ac_ir_episode_on_real_data_updates_both_networks(tmp_path):
     cfg = TrainConfig(mode="pairwise", loss="hinge", head_lr=0.0, max_epochs=0.0, freeze_embeddings=False,
                       sampler="policy", batch_size=2, max_length=32, max_steps=4, policy_every=2, policy_val_queries=2,
                       eval_every=0, checkpoint_every=0, dev_queries=4, lr=1e-4)
-    trainer = trainer_from_config(cfg, data, dev, tmp_path / "episode", ds.passages)
+    trainer = trainer_from_config(cfg, data, dev_evaluator(dev, cfg), tmp_path / "episode", ds.passages)
     [callback] = trainer.callbacks  # the AC-IR callback a policy sampler comes with
     before = [p.clone() for p in list(callback.agent.actor.parameters()) + list(callback.agent.critic.parameters())]
     trainer.fit(show_progress=False)

@@ -19,6 +19,7 @@ from weakrank.io import read_metadata, read_parquet, read_run
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.judged.selector import StudentWeightSelector
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.label_models.labels_file import LabelsInfo
 from weakrank.labeling import score_matrix
 from weakrank.lists import standardize_within
 from weakrank.paths import RunPaths
@@ -233,11 +234,11 @@ def test_a_saved_and_loaded_ranker_scores_as_the_one_saved_and_writes_the_same_f
     assert np.allclose(fresh.score_frame(pairs), ranker.score_frame(pairs), atol=1e-9)
 
 
-def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(trained, tmp_path):
+def test_labels_without_a_fusion_state_give_a_teacher_refitted_on_every_pair(trained):
     cfg, _ = trained
     votes = read_parquet(RunPaths(cfg.run_dir).votes)
     refitted = ScoreFusionModel(**cfg.fusion_options()).fit_table(votes).state()  # the LFs declared priors included
-    assert run_teacher(cfg, labels=tmp_path / "no_labels.parquet").fusion_state == refitted
+    assert run_teacher(cfg, LabelsInfo()).fusion_state == refitted
     assert run_teacher(cfg).fusion_state.to_dict() == read_metadata(RunPaths(cfg.run_dir).labels)["params"]
 
 

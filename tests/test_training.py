@@ -13,6 +13,7 @@ from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
 from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData, repeats
+from weakrank.training.evaluators import dev_evaluator
 from weakrank.training.losses import listwise_kl
 from weakrank.training.measures import teacher_ndcg
 from weakrank.training.objectives import (
@@ -202,8 +203,8 @@ def test_the_trainer_runs_the_objective_sampler_and_callbacks_it_is_given(tiny_d
 
     prepare_run(args)
     model = CrossEncoderRanker.from_encoder("minilm", max_length=32)
-    trainer = Trainer(model, Spy(), UniformSampler(), args, [Hooks()], data=tiny_data, dev_data=tiny_data,
-                      out_dir=tmp_path / "m")
+    trainer = Trainer(model, Spy(), UniformSampler(), args, [Hooks()], data=tiny_data,
+                      evaluator=dev_evaluator(tiny_data, args), out_dir=tmp_path / "m")
     assert trainer.fit(show_progress=False).step == 2
     assert steps == [(0, 2), (1, 2)] and hooks == ["step", "evaluate", "step", "evaluate", "end"]
 
@@ -352,7 +353,7 @@ def test_the_anchor_mixes_in_the_ranking_of_the_model_as_training_began(tiny, ti
 
 def test_two_stage_targets_never_keep_a_smoothing_stage_checkpoint(tiny, tiny_data, tmp_path):
     cfg = small(loss="ce", target="tls", epsilon=0.2, max_steps=4, eval_every=1)
-    trainer = trainer_from_config(cfg, tiny_data, tiny_data, tmp_path / "t", tiny.passages)
+    trainer = trainer_from_config(cfg, tiny_data, dev_evaluator(tiny_data, cfg), tmp_path / "t", tiny.passages)
     saved = []
     trainer.save_model = lambda directory: saved.append((trainer.progress.step, directory.name))
     trainer.fit(show_progress=False)
@@ -437,7 +438,7 @@ def test_a_finished_training_keeps_best_and_final_and_drops_its_checkpoint(tiny,
     cfg = small(max_steps=4, epochs=4, checkpoint_every=2, eval_every=2)
     train_until_interrupted(cfg, tiny_data, tmp_path / "m", tiny.passages, step=3)
     assert (tmp_path / "m" / "checkpoint.pt").exists()  # unfinished: --resume needs it
-    resumed = trainer_from_config(cfg, tiny_data, tiny_data, tmp_path / "m", tiny.passages)
+    resumed = trainer_from_config(cfg, tiny_data, dev_evaluator(tiny_data, cfg), tmp_path / "m", tiny.passages)
     assert resumed.fit(resume=True, show_progress=False).step == 4
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["best", "final", "history.csv", "train_config.json"]
     kept = trainer_from_config(small(max_steps=2, keep_checkpoint=True), tiny_data, None, tmp_path / "k", tiny.passages)

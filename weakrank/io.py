@@ -40,24 +40,32 @@ def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = No
 
 def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
     """Read a Parquet file, failing with the file name and the missing columns."""
+    return read_parquet_table(path, columns)[0]
+
+
+def read_parquet_table(path: str | Path, columns: list[str] | None = None) -> tuple[pd.DataFrame, dict]:
+    """:func:`read_parquet` and the weakrank metadata (:func:`read_metadata`) of the same read."""
     path = Path(path)
     if not path.exists():
         raise DataError("file not found (did the previous stage run?)", file=path)
     try:
-        schema = pq.read_schema(path)
         if columns is not None:
-            missing = [c for c in columns if c not in schema.names]
+            missing = [c for c in columns if c not in pq.read_schema(path).names]
             if missing:
                 raise DataError(f"missing column(s) {missing}", file=path, field=missing[0])
-        return pq.read_table(path, columns=columns).to_pandas()
+        table = pq.read_table(path, columns=columns)
     except (pa.ArrowException, OSError) as err:  # truncated or not Parquet at all
         raise DataError(f"not a readable Parquet file ({err}); re-run the stage that writes it", file=path) from None
+    return table.to_pandas(), _weakrank_metadata(table.schema)
 
 
 def read_metadata(path: str | Path) -> dict:
     """The weakrank metadata stored by :func:`write_parquet` (empty if none)."""
-    meta = pq.read_schema(path).metadata or {}
-    raw = meta.get(b"weakrank")
+    return _weakrank_metadata(pq.read_schema(path))
+
+
+def _weakrank_metadata(schema: pa.Schema) -> dict:
+    raw = (schema.metadata or {}).get(b"weakrank")
     return json.loads(raw) if raw else {}
 
 
@@ -93,12 +101,12 @@ def read_run(path: str | Path, lines: bool = False) -> pd.DataFrame:
     return _read_trec(path, ir_measures.read_trec_run, RUN_FIELDS, "score", lines)
 
 
-def read_qrels(path: str | Path, lines: bool = False) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``) in file order,
-    read by ``ir_measures.read_trec_qrels``; ``lines=True`` adds each row's file and 1-based line (columns
-    :data:`FILE`, :data:`LINE`). A line with the wrong number of fields or a relevance that is not an integer is
-    a located :class:`DataError`."""
-    return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines)
+def read_qrels(path: str | Path, lines: bool = False, text: str | None = None) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` rows of a TREC qrels file (``qid iter pid relevance``; its content
+    ``text`` where it was read already) in file order, read by ``ir_measures.read_trec_qrels``; ``lines=True`` adds
+    each row's file and 1-based line (columns :data:`FILE`, :data:`LINE`). A line with the wrong number of fields
+    or a relevance that is not an integer is a located :class:`DataError`."""
+    return _read_trec(path, ir_measures.read_trec_qrels, QRELS_FIELDS, "relevance", lines, text)
 
 
 def write_run(scored: pd.DataFrame, path: str | Path, tag: str) -> Path:
@@ -116,10 +124,12 @@ def write_qrels(qrels: pd.DataFrame, path: str | Path) -> Path:
 
 
 def _read_trec(
-    path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], fields: tuple[str, ...], value: str, lines: bool
+    path: str | Path, reader: Callable[[Iterable[str]], Iterator[tuple]], fields: tuple[str, ...], value: str, lines: bool,
+    text: str | None = None,
 ) -> pd.DataFrame:
-    """The rows of ``reader`` (an ir-measures reader: one row per non-blank line) as ``query_id, passage_id, value``."""
-    text = read_utf8(path)
+    """The rows of ``reader`` (an ir-measures reader: one row per non-blank line) of ``path`` (or its ``text``) as
+    ``query_id, passage_id, value``."""
+    text = read_utf8(path) if text is None else text
     rows: list[tuple] = []
     try:
         for row in reader(io.StringIO(text)):

@@ -33,7 +33,7 @@ from weakrank.stages.rerank import rerank
 from weakrank.stages.select import select, select_evaluation
 from weakrank.stages.stage import stage, train_config
 from weakrank.stages.train import train
-from weakrank.validation import check_config, evaluable
+from weakrank.validation import check_inputs, evaluable
 
 if TYPE_CHECKING:
     from weakrank.training.config import TrainConfig  # imported when training runs: it loads the trainer plug-ins
@@ -126,21 +126,24 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
                             f"stages are {list(available)}")
     tc = train_config(cfg, **overrides) if set(stages) & set(TRAIN_STAGES) else None  # read once; a bad one stops here
-    check_config(cfg, stages, analyze_splits=splits, eval_split=eval_split, train_split=tc.train_split if tc else None,
-                 label_model=model, judgments=judgments)
+    funcs: dict[str, Any] = {"ingest": ingest, "label": label, "aggregate": aggregate, "analyze": analyze,
+                             "train": train, "rerank": rerank, "evaluate": evaluate}
+    given: dict[str, dict[str, Any]] = {
+        "ingest": {}, "label": dict(progress=progress, force=force, engine=engine, **(engine_options or {})),
+        "aggregate": dict(model=model, judgments=judgments, eval_split=eval_split), "analyze": dict(splits=splits),
+        "train": dict(tc=tc, resume=resume, progress=progress), "rerank": dict(tc=tc, split=eval_split),
+        "evaluate": dict(tc=tc, split=eval_split, require=require, flags=flags, train_flags=train_flags),
+    }
+    check_inputs(cfg, stages)  # then each stage's own check, once, before the first runs: what it parsed is handed in
+    parsed = {name: funcs[name].check(cfg, stages, **given[name]) for name in stages}
     split = eval_split or cfg.evaluate.split
     measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages)
-    calls: dict[str, Callable[[], Any]] = {
-        "ingest": lambda: ingest(cfg),
-        "label": lambda: label(cfg, progress=progress, force=force, engine=engine, **(engine_options or {})),
-        "aggregate": lambda: aggregate(cfg, model=model, judgments=judgments, eval_split=eval_split),
-        "analyze": lambda: analyze(cfg, splits=splits),
-        "train": lambda: train(cfg, tc=tc, resume=resume, progress=progress),
-        "rerank": lambda: rerank(cfg, tc=tc, split=eval_split),
-        "evaluate": lambda: (evaluate(cfg, tc=tc, split=eval_split, require=require, flags=flags,
-                                      train_flags=train_flags)
-                             if measured and evaluable(cfg, split) else Skipped(unmeasured(cfg, split))),
-    }
+
+    def call(name: str) -> Any:
+        if name == "evaluate" and not (measured and evaluable(cfg, split)):
+            return Skipped(unmeasured(cfg, split))
+        return funcs[name](cfg, parsed=parsed[name], **given[name])
+
     results: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}
     with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
@@ -150,7 +153,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             if on_start:
                 on_start(name)
             started = time.perf_counter()
-            results[name] = calls[name]()
+            results[name] = call(name)
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             if on_end:
                 on_end(name, results[name])

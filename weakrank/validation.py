@@ -1,21 +1,28 @@
 """What the stages read of a config, checked before they write anything, so that a wrong name stops a stage (from
 Python as from the command line) before it takes the run-dir lock: beyond what
 :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs and their options), the
-dataset's files when ingest will read them, the label model and its LF count, every split a stage reads, each
-with the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. Each stage
-of :mod:`weakrank.pipeline` checks itself; ``pipeline.run`` checks all of its stages before the first."""
+dataset's files when ingest will read them (:func:`check_inputs`, once per command), and each stage's own check,
+which its declaration names (:func:`~weakrank.stages.stage.stage`) and which returns what it parsed: the label
+model and its LF count, and the judgments it reads (:func:`check_aggregate`), every split a stage reads, each with
+the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. A check is given
+the command's ``plan`` (the stages it runs: what an earlier one will write is not checked as if written);
+``pipeline.run`` checks each of its stages once, before the first, and hands each what its check parsed."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
 from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.sections import check_label_model
+
+if TYPE_CHECKING:
+    from weakrank.judged.judgments import Judgments
 
 
 def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
@@ -92,20 +99,22 @@ def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
     return split in qrels_splits(cfg, ingested) or has_judgments(judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING))
 
 
-def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> None:
-    """The judgments ``aggregate`` will read (``where``: the flag or key that names them) hold a judged row, read
-    by :func:`~weakrank.judged.judgments.read_judgments` (checked against the dataset's texts where it is ingested),
-    are no evaluation sample and, where the dataset is ingested, judge no query of the evaluated split
+def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> Judgments:
+    """The judgments ``aggregate`` will read (``where``: the flag or key that names them), read once by
+    :func:`~weakrank.judged.judgments.read_judgments` and returned: they hold a judged row, are no evaluation sample
+    and, where the dataset is ingested, their texts are its texts and they judge no query of the evaluated split
     (``eval_split``, else ``[evaluate] split``): :func:`~weakrank.judged.checks.check_apart`."""
     from weakrank.io import LINE
     from weakrank.judged.checks import check_apart
-    from weakrank.judged.judgments import read_judgments
+    from weakrank.judged.judgments import check_texts, read_judgments
 
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
     dataset = RunPaths(cfg.run_dir).dataset
-    found = read_judgments(path, dataset if (dataset / "passages.parquet").exists() else None)
+    found = read_judgments(path)
+    if (dataset / "passages.parquet").exists():
+        check_texts(found, dataset)
     if found.table.empty:
         raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
     check_apart(eval_split or cfg.evaluate.split, (), file=path, line=int(found.table[LINE].iloc[0]), field="use",
@@ -118,6 +127,7 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
         scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == split, "query_id"]))]
         if len(scored):
             check_apart(split, {split}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+    return found
 
 
 def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:
@@ -143,40 +153,73 @@ def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: se
                               f"the dataset's splits are {sorted(known)}")
 
 
-def check_config(
-    cfg: PipelineConfig, stages: Iterable[str], *, analyze_splits: list[str] | None = None,
-    eval_split: str | None = None, train_split: str | None = None, label_model: str | None = None,
-    judgments: str | Path | None = None, select_split: str | None = None, queries: int | None = None,
-    per_query: int | None = None,
-) -> None:
-    """What ``stages`` read of ``cfg`` (with the command line's ``analyze_splits``, ``eval_split``,
-    ``train_split``, ``label_model`` and ``judgments`` over the config's), checked before any of them runs; and
-    a sample's size (``queries`` and ``per_query`` of ``select``) and the split it is drawn from
+def check_inputs(cfg: PipelineConfig, plan: Collection[str]) -> None:
+    """The dataset's files, when ``plan`` ingests or nothing is ingested yet: once per command, before any stage's
+    own check."""
+    if "ingest" in plan or not RunPaths(cfg.run_dir).dataset.exists():
+        check_dataset_files(cfg.dataset.loader, cfg.dataset.path, cfg.dataset.options, cfg.source)
+
+
+def known_splits(cfg: PipelineConfig, plan: Collection[str], uses: Iterable[tuple[str, str]]) -> None:
+    """:func:`check_splits` of ``uses`` against the dataset's splits (as the loader will make them when ``plan``
+    ingests)."""
+    uses = list(uses)
+    if uses:
+        check_splits(cfg, uses, dataset_splits(cfg, ingested="ingest" not in plan))
+
+
+def check_aggregate(cfg: PipelineConfig, plan: Collection[str], label_model: str | None = None,
+                    judgments: str | Path | None = None, eval_split: str | None = None) -> Judgments | None:
+    """``aggregate``'s check: the label model (``label_model``, else ``[aggregate] model``) and its LF count, the
+    gold split, and the judgments it reads (``judgments``, else ``[aggregate] judgments``; read once here and
+    returned: :func:`check_judgments_file`), None where it reads none."""
+    if label_model is not None:
+        check_label_model(label_model, located(cfg.source, "--label-model:"))
+    check_lf_count(cfg, label_model)
+    check_gold_split(cfg, eval_split)
+    given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
+    from weakrank.label_models import MODELS
+
+    if given and MODELS[label_model or cfg.aggregate.model].judgeable:  # another model: aggregate says it reads none
+        return check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
+    return None
+
+
+def check_analyze(cfg: PipelineConfig, plan: Collection[str], analyze_splits: list[str] | None = None) -> None:
+    """``analyze``'s check: the splits it reads (``analyze_splits``, else ``[analyze] splits``)."""
+    where = "--split" if analyze_splits else "[analyze] splits"
+    known_splits(cfg, plan, [(where, s) for s in analyze_splits or cfg.analyze.splits or []])
+
+
+def check_scored(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None) -> None:
+    """The check of a stage that scores a split (``eval_split``, else ``[evaluate] split``: ``rerank``,
+    ``evaluate``): the split is known and, unless ``plan`` aggregates anew, the labels were not made from its
+    judgments (:func:`check_labels_apart`)."""
+    if "aggregate" not in plan:
+        check_labels_apart(cfg, eval_split)
+    known_splits(cfg, plan, [("--eval-split" if eval_split else "[evaluate] split", eval_split or cfg.evaluate.split)])
+
+
+def check_train(cfg: PipelineConfig, plan: Collection[str], train_split: str | None = None) -> None:
+    """``train``'s check: its train split (``[train] train_split``) is known."""
+    if train_split:
+        known_splits(cfg, plan, [("[train] train_split", train_split)])
+
+
+def check_select(cfg: PipelineConfig, plan: Collection[str], select_split: str | None = None,
+                 queries: int | None = None, per_query: int | None = None) -> None:
+    """``select``'s check: a sample's size (``queries`` and ``per_query``) and the split it is drawn from
     (``select_split``: never the evaluated one)."""
-    stages = set(stages)
     if select_split is not None and select_split == cfg.evaluate.split:
         raise ConfigError(f"split {select_split!r} is the one [evaluate] scores: judging its queries would choose what "
                           "is then measured; select from another split (default train)")
     if queries is not None and per_query is not None and (queries < 1 or per_query < 2):
         raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
-    if "ingest" in stages or not RunPaths(cfg.run_dir).dataset.exists():
-        check_dataset_files(cfg.dataset.loader, cfg.dataset.path, cfg.dataset.options, cfg.source)
-    if label_model is not None:
-        check_label_model(label_model, located(cfg.source, "--label-model:"))
-    if "aggregate" in stages:
-        check_lf_count(cfg, label_model)
-        check_gold_split(cfg, eval_split)
-        given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
-        if given and (label_model or cfg.aggregate.model) == "fusion":  # another model: aggregate says it reads none
-            check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
-    uses = []
-    if "analyze" in stages:
-        uses += [("--split" if analyze_splits else "[analyze] splits", s) for s in analyze_splits or cfg.analyze.splits or []]
-    if stages & {"rerank", "evaluate"} and "aggregate" not in stages:
-        check_labels_apart(cfg, eval_split)
-    if stages & {"rerank", "evaluate"}:
-        uses.append(("--eval-split" if eval_split else "[evaluate] split", eval_split or cfg.evaluate.split))
-    if "train" in stages and train_split:
-        uses.append(("[train] train_split", train_split))
-    if uses:
-        check_splits(cfg, uses, dataset_splits(cfg, ingested="ingest" not in stages))
+
+
+def check_evaluation_sample(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
+                            queries: int | None = None, per_query: int | None = None) -> None:
+    """``select --evaluation``'s check: the sample's size (:func:`check_select`) and the split it will score
+    (:func:`check_scored`)."""
+    check_select(cfg, plan, queries=queries, per_query=per_query)
+    check_scored(cfg, plan, eval_split)

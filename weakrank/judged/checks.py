@@ -6,7 +6,7 @@ no list ranks) is counted in one line.
 
 :func:`check_apart` is the one rule that keeps what measures apart from what teaches, applied by every stage that
 could close the loop (``aggregate`` and ``run`` on the judgments they would train with; ``train``, ``rerank`` and
-``evaluate`` on the labels they read: :func:`weakrank.validation.check_config`)."""
+``evaluate`` on the labels they read: :func:`weakrank.validation.check_scored`)."""
 
 from __future__ import annotations
 

@@ -114,13 +114,13 @@ def check_seal(table: pd.DataFrame, path: str | Path) -> None:
                             "again", file=path, line=lines[row], field=edited[0])
 
 
-def read_judging_file(path: str | Path) -> pd.DataFrame:
-    """The rows of judging file ``path``, every column a string, relevance as ``""`` (not judged), ``"skip"`` or an
+def read_judging_file(path: str | Path, text: str | None = None) -> pd.DataFrame:
+    """The rows of judging file ``path`` (its content ``text`` where it was read already), every column a string, relevance as ``""`` (not judged), ``"skip"`` or an
     integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``); ``attrs["lines"]``: each row's line. A missing column, a row with the wrong number
     of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
     the file, the line and the field."""
     csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))  # a passage of any length the file can hold
-    text = read_utf8(path, MAX_BYTES)
+    text = read_utf8(path, MAX_BYTES) if text is None else text
     refuse_comma_separated(text, path)
     reader = csv.reader(io.StringIO(text), delimiter="\t")
     header = next(reader, None)
@@ -186,7 +186,11 @@ def refuse_comma_separated(text: str, path: str | Path) -> None:
 def is_judging_file(path: str | Path) -> bool:
     """Whether ``path`` is a judging file (its first line names the columns), not TREC qrels; one saved as CSV is a
     :class:`DataError` (:func:`refuse_comma_separated`)."""
-    text = read_utf8(path, MAX_BYTES)
+    return is_judging_text(read_utf8(path, MAX_BYTES), path)
+
+
+def is_judging_text(text: str, path: str | Path) -> bool:
+    """:func:`is_judging_file` of ``text``, the content of ``path``."""
     refuse_comma_separated(text, path)
     first = text.lstrip().partition("\n")[0]
     return "\t" in first and "query_id" in first.split("\t")

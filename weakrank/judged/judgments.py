@@ -22,13 +22,15 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
+from weakrank.files import read_utf8
 from weakrank.io import LINE, read_parquet, read_qrels
 from weakrank.judged.estimate import CERTAIN_INCLUSION
 from weakrank.judged.judging_file import (
     EVALUATION_USE,
+    MAX_BYTES,
     as_written,
     check_seal,
-    is_judging_file,
+    is_judging_text,
     judged,
     read_judging_file,
 )
@@ -41,12 +43,14 @@ KEY = ["query_id", "passage_id"]
 @dataclass(frozen=True)
 class Judgments:
     """The judged pairs (``table``: query_id, passage_id, relevance, query_inclusion, passage_inclusion and, read
-    from a file, each pair's line, :data:`~weakrank.io.LINE`) of the file ``source``, and what its sample was drawn
-    for (``use``: its ``use`` column, None where it has none)."""
+    from a file, each pair's line, :data:`~weakrank.io.LINE`) of the file ``source``, what its sample was drawn
+    for (``use``: its ``use`` column, None where it has none) and, of a judging file, every row as read (``rows``:
+    its lines, texts and design, unjudged rows too), so that nothing reads the file again."""
 
     table: pd.DataFrame
     source: Path | None = None
     use: str | None = None
+    rows: pd.DataFrame | None = None
 
     @property
     def queries(self) -> list[str]:
@@ -70,14 +74,15 @@ def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.
     passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (module doc); a judging
     file's texts against those of the ingested dataset folder ``dataset`` where it is given."""
     path = Path(path)
-    if is_judging_file(path):
-        table = read_judging_file(path)
+    text = read_utf8(path, MAX_BYTES)  # the file's one read
+    if is_judging_text(text, path):
+        table = read_judging_file(path, text)
         check_seal(table, path)
         table[LINE] = table.attrs["lines"]
         if dataset is not None:
             _check_texts(table, Path(dataset), path)
         return table  # a pair listed twice is refused by read_judging_file
-    table = read_qrels(path, lines=True)
+    table = read_qrels(path, lines=True, text=text)
     _check_once(table, path)
     return table
 
@@ -107,7 +112,15 @@ def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgm
     table["passage_inclusion"] = np.where(sampled & (kept > 0), kept / rest, table["passage_inclusion"])
     out = table.loc[answered, [*KEY, "relevance", *DESIGN, LINE]].astype({"relevance": int})
     uses = sorted(set(table["use"]) - {""}) if "use" in table.columns else []
-    return Judgments(out.reset_index(drop=True), path, EVALUATION_USE if EVALUATION_USE in uses else next(iter(uses), None))
+    return Judgments(out.reset_index(drop=True), path, EVALUATION_USE if EVALUATION_USE in uses else next(iter(uses), None),
+                     table)
+
+
+def check_texts(judgments: Judgments, dataset: str | Path) -> None:
+    """The texts of the judging file ``judgments`` were read from are those of the ingested dataset folder
+    ``dataset`` (module doc), from the rows as read: the file is not read again."""
+    if judgments.rows is not None and judgments.source is not None:
+        _check_texts(judgments.rows, Path(dataset), judgments.source)
 
 
 def _check_once(pairs: pd.DataFrame, path: Path) -> None:

@@ -10,7 +10,7 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
-from weakrank.io import read_metadata, read_parquet, write_parquet
+from weakrank.io import read_metadata, read_parquet, read_parquet_table, write_parquet
 from weakrank.label_models import MODELS
 
 
@@ -47,7 +47,16 @@ def read_labels_info(path: str | Path) -> LabelsInfo:
     """The record of labels file ``path`` (an empty one where it carries none: labels a user made); a field of the
     wrong type is a :class:`DataError` naming the file and the field; a portable model's state is read by
     :meth:`FusionState.from_dict <weakrank.fusion_state.FusionState.from_dict>`."""
-    meta = read_metadata(path)
+    return _labels_info(read_metadata(path), path)
+
+
+def read_labels(path: str | Path) -> tuple[pd.DataFrame, LabelsInfo]:
+    """Labels file ``path``'s table and its record (:func:`read_labels_info`), from one read."""
+    table, meta = read_parquet_table(path)
+    return table, _labels_info(meta, path)
+
+
+def _labels_info(meta: dict, path: str | Path) -> LabelsInfo:
     kept = {name: meta.get(_KEYS.get(name, name)) for name in _KINDS}
     for name, kind in _KINDS.items():
         if kept[name] is not None and not isinstance(kept[name], kind):
@@ -60,10 +69,16 @@ def read_labels_info(path: str | Path) -> LabelsInfo:
 
 
 def judged_splits(path: str | Path) -> set[str]:
-    """The splits whose judgments made labels file ``path``: its record's ``judged_splits``; for labels written
-    before it was kept, the splits of its ``judged_queries`` in the table."""
+    """The splits whose judgments made labels file ``path`` (:func:`taught_splits`)."""
     info = read_labels_info(path)
     if info.judged_splits or not info.judged_queries:
         return set(info.judged_splits)
-    table = read_parquet(path, columns=["query_id", "split"])
+    return taught_splits(read_parquet(path, columns=["query_id", "split"]), info)
+
+
+def taught_splits(table: pd.DataFrame, info: LabelsInfo) -> set[str]:
+    """The splits whose judgments made labels ``table`` with record ``info``: its ``judged_splits``; for labels
+    written before it was kept, the splits of its ``judged_queries`` in the table."""
+    if info.judged_splits or not info.judged_queries:
+        return set(info.judged_splits)
     return set(table.loc[table["query_id"].isin(set(info.judged_queries)), "split"].astype(str))

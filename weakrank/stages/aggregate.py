@@ -12,25 +12,27 @@ from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError
 from weakrank.io import read_parquet
 from weakrank.judged.checks import check_judgments
-from weakrank.judged.judgments import align, gold_judgments, read_judgments, with_judgments
+from weakrank.judged.judgments import Judgments, align, check_texts, gold_judgments, with_judgments
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models import fit_labels
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
 from weakrank.labeling import check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
+from weakrank.validation import check_aggregate
 
 
-@stage("aggregate", label_model="model", judgments="judgments", eval_split="eval_split")
+@stage("aggregate", check_aggregate, label_model="model", judgments="judgments", eval_split="eval_split")
 def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Path | None = None,
-              eval_split: str | None = None) -> pd.DataFrame:
+              eval_split: str | None = None, parsed: Judgments | None = None) -> pd.DataFrame:
     """Fit the label model on all votes and write ``labels.parquet``. No gold is read, but in judged mode that of
     the judged queries: those of ``judgments`` (default ``[aggregate] judgments``: a judging file or TREC qrels),
     or the first ``[aggregate] gold_queries`` of ``gold_split``. They choose how the fusion model combines the LFs
     (:mod:`weakrank.judged`), their judged pairs' labels become their judgments (``judged``), and
-    the file's metadata keeps their ids (training picks its checkpoint by their MAP when they are in dev).
-    Judgments are read and checked first (:func:`~weakrank.judged.judgments.read_judgments`,
-    :func:`~weakrank.judged.checks.check_judgments`: no evaluation sample, none of ``eval_split``, default
+    the file's metadata keeps their ids (training picks its checkpoint by their judged estimate when they are in dev).
+    Judgments are read once, by the stage's check (:func:`~weakrank.validation.check_aggregate`, which hands them
+    in as ``parsed``), and checked against the dataset's texts and the votes
+    (:func:`~weakrank.judged.checks.check_judgments`: no evaluation sample, none of ``eval_split``, default
     ``[evaluate] split``); the labels record the splits their judged queries are of (``judged_splits``);
     ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an LF weighted near zero
     disagrees with the fused ranking (:func:`~weakrank.analysis.overlooked`)."""
@@ -43,7 +45,9 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     if judgments and not label_model.judgeable:
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
                           "reads none")
-    found = read_judgments(judgments, paths.dataset) if judgments else None
+    found = parsed if judgments else None
+    if found is not None:
+        check_texts(found, paths.dataset)
     note = check_judgments(found, votes, eval_split or cfg.evaluate.split) if found is not None else None
     if found is not None:
         judged = align(votes, found)

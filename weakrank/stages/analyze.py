@@ -15,9 +15,10 @@ from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
+from weakrank.validation import check_analyze
 
 
-@stage("analyze", analyze_splits="splits")
+@stage("analyze", check_analyze, analyze_splits="splits")
 def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
     """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came

@@ -13,7 +13,7 @@ from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 
 
-@stage("corrupt", stages=())
+@stage("corrupt")
 def corrupt(cfg: PipelineConfig, ratio: float = 0.02, seed: int = 0, split: str = "train", column: str = "label",
             encoder: str = DEFAULT_ENCODER, labels: str | Path | None = None, out: str | Path | None = None
             ) -> tuple[Path, Path]:

@@ -39,7 +39,7 @@ from weakrank.loaders import first_stage
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
-from weakrank.validation import has_judgments, qrels_splits
+from weakrank.validation import check_scored, has_judgments, qrels_splits
 
 if TYPE_CHECKING:
     from weakrank.judged.judgments import Judgments
@@ -157,7 +157,6 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     each pooled system's exact top-k measures (``runs/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and
     the .md: :mod:`weakrank.judged.pooling`)."""
     from weakrank.judged.evaluation import sample_table
-    from weakrank.judged.judging_file import is_judging_file, read_judging_file
     from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
 
     path = found.source
@@ -166,8 +165,8 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
             format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
-    if is_judging_file(path) and is_pooled(written := read_judging_file(path)):  # the pooled design's exact figures
-        topk = pooled_table(written)
+    if found.rows is not None and is_pooled(found.rows):  # the pooled design's exact figures, from the rows as read
+        topk = pooled_table(found.rows)
         write_text(topk.to_csv(), paths.runs / "evaluation-topk.csv")
         table.attrs["topk"] = pooled_lines(topk)
         text += ["```", *table.attrs["topk"], "```", ""]
@@ -175,7 +174,7 @@ def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame],
     return table
 
 
-@stage("evaluate", stages=())
+@stage("evaluate")
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
                   judge: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
@@ -209,7 +208,7 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     return table
 
 
-@stage("evaluate", reads_train=True, eval_split="split")
+@stage("evaluate", check_scored, reads_train=True, eval_split="split")
 def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, require: str | None = None,
              judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "",
              runs: Sequence[str | Path] = ()) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 
 
-@stage("index", stages=())
+@stage("index")
 def index(cfg: PipelineConfig, model: str = DEFAULT_ENCODER, split: str = "test", k: int = 100,
           batch_size: int = 64, name: str | None = None, progress: bool = True) -> tuple[Path, pd.DataFrame, bool]:
     """Dense retrieval of ``split``'s queries over the whole collection with a bi-encoder (its Faiss index cached

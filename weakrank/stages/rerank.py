@@ -14,12 +14,13 @@ from weakrank.io import write_run
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
+from weakrank.validation import check_scored
 
 if TYPE_CHECKING:
     from weakrank.training.config import TrainConfig
 
 
-@stage("rerank", reads_train=True, eval_split="split")
+@stage("rerank", check_scored, reads_train=True, eval_split="split")
 def rerank(cfg: PipelineConfig, tc: TrainConfig, model: str | Path | None = None, split: str | None = None,
            name: str | None = None, backend: str = "torch", precision: str = "fp32", trust_code: bool = False) -> Path:
     """Score ``split``'s candidates (default: ``[evaluate] split``) with ``model`` (default: the one ``[train]``,

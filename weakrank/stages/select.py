@@ -21,9 +21,10 @@ from weakrank.labeling import check_votes_table
 from weakrank.names import EVALUATION_DESIGNS
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path
 from weakrank.stages.stage import stage
+from weakrank.validation import check_evaluation_sample, check_select
 
 
-@stage("select", stages=(), select_split="split", queries="queries", per_query="per_query")
+@stage("select", check_select, select_split="split", queries="queries", per_query="per_query")
 def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_query: int = 6, seed: int = 0,
            output: str | Path | None = None, more: bool = False, force: bool = False) -> tuple[Path, pd.DataFrame]:
     """Draw a sample of ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of
@@ -34,7 +35,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     kept, the new queries' rows added after them, the file read and checked first as every reader checks it (its
     seal: a design or text edited by hand is refused). The file is sealed (:mod:`weakrank.judged.judging_file`).
     Returns the file and the pairs added now.
-    The split and the sample's size are checked first (:func:`~weakrank.validation.check_config`). It is written
+    The split and the sample's size are checked first (:func:`~weakrank.validation.check_select`). It is written
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
     from weakrank.judged.design import select_pairs
@@ -96,7 +97,7 @@ def judging_rows(pairs: pd.DataFrame, dataset: Dataset, seed: int) -> pd.DataFra
                  "sample_seed"]]
 
 
-@stage("select", stages=("evaluate",), eval_split="split", queries="queries", per_query="per_query")
+@stage("select", check_evaluation_sample, eval_split="split", queries="queries", per_query="per_query")
 def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, per_query: int = 6, seed: int = 0,
                       split: str | None = None, output: str | Path | None = None, force: bool = False,
                       design: str = EVALUATION_DESIGNS[0], against: Sequence[str] = (),

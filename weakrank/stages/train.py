@@ -8,7 +8,7 @@ Importing this module loads no torch: what trains is imported when it runs."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,10 +20,12 @@ from weakrank.dataset import Dataset
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
 from weakrank.io import read_parquet
-from weakrank.label_models.labels_file import LabelsInfo, judged_splits, read_labels_info
+from weakrank.label_models import labels_file
+from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
+from weakrank.validation import check_train
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from weakrank.training.trainer import Progress, Trainer
 
 
-@stage("train", reads_train=True, torchrun=True)
+@stage("train", check_train, reads_train=True, torchrun=True)
 def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
           callbacks: list[TrainerCallback] | None = None) -> Path:
     """Train the ranker ``[train]`` (``tc``, or ``[train]`` plus the keyword arguments as overrides) describes on
@@ -57,48 +59,69 @@ def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
     return paths.labels
 
 
-def label_table(paths: RunPaths, tc: TrainConfig) -> pd.DataFrame:
-    """The table of :func:`label_source`."""
-    return read_parquet(label_source(paths, tc))
+@dataclass(frozen=True)
+class TrainLabels:
+    """The labels a run trains on, read once per training: the file (``source``: :func:`label_source`), its table
+    and its record (empty for gold)."""
+
+    source: Path
+    table: pd.DataFrame
+    info: LabelsInfo
 
 
-def judged_queries(paths: RunPaths, tc: TrainConfig) -> list[str]:
-    """The judged queries (``[aggregate] judgments`` or ``gold_queries``) recorded in the labels a weak run
-    trains on."""
+def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
+    """The :class:`TrainLabels` of a run trained as ``tc`` says."""
     source = label_source(paths, tc)
-    if tc.supervised or not source.exists():
-        return []
-    return read_labels_info(source).judged_queries
+    if tc.supervised:
+        return TrainLabels(source, read_parquet(source), LabelsInfo())
+    return TrainLabels(source, *read_labels(source))
 
 
-def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None) -> Trainer:
-    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and labels (see
-    :func:`~weakrank.training.build.trainer_from_config`)."""
+def judged_pairs(labels: TrainLabels, dataset: Dataset, dev_split: str) -> pd.DataFrame:
+    """The whole lists of the judged queries that choose the checkpoint, with texts and judgments (``judged``, and
+    the sample's design where it has one): with a judging file, its queries of ``dev_split``; with ``gold_queries``,
+    every judged query, its gold as its judgments."""
+    table = labels.table
+    rows = table[table["query_id"].isin(set(labels.info.judged_queries))]
+    if "judged" in rows.columns:
+        rows = rows[rows["split"] == dev_split]
+        rows = rows[rows["query_id"].isin(set(rows.loc[rows["judged"].notna(), "query_id"]))]
+    else:
+        rows = rows.assign(judged=rows["gold"])
+    design = [c for c in ("judged_inclusion", "judged_weight") if c in rows.columns]
+    return dataset.pairs().merge(rows[["query_id", "passage_id", "judged", *design]], on=["query_id", "passage_id"])
+
+
+def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
+                  labels: TrainLabels | None = None) -> Trainer:
+    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and ``labels`` (default
+    :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
+    estimate on the judged queries (:func:`judged_pairs`; judged mode), else the dev split's
+    (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
     from weakrank.training.build import trainer_from_config, training_data
+    from weakrank.training.evaluators import Evaluator, JudgedEstimateEvaluator, dev_evaluator
     from weakrank.training.label_checks import check_label_table
 
     paths = RunPaths(cfg.run_dir)
     dataset = Dataset.load(paths.dataset)
-    labels = label_table(paths, tc)
-    check_label_table(labels, label_source(paths, tc), dataset, tc.supervised, tc.train_split)
-    data = training_data(labels, dataset, tc, tc.train_split)
-    dev_data = None
-    gold = judged_queries(paths, tc)
-    judged = labels[labels["query_id"].isin(gold)]
-    if "judged" in judged.columns:  # judgments of a judging file: their judged pairs, when they are dev queries
-        judged = judged[(judged["split"] == tc.dev_split) & judged["judged"].notna()]
-        judged = judged.assign(gold=judged["judged"])
-    if len(judged):  # judged mode: the judged queries the label model read pick the checkpoint by their MAP
-        dev_data = training_data(judged, dataset, replace(tc, supervised=True), judged["split"].iloc[0])
-    elif tc.dev_split and tc.dev_split in set(labels["split"]):
-        dev_data = training_data(labels, dataset, tc, tc.dev_split)
+    labels = labels or train_labels(paths, tc)
+    table = labels.table
+    check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
+    data = training_data(table, dataset, tc, tc.train_split)
+    evaluator: Evaluator | None = None
+    gold = labels.info.judged_queries
+    pairs = judged_pairs(labels, dataset, tc.dev_split) if gold else None
+    if pairs is not None and len(pairs):  # judged mode: the judged queries pick the checkpoint by their estimate
+        evaluator = JudgedEstimateEvaluator(pairs)
+    elif tc.dev_split and tc.dev_split in set(table["split"]):
+        evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split), tc)
     elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
-            "LFs": lf_names(labels), "train queries": len(data.lists), "collection": cfg.name}
+            "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name}
     if gold:
         card["judged queries"] = gold
-    return trainer_from_config(tc, data, dev_data, paths.models(tc.output), dataset.passages, callbacks, card=card)
+    return trainer_from_config(tc, data, evaluator, paths.models(tc.output), dataset.passages, callbacks, card=card)
 
 
 def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
@@ -110,30 +133,30 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     locks it)."""
     from weakrank.training.shipped import ship
 
-    trainer = build_trainer(cfg, tc, callbacks)
+    labels = train_labels(RunPaths(cfg.run_dir), tc)  # the one read of the labels
+    trainer = build_trainer(cfg, tc, callbacks, labels)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        teacher = run_teacher(cfg, labels=label_source(RunPaths(cfg.run_dir), tc))
+        teacher = run_teacher(cfg, labels.info)
         if teacher is not None:
-            weight, mix = student_weight(cfg, tc, teacher, trainer.out_dir)
+            weight, mix = student_weight(cfg, tc, teacher, trainer.out_dir, labels.table)
             ship(teacher, *saved, student_weight=weight, mix=mix)
     if trainer.dist.is_main:
         from weakrank.ranker.directory import mark_judged
 
         for directory in saved:
-            mark_judged(directory, taught_splits(RunPaths(cfg.run_dir), tc))
+            mark_judged(directory, taught_splits(labels, tc))
     return result
 
 
-def taught_splits(paths: RunPaths, tc: TrainConfig) -> set[str]:
-    """The splits whose judgments a run trained as ``tc`` says learns from or chooses its checkpoint by: with
-    ``supervised``, the gold of the train and dev splits; else the splits whose judgments made its labels
-    (:func:`~weakrank.label_models.labels_file.judged_splits`)."""
+def taught_splits(labels: TrainLabels, tc: TrainConfig) -> set[str]:
+    """The splits whose judgments a run trained as ``tc`` says on ``labels`` learns from or chooses its checkpoint
+    by: with ``supervised``, the gold of the train and dev splits; else the splits whose judgments made its labels
+    (:func:`~weakrank.label_models.labels_file.taught_splits`)."""
     if tc.supervised:
         return {split for split in (tc.train_split, tc.dev_split) if split}
-    source = label_source(paths, tc)
-    return judged_splits(source) if source.exists() else set()
+    return labels_file.taught_splits(labels.table, labels.info)
 
 
 def check_model_apart(model: str | Path, split: str) -> None:
@@ -147,27 +170,23 @@ def check_model_apart(model: str | Path, split: str) -> None:
                 what="this model was taught, or its checkpoint chosen, by judgments of")
 
 
-def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
-                   out_dir: Path) -> tuple[float, ChoiceRecord | None]:
-    """The student's weight in the shipped ranker a run trained into ``out_dir``, and how it was chosen (None: no
+def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_dir: Path,
+                   table: pd.DataFrame) -> tuple[float, ChoiceRecord | None]:
+    """The student's weight in the shipped ranker a run trained into ``out_dir`` on labels ``table``, and how it was chosen (None: no
     judged query that the student had not trained on, the even average): chosen by
     :class:`~weakrank.judged.selector.StudentWeightSelector` on the judged queries with the student saved before they
     joined training (``held_out/``), or, when none was held out, with the model on the judged queries outside the
     train split."""
-    import pyarrow.parquet as pq
-
     from weakrank.judged.selector import EVEN, StudentWeightSelector
     from weakrank.ranker import load_student
     from weakrank.ranker.fused import FusedRanker
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
-    source = label_source(paths, tc)
-    columns = pq.read_schema(source).names
-    if "judged" not in columns:  # no judging file: nothing more is read
+    if "judged" not in table.columns:  # no judging file
         return EVEN, None
-    design = [c for c in ("judged_inclusion", "judged_weight") if c in columns]
-    labels = read_parquet(source, columns=["query_id", "passage_id", "split", "judged", *design])
+    design = [c for c in ("judged_inclusion", "judged_weight") if c in table.columns]
+    labels = table[["query_id", "passage_id", "split", "judged", *design]]
     held_out = out_dir / HELD_OUT
     unseen = labels if held_out.is_dir() else labels[labels["split"] != tc.train_split]
     queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
@@ -180,10 +199,10 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher,
     return selector.weight_, selector.record_
 
 
-def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teacher | None:
+def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher | None:
     """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
     dataset when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
-    in ``labels``, by default labels.parquet; refitted without gold on every pair of ``votes.parquet`` when the
+    in the labels' record ``info``, by default labels.parquet's; refitted without gold on every pair of ``votes.parquet`` when the
     labels come from another label model or carry no state: only then are the votes read). None, with a warning,
     when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
     import pyarrow.parquet as pq
@@ -203,7 +222,8 @@ def run_teacher(cfg: PipelineConfig, labels: str | Path | None = None) -> Teache
         warnings.warn(f"LFs {stuck} are fitted on the collection and export no state: the model holds the student "
                       "alone (give ranking_lf export= and restore=)", stacklevel=2)
         return None
-    info = read_labels_info(labels or paths.labels) if Path(labels or paths.labels).exists() else LabelsInfo()
+    if info is None:
+        info = read_labels_info(paths.labels) if paths.labels.exists() else LabelsInfo()
     if isinstance(info.params, FusionState) and info.lfs == labelled:
         state = info.params  # as aggregate fitted it, the judged choice included
     else:

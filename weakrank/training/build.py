@@ -12,6 +12,7 @@ from weakrank.dataset import Dataset
 from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
+from weakrank.training.evaluators import Evaluator
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.plugins import sampler_callback
@@ -30,10 +31,10 @@ def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split
 
 
 def trainer_from_config(
-    tc: TrainConfig, data: TrainingData, dev_data: TrainingData | None, out_dir: str | Path, passages: pd.DataFrame,
+    tc: TrainConfig, data: TrainingData, evaluator: Evaluator | None, out_dir: str | Path, passages: pd.DataFrame,
     callbacks: list[TrainerCallback] | None = None, card: dict | None = None,
 ) -> Trainer:
-    """A :class:`Trainer` of ``data`` as ``tc`` says: after :func:`prepare_run` (seeds, process group), a fresh
+    """A :class:`Trainer` of ``data`` as ``tc`` says, measured by ``evaluator`` (:mod:`weakrank.training.evaluators`): after :func:`prepare_run` (seeds, process group), a fresh
     model, its objective, the negative sampler over the collection ``passages`` (``passage_id``, ``text``) and
     the callback that drives the sampler when it needs one (after ``callbacks``: AC-IR's, for a policy sampler,
     a trainer plug-in's: :func:`~weakrank.training.plugins.sampler_callback`)."""
@@ -45,5 +46,5 @@ def trainer_from_config(
     driver = sampler_callback(tc.sampler)  # AC-IR's, for a policy sampler
     if driver is not None:
         callbacks.append(driver(tc, model, sampler, passages["text"].tolist()))
-    return Trainer(model, objective_from_config(tc), sampler, tc, callbacks, data=data, dev_data=dev_data,
+    return Trainer(model, objective_from_config(tc), sampler, tc, callbacks, data=data, evaluator=evaluator,
                    out_dir=out_dir, card=card)

@@ -26,10 +26,11 @@ class TrainerView(Protocol):
     progress: StepCounter
     steps_per_epoch: int
     out_dir: Path
-    dev_data: Any  # TrainingData | None
+    dev_data: Any  # TrainingData | None: the dev lists its evaluator ranks (none under the judged estimate)
 
     def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
-        """Dev-split metrics (``map``, …) of the model as it stands, on at most ``queries`` lists."""
+        """Dev-split metrics (``map``, …) of the model as it stands, on at most ``queries`` of the dev lists
+        (:class:`~weakrank.training.evaluators.ListEvaluator`)."""
         ...
 
 
@@ -40,7 +41,7 @@ class TrainerCallback:
         """After each optimisation step: its batch, loss and gradient norm (of the head, when there is one)."""
 
     def on_evaluate(self, trainer: TrainerView, metrics: dict[str, float]) -> None:
-        """After each evaluation, with its metrics (``step``, ``dev_map``, …)."""
+        """After each evaluation, with its metrics (``step`` and the evaluator's: ``dev_map``, …)."""
 
     def on_end(self, trainer: TrainerView) -> None:
         """When the training loop ends, before the final evaluation and save."""

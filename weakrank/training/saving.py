@@ -13,8 +13,8 @@ from weakrank.files import atomic_dir
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training.checkpoints import Progress
 from weakrank.training.config import TrainConfig
-from weakrank.training.data import TrainingData
 from weakrank.training.distributed import DistEnv
+from weakrank.training.evaluators import AgreementEvaluator, Evaluator, GoldMapEvaluator
 from weakrank.training.rankers import Ranker
 
 HELD_OUT = "held_out"  # the student saved before the judged queries joined training (judged mode)
@@ -57,7 +57,7 @@ class ModelSaving:
     dist: DistEnv
     model: Ranker
     progress: Progress
-    dev_data: TrainingData | None
+    evaluator: Evaluator | None
     start_weights: dict[str, torch.Tensor] | None
     average: dict[str, torch.Tensor] | None
     average_after: int
@@ -84,20 +84,14 @@ class ModelSaving:
             write_model_card(tmp, info, *self.dev_figures(last))
 
     def dev_figures(self, metrics: dict[str, float] | None) -> tuple[dict[str, float] | None, str]:
-        """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against: gold
-        labels (supervised), the judged queries' judgments (judged mode), else the pseudo-labels, where only the
-        agreement with the teacher is shown (no MAP that reads as one against gold)."""
+        """The model card's dev figures of an evaluation's ``metrics`` and what they are measured against, as the
+        evaluator describes them (without one: gold when supervised, else the agreement with the teacher alone)."""
         if metrics is None:
             return None, ""
         figures = {k: v for k, v in metrics.items() if k != "step"}
-        if self.args.supervised:
-            return figures, "Measured against the gold labels of the dev queries."
-        if self.dev_data is not None and self.dev_data.supervised:
-            return figures, "Measured against the judgments of the judged queries (judged mode), not full qrels."
-        kept = {k: v for k, v in figures.items() if k.startswith(("dev_agreement", "train_agreement"))}
-        return kept, ("Measured against the pseudo-labels (no gold was read): agreement is the nDCG of the model's "
-                      "order of each dev list against its teacher's, the label model (1: the same order). It says "
-                      "how well the student learned its labels, not how relevant its ranking is.")
+        if self.evaluator is not None:
+            return self.evaluator.describe(figures)
+        return (GoldMapEvaluator if self.args.supervised else AgreementEvaluator).describe(figures)
 
     @torch.no_grad()
     def update_average(self) -> None:

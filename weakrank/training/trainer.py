@@ -1,9 +1,10 @@
 """The training loop: AdamW, linear warm-up/decay, clipping, AMP on GPU, checkpoints, resume,
-early stopping on every dev query: agreement with the teacher's ranking (gold MAP in supervised mode).
+early stopping by its evaluator's primary metric (:mod:`weakrank.training.evaluators`: agreement with the teacher's
+ranking, gold MAP in supervised mode, the judged estimate in judged mode).
 
-In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, callbacks)``: the
+In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, evaluator, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
-settings and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. Its
+settings, evaluator and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. Its
 checkpoints and resume: :mod:`weakrank.training.checkpoints`; the models it saves: :mod:`weakrank.training.saving`;
 what it measures: :mod:`weakrank.training.measures`.
 """
@@ -31,6 +32,7 @@ from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.checkpoints import CHECKPOINT, Checkpoints, Progress
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
+from weakrank.training.evaluators import Evaluator, ListEvaluator
 from weakrank.training.measures import ranking_metrics
 from weakrank.training.objectives import Objective
 from weakrank.training.rankers import Ranker
@@ -74,7 +76,8 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
 class Trainer(Checkpoints, ModelSaving):
     """Fine-tunes ``model`` (:class:`CrossEncoderRanker` or :class:`BiEncoder`) on ``data`` by ``objective``,
     negatives drawn by ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end.
-    Evaluates on ``dev_data`` (none: no early stopping) and writes checkpoints, models (with ``card`` in their model
+    Evaluates with ``evaluator`` (none: no early stopping; the checkpoint with its best ``primary_metric`` is kept)
+    and writes checkpoints, models (with ``card`` in their model
     card) and history under ``out_dir``. Build the model after :func:`prepare_run`."""
 
     def __init__(
@@ -86,17 +89,15 @@ class Trainer(Checkpoints, ModelSaving):
         callbacks: list[TrainerCallback] | None = None,
         *,
         data: TrainingData,
-        dev_data: TrainingData | None = None,
+        evaluator: Evaluator | None = None,
         out_dir: str | Path,
         card: dict | None = None,
     ) -> None:
         self.objective, self.sampler, self.args = objective, sampler, args
         self.callbacks = list(callbacks or [])
         self.card = dict(card or {})  # what the model card says besides the config: labels, LFs
-        self.data, self.dev_data, self.out_dir = data, dev_data, Path(out_dir)
-        self.dev_queries = list(dev_data.lists)[: args.dev_queries or None] if dev_data is not None else []
-        # the checkpoint is chosen on every dev list: gold MAP (gold dev labels), else agreement with the teacher
-        self.selection = "dev_map" if args.supervised or (dev_data is not None and dev_data.supervised) else "dev_agreement"
+        self.data, self.evaluator, self.out_dir = data, evaluator, Path(out_dir)
+        self.selection = evaluator.primary_metric if evaluator is not None else ""
         self.train_queries = list(data.lists)[: args.track_train_queries]
         self.dist = distributed.setup()
         self.device, self.amp_dtype = pick_device_and_precision(args)
@@ -174,20 +175,25 @@ class Trainer(Checkpoints, ModelSaving):
         self.progress.judged_in = True
         self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
 
+    @property
+    def dev_data(self) -> TrainingData | None:
+        """The dev lists the evaluator ranks, where it ranks lists of training data."""
+        return self.evaluator.data if isinstance(self.evaluator, ListEvaluator) else None
+
     def evaluate(self) -> dict[str, float]:
-        """:func:`ranking_metrics` of the dev lists against their labels (pseudo-labels in weak mode, gold in
-        supervised mode), and the same on ``track_train_queries`` training queries (the memorisation signal)."""
+        """The evaluator's metrics, and :func:`ranking_metrics` of ``track_train_queries`` training queries against
+        their labels (the memorisation signal)."""
         out: dict[str, float] = {"step": self.progress.step}
-        if self.dev_data is not None:
-            out.update({f"dev_{k}": v for k, v in self.dev_metrics().items()})
+        if self.evaluator is not None:
+            out.update(self.evaluator(self.model, self.args.temperature))
         if self.train_queries:
             out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries,
                                                                     temperature=self.args.temperature).items()})
         return out
 
     def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
-        """:func:`ranking_metrics` on the first ``queries`` dev queries (all ``dev_queries`` when None); needs dev data."""
-        return ranking_metrics(self.model, self.dev_data, self.dev_queries[:queries], temperature=self.args.temperature)
+        """:func:`ranking_metrics` on the first ``queries`` dev lists (all when None); needs a list evaluator."""
+        return self.evaluator.list_metrics(self.model, queries, self.args.temperature)
 
     def _after_eval(self, metrics: dict[str, float]) -> bool:
         """Record an evaluation, keep the best model by :attr:`selection`; True when early stopping triggers."""
@@ -261,7 +267,7 @@ class Trainer(Checkpoints, ModelSaving):
         bar.close()
         for callback in self.callbacks:
             callback.on_end(self)
-        if (self.dev_data is not None or self.train_queries) and (
+        if (self.evaluator is not None or self.train_queries) and (
             not self.progress.history or self.progress.history[-1]["step"] != self.progress.step
         ):
             self._after_eval(self.evaluate())
