@@ -16,7 +16,7 @@ WikiQA and SciFact), length-sorted batches of 64, one warm-up, rounds interleave
 ``benchmarks/int8_speed.csv`` (``dataset, system, texts, seconds, texts_per_s, vs_fp32, threads``).
 
 Everything runs on ``--threads`` (default 1) torch / ONNX Runtime threads. Run: ``python benchmarks/bench_int8_lfs.py
---runs ../data [--speed]`` (``--runs``: the folder of the collections' labelled run folders; about 20 minutes on one
+--runs ../data [--speed]`` (``--runs``: the folder of the collections' labelled run folders; about 10 minutes on one
 thread for the seven).
 """
 
