@@ -40,7 +40,7 @@ def make_bert_cosine(
         return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size, precision=precision)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), family="semantic",
-                 prior=PRIOR, **rule)
+                 prior=PRIOR, precision=precision, **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
         return pair_cosine(pairs.query, pairs.passage, lambda texts: encoder(texts, pooling))
 

@@ -29,7 +29,7 @@ def make_embedding_cosine(
         return shared_encoder(resolve_model(model), batch_size=batch_size, precision=precision)
 
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), family="semantic",
-                 prior=PRIOR, **rule)
+                 prior=PRIOR, precision=precision, **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
         return pair_cosine(pairs.query, pairs.passage, encoder)
 

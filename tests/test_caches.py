@@ -94,3 +94,22 @@ def test_cached_scores_that_are_not_finite_are_scored_again(tmp_path, bad):
     write_parquet(scores.assign(score=[bad] * len(scores)), cache, metadata=read_metadata(cache))
     assert _label(cfg).equals(votes)
     assert np.isfinite(read_parquet(cache)["score"]).all()
+
+
+def test_scores_cached_at_one_precision_are_never_read_back_at_the_other(tiny, tmp_path):
+    from labeling_functions import make_embedding_cosine
+    from weakrank.labeling import apply_lfs, cache_key
+
+    lfs = {precision: make_embedding_cosine(precision=precision) for precision in ("fp32", "int8")}
+    keys = {precision: cache_key(lf, "same options", tiny.fingerprint()) for precision, lf in lfs.items()}
+    assert keys["fp32"] != keys["int8"]  # the precision is in the key, whatever the options say
+
+    def label(precision: str) -> np.ndarray:
+        return apply_lfs(tiny, [lfs[precision]], cache_dir=tmp_path, fingerprints={"embedding_cosine": keys[precision]},
+                         progress=False)["score_embedding_cosine"].to_numpy()
+
+    fp32 = label("fp32")
+    int8 = label("int8")  # fp32's cached scores are in tmp_path: not read
+    assert not np.allclose(int8, fp32, rtol=0, atol=1e-6) and np.corrcoef(int8, fp32)[0, 1] > 0.9
+    assert read_metadata(tmp_path / "embedding_cosine.parquet")["fingerprint"] == keys["int8"]
+    assert np.array_equal(label("fp32"), fp32)  # and the reverse

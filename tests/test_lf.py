@@ -179,6 +179,23 @@ def test_an_int8_encoder_is_its_own_shared_encoder_close_to_fp32_and_kept_apart(
         make_embedding_cosine(precision="fp16").load_state()
 
 
+def test_the_encoder_lfs_run_int8_by_default_only_where_the_committed_table_allows_it():
+    """benchmarks/bench_int8_lfs.py measures each encoder LF's MAP at int8 against fp32 on the seven shared
+    collections; an LF's default precision is int8 only if every one moved by at most 0.005."""
+    import inspect
+    from pathlib import Path
+
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "int8_lfs.csv")
+    assert (table["within"] == ((table["map_int8"] - table["map_fp32"]).abs() <= 0.005)).all()
+    for factory in (make_embedding_cosine, make_bert_cosine):
+        rows = table[table["lf"] == factory().name]
+        assert len(rows) == 7 and rows["dataset"].is_unique
+        default = inspect.signature(factory).parameters["precision"].default
+        assert default == ("int8" if rows["within"].all() else "fp32"), factory().name
+
+
 def test_answer_type_lf_scores_the_asked_type_and_abstains_on_other_questions(tiny):
     from labeling_functions import answer_type
     from labeling_functions.answer_type import question_type

@@ -165,9 +165,11 @@ def lf_modules(lf: RankingLF) -> str:
 def cache_key(lf: RankingLF, options: str, dataset: str) -> str:
     """The key of an LF's cached scores: a short hash of its options' fingerprint, its source, its module's
     (:func:`lf_modules`), the content of the models it reads (``models``:
-    :func:`~weakrank.encoders.content_hash`, not their paths) and the dataset's fingerprint
-    (:meth:`~weakrank.dataset.Dataset.fingerprint`), so that no stale score is read back."""
-    blob = "\0".join([options, lf_source(lf), lf_modules(lf), *map(content_hash, lf.models), dataset])
+    :func:`~weakrank.encoders.content_hash`, not their paths) and the precision they run at, and the dataset's
+    fingerprint (:meth:`~weakrank.dataset.Dataset.fingerprint`), so that no stale score is read back (fp32 adds
+    nothing: the keys of scores cached before precisions were keyed stay valid)."""
+    precision = [] if lf.precision == "fp32" else [lf.precision]
+    blob = "\0".join([options, lf_source(lf), lf_modules(lf), *map(content_hash, lf.models), *precision, dataset])
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 

@@ -88,6 +88,7 @@ class RankingLF:
         models: Sequence[str] = (),
         family: str | None = None,
         prior: float | None = None,
+        precision: str = "fp32",
     ) -> None:
         if not _NAME.match(name):
             raise ValueError(f"LF name {name!r} must be a Python identifier (it becomes a column name)")
@@ -98,7 +99,7 @@ class RankingLF:
         if (export is None) != (restore is None):
             raise ValueError(f"LF {name!r}: export and restore go together")
         self.export_fn, self.restore_fn = export, restore
-        self.models = tuple(models)
+        self.models, self.precision = tuple(models), precision
         self.resource: Any = None
         self._fitted_on: Dataset | None = None
         self.__doc__ = fn.__doc__
@@ -111,7 +112,7 @@ class RankingLF:
         return RankingLF(
             self.fn, self.name, batched=self.batched, fit=self.fit_fn, rule=replace(self.rule, **changes),
             per_process=self.per_process, export=self.export_fn, restore=self.restore_fn, models=self.models,
-            family=self.family, prior=self.prior,
+            family=self.family, prior=self.prior, precision=self.precision,
         )
 
     def declared(self, family: str | None = None, prior: float | None = None) -> RankingLF:
@@ -250,6 +251,7 @@ def ranking_lf(
     models: Sequence[str] = (),
     family: str | None = None,
     prior: float | None = None,
+    precision: str = "fp32",
 ) -> Callable[[Callable[..., Any]], RankingLF] | RankingLF:
     """Decorate a scoring function into a :class:`RankingLF` (named after the function by default); a bare
     ``@ranking_lf`` is ``@ranking_lf()``.
@@ -258,7 +260,8 @@ def ranking_lf(
     the dataset: distributed engines then load it once per worker process instead of shipping it.
     ``export`` / ``restore``: the resource as arrays and back, so a trained model can carry the LF (module doc).
     ``models``: the names or paths of the models it reads (as :func:`weakrank.encoders.resolve_model` takes them):
-    its cached scores are reused only while their files are unchanged.
+    its cached scores are reused only while their files are unchanged. ``precision``: what those models run at
+    (:data:`weakrank.names.PRECISIONS`): scores cached at one precision are never read back at another.
     ``family`` and ``prior``: what the LF is (``"lexical"``, ``"semantic"``, ``"heuristic"``, or any name: LFs of one
     family share their errors) and a prior on its quality, a loading in (0, 1) on the latent relevance (the
     built-ins' are measured: ``benchmarks/teacher_priors.csv``); the fusion label model weighs them against the LFs'
@@ -279,6 +282,7 @@ def ranking_lf(
             models=models,
             family=family,
             prior=prior,
+            precision=precision,
         )
 
     if callable(name):  # a bare @ranking_lf: name is the decorated function
