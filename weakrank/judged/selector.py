@@ -70,8 +70,9 @@ class PriorSelector:
     """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
     its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
     fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
-    the update, with the judged estimate of MAP with and without it) and ``model_``. Where too few judged queries
-    count (or none shows an LF ranking its judged relevant passages higher), ``state_`` is the fit without judgments."""
+    the update, with the judged estimate of MAP with and without it) and ``model_``. Without judged queries
+    ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking its judged relevant
+    passages higher), it is that fit, recording why nothing moved."""
 
     def __init__(self, base: ScoreFusionModel, prior_sd: float = PRIOR_SD) -> None:
         self.base, self.prior_sd = base, prior_sd
@@ -86,15 +87,17 @@ class PriorSelector:
         scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
         self.update_ = update_priors(scores, groups, lf_names(votes), judged, fitted.fitted(), params["priors"],
                                      params["prior_strength"], self.prior_sd)
-        self.model_ = fitted
-        self.state_ = fitted.fitted()
+        model = fitted
         if self.update_.delta > 0:
             model = type(self.base)(**{**params, "priors": self.update_.priors,
                                        "prior_strength": self.update_.strength}).fit_table(votes)
-            both = pd.DataFrame({LABEL_FREE: fitted.fused(scores, groups), NAME: model.fused(scores, groups)})
-            found = estimate(judged_totals(votes, both, judged), judged.weights, LABEL_FREE)
+        self.state_ = fitted.fitted()
+        if judged.queries:
+            teachers = {LABEL_FREE: fitted} if model is fitted else {LABEL_FREE: fitted, NAME: model}
+            scored = pd.DataFrame({name: m.fused(scores, groups) for name, m in teachers.items()})
+            found = estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE)
             self.state_ = replace(model.fitted(), judged=self.update_.record(found.map.to_dict()))
-            self.model_ = ScoreFusionModel.from_state(self.state_)
+        self.model_ = ScoreFusionModel.from_state(self.state_)
         return self
 
 
