@@ -16,7 +16,7 @@ collection's evaluation split (test MAP, :func:`weakrank.evaluation.metrics.eval
 Writes ``benchmarks/judged_priors.csv``: a row per collection, method and N with the mean gain over ``none``, the
 share of samples losing more than :data:`LOSS` and the worst loss; ``--markdown`` prints a summary per method and N.
 
-Run: ``python benchmarks/bench_judged_priors.py`` (about 20 minutes on 2 cores once the votes exist; each collection's run directory as its
+Run: ``python benchmarks/bench_judged_priors.py`` (about 12 minutes on 2 cores once the votes exist; each collection's run directory as its
 pipelines/<name>.toml names it)
 """
 
