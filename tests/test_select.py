@@ -122,7 +122,7 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     assert set(judged["relevance"]) == {"0", "1"}
     assert main(["run", config, "--run-dir", str(run), "--judgments", str(path), "--quiet"]) == 0
     printed = capsys.readouterr().out
-    assert "judged: 2 judged queries have a relevant passage" in printed
+    assert "judged: 2 judged queries have a relevant and a non-relevant passage, fewer than" in printed
     labels = read_parquet(RunPaths(run).labels)
     meta = read_metadata(RunPaths(run).labels)
     assert meta["judgments"] == "judging.tsv" and sorted(meta["gold_queries"]) == sorted(judged["query_id"].unique())

@@ -4,7 +4,9 @@ estimates each candidate's MAP over the pool from the judged sample (:mod:`.esti
 rewritten.
 
 - :class:`CombinationSelector`: how the fusion label model combines the LFs (its new state, ``state_``);
-- :class:`StudentWeightSelector`: the student's weight in the shipped ranker (``weight_``, its record ``record_``).
+- :class:`StudentWeightSelector`: the student's weight in the shipped ranker (``weight_``, its record ``record_``);
+- :class:`PriorSelector`: not a choice but an update: the judged pairs move each LF's quality prior
+  (:mod:`.prior_update`) and the fusion model is fitted under the posterior (``update_``, ``state_``, ``model_``).
 
 A new judged decision is one more selector here: its candidates' scores of the judged pairs, their totals
 (:func:`~weakrank.judged.estimate.query_totals`), the estimate and the rule."""
@@ -23,8 +25,10 @@ from weakrank.fusion_state import FusionState
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.judgments import Judged
+from weakrank.judged.prior_update import NAME, PRIOR_SD, PriorUpdate, update_priors
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import lf_names, score_matrix
 
 EVEN = 0.5
 WEIGHTS = (EVEN, 0.0, 0.25, 0.75, 1.0)  # the student's weight; the even average first, kept unless beaten
@@ -58,6 +62,41 @@ class CombinationSelector:
         self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)
         name = self.choice_.name
         self.state_ = fitted.fitted().using(name, None if name == LABEL_FREE else found[name], self.choice_.record())
+        self.model_ = ScoreFusionModel.from_state(self.state_)
+        return self
+
+
+class PriorSelector:
+    """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
+    its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
+    fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
+    the update, with the judged estimate of MAP with and without it) and ``model_``. Without judged queries
+    ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking its judged relevant
+    passages higher), it is that fit, recording why nothing moved."""
+
+    def __init__(self, base: ScoreFusionModel, prior_sd: float = PRIOR_SD) -> None:
+        self.base, self.prior_sd = base, prior_sd
+        self.update_: PriorUpdate | None = None
+        self.state_: FusionState | None = None
+        self.model_: ScoreFusionModel | None = None
+
+    def fit(self, votes: pd.DataFrame, judged: Judged) -> PriorSelector:
+        """Fit, update, refit (class doc)."""
+        params = self.base.get_params()
+        fitted = type(self.base)(**params).fit_table(votes)
+        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+        self.update_ = update_priors(scores, groups, lf_names(votes), judged, fitted.fitted(), params["priors"],
+                                     params["prior_strength"], self.prior_sd)
+        model = fitted
+        if self.update_.delta > 0:
+            model = type(self.base)(**{**params, "priors": self.update_.priors,
+                                       "prior_strength": self.update_.strength}).fit_table(votes)
+        self.state_ = fitted.fitted()
+        if judged.queries:
+            teachers = {LABEL_FREE: fitted} if model is fitted else {LABEL_FREE: fitted, NAME: model}
+            scored = pd.DataFrame({name: m.fused(scores, groups) for name, m in teachers.items()})
+            found = estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE)
+            self.state_ = replace(model.fitted(), judged=self.update_.record(found.map.to_dict()))
         self.model_ = ScoreFusionModel.from_state(self.state_)
         return self
 

@@ -1,0 +1,156 @@
+"""Judged pairs as evidence about each LF's quality: the LFs' quality priors updated by a judged sample, and the
+fusion model (:mod:`weakrank.label_models.family_factor`) fitted as without judgments, under the posterior.
+
+The model. LF k's loading λ_k (its quality, as the fusion model's factor has it) has a Gaussian prior N(μ_k, τ²): μ_k
+its declared prior (an LF that declares none: the loading the fit without judgments gave it: neutral), τ =
+:data:`PRIOR_SD`. The judged pairs are read *beyond the teacher*: t is the fused score of the fit without judgments
+and r_k = z_k − β_k t what LF k's standardised score z_k says beyond it (β_k: z_k's regression on t over every list).
+On a judged query q, the *gap* of a score is its mean over the judged relevant passages minus that over the judged
+non-relevant ones: h_kq of r_k, Δ_q of t. Were LF k's loading λ_k = μ_k + δ_k, its residual would carry δ_k of the
+relevance, so h_kq ~ N(δ_k Δ, σ²): Δ the relevance factor's gap, taken as the largest mean gap of the teacher or of
+an LF (each measures the factor with noise; the teacher's alone is about 0 where it follows a noise LF, and then no
+judgment could correct it), σ² the residual gaps' spread over queries (pooled over LFs). Then δ_k's posterior is Gaussian, precision P_k = 1/τ² + n_k Δ²/σ², mean
+Δ Σ_q h_kq / σ² / P_k (queries weighted by 1/π_q, scaled to mean 1). The posterior means μ_k + δ_k become the LFs'
+priors, and the prior's pull (``prior_strength``) grows with the posterior's concentration: × the mean of P_k τ².
+
+So a judged pair moves a loading in proportion to what it shows, and where the teacher already weighs an LF as the
+judgments say, they move nothing (a gap measured against the LF alone moved every collection's loadings towards the
+lexical LFs and lost MAP as judgments grew: docs/experiments.md, 2026-11-27). An LF that ranks the judged relevant
+passages lower than the teacher expects is pulled down. The gaps average the judged pairs as asked, not weighted by
+their inclusion probabilities: the top of the lists, which the sample always asks about and MAP mostly scores,
+counts more (weighting them lost more often). A query counts when a relevant and a non-relevant passage of it were
+judged; with fewer than :data:`MIN_QUERIES`, or where neither the teacher nor any LF ranks the judged relevant
+passages higher (Δ ≤ 0), nothing changes. Assumed: one Δ for all LFs, independent queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from weakrank.combinations import LABEL_FREE, ChoiceRecord
+from weakrank.fusion_state import FusionState
+from weakrank.judged.judgments import Judged
+from weakrank.lists import informative_rows, standardize_within
+
+PRIOR_SD = 0.05  # τ: the prior's spread on a loading; 0.1 and 0.2 lost more often (benchmarks/judged_priors.csv)
+MIN_QUERIES = 5  # judged queries with a relevant and a non-relevant passage below which nothing changes (at 2: 6 % of
+# wikiqa_bm25's samples of 10 queries lost over 0.01, at 3: 4 %, at 5: none; benchmarks/judged_priors.csv)
+LOWEST, HIGHEST = 0.01, 0.99  # a posterior loading is kept inside (0, 1), as a declared prior is
+NAME = "judged priors"  # what a state updated by judgments records as its choice
+
+
+@dataclass(frozen=True)
+class LFEvidence:
+    """What the judged sample said of one LF: its ``prior`` (declared, or its loading without judgments where it declared none),
+    its mean residual ``gap`` over the ``queries`` it ranks, the ``posterior`` mean and its ``concentration`` (P_k τ²: 1 is the
+    prior's alone)."""
+
+    lf: str
+    prior: float
+    gap: float
+    queries: int
+    posterior: float
+    concentration: float
+
+
+@dataclass(frozen=True)
+class PriorUpdate:
+    """The update (module doc): per LF its :class:`LFEvidence` (``lfs``), the judged ``queries`` that counted, the
+    latent gap ``delta`` and the gaps' spread ``spread`` (σ), the pull's new ``strength``, and the fusion model's
+    ``priors`` to fit with (its ``priors`` argument: family and posterior mean by LF)."""
+
+    lfs: tuple[LFEvidence, ...]
+    queries: int
+    delta: float
+    spread: float
+    strength: float
+    priors: Mapping[str, Mapping[str, Any]]
+
+    def reason(self) -> str:
+        """One sentence for a person."""
+        if self.queries < MIN_QUERIES:
+            return (f"{self.queries} judged queries have a relevant and a non-relevant passage, fewer than the "
+                    f"{MIN_QUERIES} an update needs: the declared priors are kept")
+        if self.delta <= 0:
+            return (f"on {self.queries} judged queries no LF ranks the relevant passages higher: the declared priors "
+                    "are kept")
+        moved = ", ".join(f"{e.lf} {e.prior:.2f} → {e.posterior:.2f}" for e in self.lfs)
+        return f"on {self.queries} judged queries the LFs' quality priors moved: {moved}"
+
+    def record(self, estimates: Mapping[str, float]) -> ChoiceRecord:
+        """The update as a fusion state keeps it (``estimates``: the judged estimate of MAP with and without it)."""
+        name = NAME if self.delta > 0 else LABEL_FREE
+        return ChoiceRecord(name, name, 0.0, 0.0, self.queries, dict(estimates), self.reason(),
+                            {"prior_sd": PRIOR_SD, "min_queries": MIN_QUERIES})
+
+
+def judged_gaps(z: np.ndarray, informative: np.ndarray, groups: np.ndarray, judged: Judged) -> pd.DataFrame:
+    """Per judged query with a relevant and a non-relevant judged passage (rows), each column's gap of the
+    within-list scores ``z`` (NaN where ``informative`` says the column does not rank the list)."""
+    seen = np.isfinite(judged.gold)
+    gaps = {}
+    for query in pd.unique(np.asarray(groups)[seen]):
+        where = np.flatnonzero((groups == query) & seen)
+        relevant = judged.gold[where] > 0
+        if relevant.all() or not relevant.any():
+            continue
+        gap = z[where][relevant].mean(axis=0) - z[where][~relevant].mean(axis=0)
+        gaps[query] = np.where(informative[where[0]], gap, np.nan)
+    return pd.DataFrame.from_dict(gaps, orient="index", columns=range(z.shape[1]))
+
+
+def fitted_loadings(state: FusionState, n_lfs: int) -> np.ndarray:
+    """Each LF's loading in a fitted state (its cluster's; NaN for an LF in none)."""
+    loadings = np.full(n_lfs, np.nan)
+    for cluster, loading in zip(state.clusters, state.loadings):
+        loadings[list(cluster)] = loading
+    return loadings
+
+
+def update_priors(scores: np.ndarray, groups: np.ndarray, names: Sequence[str], judged: Judged, state: FusionState,
+                  priors: Mapping[str, Mapping[str, Any]] | None, strength: float,
+                  prior_sd: float = PRIOR_SD) -> PriorUpdate:
+    """The posterior of the module doc from the judged pairs of ``scores`` (rows × LFs ``names``, ``groups`` each
+    row's query) under ``priors`` (the fusion model's, by LF name; None: none declared) and ``strength`` (its pull),
+    ``state`` the fit without judgments (the teacher the LFs are measured beyond, and the prior of an LF that
+    declares none: its loading there)."""
+    scores, groups = np.asarray(scores, dtype=np.float64), np.asarray(groups)
+    declared = {name: dict((priors or {}).get(name) or {}) for name in names}
+    fitted = fitted_loadings(state, len(names))
+    mu = np.array([declared[n]["prior"] if declared[n].get("prior") is not None else fitted[k]
+                   for k, n in enumerate(names)], dtype=np.float64)
+    z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
+    teacher = standardize_within(state.fused(scores, groups).reshape(-1, 1), groups)
+    beta = (z * teacher).sum(axis=0) / max(float((teacher**2).sum()), 1e-12)
+    residual = z - teacher * beta
+    m = len(names)
+    table = judged_gaps(np.column_stack([residual, z, teacher]), np.column_stack([informative, informative, np.ones(
+        (len(z), 1), bool)]), groups, judged)  # per query: each LF's residual gap, its own gap, the teacher's gap
+    ranked = np.isfinite(mu)
+    values, own = table.to_numpy(dtype=np.float64)[:, :m], table.to_numpy(dtype=np.float64)[:, m:]
+    counted = np.isfinite(values) & ranked
+    n, queries = counted.sum(axis=0), len(table)
+    w = judged.weights.reindex(table.index).fillna(1.0).to_numpy(float) if queries else np.ones(0)
+    w = w / w.mean() if queries else w
+    total = w @ np.where(counted, values, 0.0)  # Σ_q w_q h_kq per LF
+    mean = np.divide(total, w @ counted, out=np.zeros(len(names)), where=n > 0)
+    spare = (n - 1).clip(0).sum()
+    delta = float(np.nanmax(w @ np.nan_to_num(own) / w.sum())) if queries else 0.0  # the largest mean gap
+    if queries < MIN_QUERIES or spare == 0 or delta <= 0:
+        lfs = tuple(LFEvidence(names[k], float(mu[k]), float(mean[k]), int(n[k]), float(mu[k]), 1.0)
+                    for k in np.flatnonzero(ranked))
+        return PriorUpdate(lfs, queries, 0.0, float("nan"), strength, priors or {})
+    spread = float(np.sqrt(max((np.where(counted, values - mean, 0.0) ** 2).sum() / spare, 1e-12)))
+    precision = 1.0 / prior_sd**2 + n * delta**2 / spread**2
+    shift = delta * total / spread**2 / precision
+    posterior = np.clip(mu + shift, LOWEST, HIGHEST)
+    concentration = precision * prior_sd**2
+    lfs = tuple(LFEvidence(names[k], float(mu[k]), float(mean[k]), int(n[k]), float(posterior[k]),
+                           float(concentration[k])) for k in np.flatnonzero(ranked))
+    new_priors = {e.lf: {**declared[e.lf], "prior": e.posterior} for e in lfs}
+    return PriorUpdate(lfs, queries, delta, spread, float(strength * concentration[ranked].mean()), new_priors)
