@@ -279,7 +279,8 @@ def markdown(table: pd.DataFrame) -> str:
     """The README table: per system and dataset test MAP (± std over seeds); †/‡ significantly better/worse than
     BM25 (paired t-test on per-query MAP, p < 0.05); the supervised ceiling last."""
     systems = list(table["system"].unique())
-    systems = [s for s in systems if s != "supervised"] + ["supervised"] * ("supervised" in systems)
+    systems = [s for s in systems if s not in ("first stage", "supervised")] + ["supervised"] * ("supervised" in systems)
+    systems[1:1] = ["first stage"] * ("first stage" in table["system"].values)  # what the user has, beside BM25
     out = pd.DataFrame(index=pd.Index(systems, name="system"))
     order = [d for d in EVAL_SPLIT if d in set(table["dataset"])]
     for name, rows in sorted(table.groupby("dataset", sort=False), key=lambda item: order.index(item[0])):
