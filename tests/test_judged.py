@@ -284,6 +284,7 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     printed = capsys.readouterr().out
     estimates = read_metadata(RunPaths(tmp_path).labels)["params"]["judged"]["estimates"]
     assert printed.startswith("judged: 2 judged queries have a relevant and a non-relevant passage, fewer than")
+    assert "combined as" not in printed.splitlines()[0]  # an update of the LFs' priors is no choice of a combination
     assert f"label-free {estimates[LABEL_FREE]:.3f}" in printed
     assert f"to judge more: weakrank select {shell_path(cfg.source)} --more" in printed  # too few to choose: how to add more
     trainer = build_trainer(cfg, train_config(cfg, max_length=32))

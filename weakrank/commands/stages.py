@@ -114,9 +114,9 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def _print_judged_choice(labels: Path, cfg: PipelineConfig) -> None:
-    """In judged mode, what the judged sample chose and why, with each candidate's estimated MAP over the pool, and
-    how to judge more queries: when too few had a relevant passage to choose anything, or when about how many more
-    would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
+    """In judged mode, what the judged sample did and why (the LFs' priors it moved, or the combination it chose),
+    with each candidate's estimated MAP over the pool, and how to judge more queries: when too few had a relevant
+    passage to move anything, or when about how many more would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
     from weakrank.fusion_state import FusionState
     from weakrank.label_models.labels_file import read_labels_info
     from weakrank.paths import program, shell_path
@@ -124,7 +124,8 @@ def _print_judged_choice(labels: Path, cfg: PipelineConfig) -> None:
     params = read_labels_info(labels).params
     judged = params.judged if isinstance(params, FusionState) else None
     if judged:
-        print(f"judged: {judged.reason}; the LFs are combined as {judged.choice!r}")
+        updated = "prior_sd" in judged.rule  # an update of the LFs' priors (judged/prior_update.py), not a choice
+        print(f"judged: {judged.reason}" + ("" if updated else f"; the LFs are combined as {judged.choice!r}"))
         print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in
                                                          sorted(judged.estimates.items(), key=lambda i: -i[1])))
         needed = judged.queries_to_tell()
