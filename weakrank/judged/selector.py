@@ -23,7 +23,7 @@ import pandas as pd
 from weakrank.combinations import LABEL_FREE, ChoiceRecord
 from weakrank.fusion_state import FusionState
 from weakrank.judged.design import candidate_scores
-from weakrank.judged.estimate import Totals, estimate, query_totals
+from weakrank.judged.estimate import Totals, estimate, query_totals, sample_estimate
 from weakrank.judged.judgments import Judged
 from weakrank.judged.prior_update import NAME, PRIOR_SD, PriorUpdate, update_priors
 from weakrank.judged.rule import Choice, Rule, choose
@@ -133,18 +133,12 @@ class StudentWeightSelector:
     def fit(self, pairs: pd.DataFrame) -> StudentWeightSelector:
         """Grade and choose (class doc)."""
         pairs = pairs.reset_index(drop=True)
-        groups = pairs["query_id"].to_numpy()
-        judged = pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float)
-        inclusion = (pairs["judged_inclusion"].to_numpy(float) if "judged_inclusion" in pairs.columns
-                     else np.where(np.isfinite(judged), 1.0, np.nan))
-        query_weights = (pairs[np.isfinite(judged)].groupby("query_id")["judged_weight"].first()
-                         if "judged_weight" in pairs.columns else None)
         names = [weight_name(w) for w in self.weights]
         scores = pd.DataFrame(self.base.blends(pairs, self.weights), columns=names)
-        totals = query_totals(scores, groups, judged, inclusion)
         kept = f"the even average ({names[0]})" if self.weights[0] == EVEN else names[0]
-        self.choice_ = choose(estimate(totals, query_weights, names[0]), self.rule, kept=kept)
+        self.choice_ = choose(sample_estimate(pairs, scores, names[0]), self.rule, kept=kept)
         self.weight_ = self.weights[names.index(self.choice_.name)]
+        seen = np.isfinite(pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float))
         self.record_ = replace(self.choice_.record(), judged_map=self.choice_.estimates,
-                               judged_queries=sorted(set(pairs.loc[np.isfinite(judged), "query_id"])))
+                               judged_queries=sorted(set(pairs.loc[seen, "query_id"])))
         return self
