@@ -76,7 +76,7 @@ METRICS = {"MAP": "map", "MRR": "mrr", "P@1": "p1", "nDCG@10": "ndcg10"}
 # cached runs (trained identically) stay valid
 LATER_KEYS = {"architecture": "cross-encoder", "pooling": "cls", "scale": 20.0, "interpolate": 1.0, "max_epochs": 0.0,
               "list_fraction": 1.0, "average_weights": 0.0, "keep_checkpoint": False, "anchor": 0.0,
-              "judged_share": 0.3, "judged_after": 0.0}  # as earlier runs trained: their caches stay valid
+              "judged_share": 0.3, "judged_after": 0.0, "freeze_layers": 0}  # as earlier runs trained: their caches stay valid
 
 
 def effective(cfg, tc: TrainConfig) -> TrainConfig:

@@ -15,7 +15,7 @@ from weakrank.cli import main
 from weakrank.combinations import ChoiceRecord
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, WeakrankError
-from weakrank.io import read_metadata, read_parquet, read_run
+from weakrank.io import read_metadata, read_npz, read_parquet, read_run, write_npz
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.judged.selector import StudentWeightSelector
 from weakrank.label_models.fusion import ScoreFusionModel
@@ -53,6 +53,21 @@ def test_the_loaded_ranker_gives_the_batch_fusion_of_student_and_teacher(trained
     z = standardize_within(both[["score_batch", "score_shipped"]].to_numpy(), both["query_id"].to_numpy())
     assert np.abs(z[:, 0] - z[:, 1]).max() < 1e-6
     assert "## Which scores" in (best / "README.md").read_text()  # the card says which is which
+
+
+def test_reranking_reads_the_encodings_the_label_stage_kept(trained):
+    cfg, _ = trained
+    best, paths = RunPaths(cfg.run_dir).models() / "best", RunPaths(cfg.run_dir)
+    shipped = score_split(cfg, best, "test", student_only=False, trust_code=True)
+    [kept] = paths.encodings.glob("*.npz")
+    original = read_npz(kept)
+    try:  # encodings that are not the model's: the teacher's embedding LF reads them instead of encoding
+        write_npz({k: np.zeros_like(a) if a.dtype.kind == "f" else a for k, a in original.items()}, kept)
+        poisoned = score_split(cfg, best, "test", student_only=False, trust_code=True)
+    finally:
+        write_npz(original, kept)
+    assert not np.allclose(poisoned["score"], shipped["score"])
+    assert np.allclose(score_split(cfg, best, "test", student_only=False, trust_code=True)["score"], shipped["score"])
 
 
 def test_a_query_never_labelled_is_scored_and_ranked(trained):

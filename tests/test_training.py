@@ -530,3 +530,19 @@ def test_teacher_ndcg_is_one_for_the_teachers_order_and_falls_as_the_order_depar
     assert 0 < reversed_ < swapped < 1
     # a softer teacher (higher temperature) spreads its gains: the same swap costs less
     assert teacher_ndcg(np.array([1.0, 2.0, 0.0, -1.0]), teacher, temperature=4.0) > swapped
+
+
+def test_frozen_lower_layers_stay_as_they_were_while_the_upper_ones_train(tiny_data, tmp_path):
+    from weakrank.training.rankers import new_ranker
+
+    cfg = small(freeze_layers=4, max_steps=2)
+    model = new_ranker(cfg)
+    before = {n: p.detach().clone() for n, p in model.encoder.named_parameters()}
+    trainer = Trainer(model, objective_from_config(cfg), UniformSampler(), cfg, data=tiny_data, out_dir=tmp_path)
+    trainer.fit(show_progress=False)
+    moved = {n for n, p in model.encoder.named_parameters() if not torch.equal(p, before[n])}
+    frozen = [n for n in before if n.startswith(("embeddings.", *(f"encoder.layer.{i}." for i in range(4))))]
+    assert frozen and not moved & set(frozen)
+    assert any(n.startswith("encoder.layer.5.") for n in moved)  # the top layer trains
+    with pytest.raises(ConfigError, match="freeze_layers = 7, but the encoder has 6 layers"):
+        new_ranker(small(freeze_layers=7))

@@ -12,6 +12,7 @@ from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.io import write_run
 from weakrank.paths import RunPaths
+from weakrank.similarity import kept_encodings
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_scored
@@ -42,10 +43,13 @@ def score_split(cfg: PipelineConfig, model: str | Path, split: str = "test", que
                 batch_size: int = 64, student_only: bool = True, backend: str = "torch", precision: str = "fp32",
                 trust_code: bool = False) -> pd.DataFrame:
     """``query_id, passage_id, score`` of ``split``'s candidates (of ``query_ids`` only, when given) under a model
-    (the student alone unless ``student_only`` is False)."""
+    (the student alone unless ``student_only`` is False). The teacher's encoder LFs read the encodings the label
+    stage kept (:func:`~weakrank.similarity.kept_encodings`): a text it encoded is not encoded again."""
     from weakrank.ranker.rerank import loaded_ranker, score_pairs
 
-    pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[split]).pairs()
+    paths = RunPaths(cfg.run_dir)
+    pairs = Dataset.load(paths.dataset).subset(splits=[split]).pairs()
     if query_ids is not None:
         pairs = pairs[pairs["query_id"].isin(query_ids)]
-    return score_pairs(loaded_ranker(model, student_only, backend, trust_code, precision), pairs, batch_size)
+    with kept_encodings(paths.encodings):
+        return score_pairs(loaded_ranker(model, student_only, backend, trust_code, precision), pairs, batch_size)

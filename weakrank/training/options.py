@@ -80,6 +80,9 @@ class LoopOptions:
                                  "overfitted"})
     freeze_embeddings: bool = field(default=True, metadata={
         "group": "loop", "help": "keep the word-embedding matrix fixed (no optimiser state for it)"})
+    freeze_layers: int = field(default=0, metadata={
+        "group": "loop", "help": "keep the embeddings and the encoder's first N transformer layers fixed: no "
+                                 "gradients through them, so a step does less work (0: train every layer)"})
     average_weights: float = field(default=0.0, metadata={
         "group": "loop", "help": "the saved weights are their mean over this last share of the steps (stochastic "
                                  "weight averaging; 0: the last step's)"})
@@ -117,6 +120,8 @@ class LoopOptions:
             raise ConfigError("[train] max_steps and max_epochs must be >= 0")
         if not 0 <= self.average_weights < 1:
             raise ConfigError("[train] average_weights must be in [0, 1)")
+        if self.freeze_layers < 0:
+            raise ConfigError("[train] freeze_layers must be >= 0")
         if self.grad_accum < 1 or self.batch_size < 1:
             raise ConfigError("[train] batch_size and grad_accum must be >= 1")
 

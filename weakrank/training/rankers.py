@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import torch
+
+from weakrank.errors import ConfigError
 from weakrank.ranker.bi_encoder import BiEncoder
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.training.config import TrainConfig
@@ -22,4 +25,20 @@ def new_ranker(cfg: TrainConfig) -> Ranker:
         model = CrossEncoderRanker.from_encoder(cfg.encoder, max_length=cfg.max_length, pooling=cfg.pooling)
     if cfg.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
+    if cfg.freeze_layers:
+        freeze_lower(model.encoder, cfg.freeze_layers)
     return model
+
+
+def freeze_lower(encoder: torch.nn.Module, layers: int) -> None:
+    """Fix the embeddings and the first ``layers`` transformer layers of a Hugging Face encoder (BERT-like:
+    ``embeddings`` and ``encoder.layer``); the backward pass then stops above them."""
+    blocks = getattr(getattr(encoder, "encoder", None), "layer", None)
+    embeddings = getattr(encoder, "embeddings", None)
+    if blocks is None or embeddings is None:
+        raise ConfigError(f"[train] freeze_layers needs a BERT-like encoder (embeddings, encoder.layer); "
+                          f"{type(encoder).__name__} has none")
+    if layers > len(blocks):
+        raise ConfigError(f"[train] freeze_layers = {layers}, but the encoder has {len(blocks)} layers")
+    for module in (embeddings, *blocks[:layers]):
+        module.requires_grad_(False)
