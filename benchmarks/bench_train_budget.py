@@ -19,6 +19,7 @@ Run: ``python benchmarks/bench_train_budget.py --steps 12`` then
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -35,8 +36,9 @@ from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import train_config
-from weakrank.stages.train import train_labels
+from weakrank.stages.train import build_trainer, train_labels
 from weakrank.training.build import training_data
+from weakrank.training.config import TrainConfig
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import new_ranker
@@ -56,12 +58,16 @@ BUDGETS: dict[str, dict] = {
     "250 steps": {"max_steps": 250},
     "freeze 3, 250 steps": {"freeze_layers": 3, "max_steps": 250},
     "freeze 3, 300 steps": {"freeze_layers": 3, "max_steps": 300},
+    "200 steps, lr 1e-4": {"max_steps": 200, "lr": 1e-4},
+    "one evaluation": {"eval_every": 0},
+    "groups of 6, one evaluation": {"group_size": 6, "eval_every": 0},
 }
+STEPLESS = ("max_steps", "lr", "eval_every")  # settings that leave a step's work as it is
 
 
 def per_step_settings(name: str) -> dict:
-    """A budget's settings less its number of steps: what its step time depends on."""
-    return {k: v for k, v in BUDGETS[name].items() if k != "max_steps"}
+    """A budget's settings less those that leave a step's work as it is: what its step time depends on."""
+    return {k: v for k, v in BUDGETS[name].items() if k not in STEPLESS}
 
 
 def step_budget(name: str) -> str:
@@ -87,6 +93,7 @@ def step_times(steps: int, compile_too: bool) -> pd.DataFrame:
                                  out_dir=Path("/tmp/weakrank-bench"))
     if compile_too:
         trainers["torch.compile"].model.encoder = torch.compile(trainers["torch.compile"].model.encoder, dynamic=True)
+    evaluating = build_trainer(cfg, tc)  # the default's, with the dev split's evaluator as the train stage builds it
     order, seconds, first = list(data.lists), dict.fromkeys(trainers, 0.0), {}
     for i in range(steps + 1):  # step 0: warm-up (and compilation)
         queries = order[i * tc.batch_size : (i + 1) * tc.batch_size]
@@ -99,8 +106,13 @@ def step_times(steps: int, compile_too: bool) -> pd.DataFrame:
                 seconds[name] += took
             else:
                 first[name] = took
+        if i == steps // 2:  # one evaluation amid the steps, under the load they had
+            started = time.perf_counter()
+            evaluating.evaluate()
+            per_eval = time.perf_counter() - started
     rows = [{"budget": name, "seconds_per_step": seconds[name] / steps, "first_step_seconds": first[name],
              "speed_vs_default": seconds["default"] / seconds[name], "steps_timed": steps,
+             "seconds_per_evaluation": per_eval,
              "threads": torch.get_num_threads()} for name in trainers]
     return pd.DataFrame(rows)
 
@@ -125,23 +137,32 @@ def budgets_map(datasets: list[str], seeds: int, names: list[str], quiet: bool) 
     return pd.DataFrame(rows)
 
 
+def training_seconds(name: str, steps: float, times: pd.DataFrame) -> float:
+    """Seconds a budget's training takes by the step-time table: its steps and its evaluations (every
+    ``eval_every`` steps and at the end)."""
+    row = times.set_index("budget").loc[step_budget(name)]
+    every = BUDGETS[name].get("eval_every", TrainConfig.eval_every)
+    evaluations = math.ceil(steps / every) if every else 1
+    return steps * row["seconds_per_step"] + evaluations * row["seconds_per_evaluation"]
+
+
 def summary(table: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
     """Mean MAP over seeds per dataset and budget, its difference to the default's with a paired t-test (per-query
     shipped MAP, mean over seeds), and the training time against the default's (steps × seconds per step)."""
-    per_step = times.set_index("budget")["seconds_per_step"]
     out = []
     for (dataset, name), rows in table.groupby(["dataset", "budget"], sort=False):
         base = table[(table["dataset"] == dataset) & (table["budget"] == "default")]
         a = sum(rows["per_query"]) / len(rows)
         b = sum(base["per_query"]) / len(base)
         p = ttest_rel(*a.align(b, join="inner")).pvalue if name != "default" else np.nan
-        seconds = rows["steps"].mean() * per_step[step_budget(name)]
+        seconds = training_seconds(name, rows["steps"].mean(), times)
+        reference = training_seconds("default", base["steps"].mean(), times)
         out.append({"dataset": dataset, "budget": name, "seeds": len(rows), "steps": rows["steps"].mean(),
                     "student_map": rows["student_map"].mean(), "shipped_map": rows["shipped_map"].mean(),
                     "shipped_std": rows["shipped_map"].std(ddof=0),
                     "shipped_vs_default": rows["shipped_map"].mean() - base["shipped_map"].mean(), "p": p,
                     "train_seconds": seconds,
-                    "speed_vs_default": base["steps"].mean() * per_step["default"] / seconds})
+                    "speed_vs_default": reference / seconds})
     return pd.DataFrame(out)
 
 
@@ -161,8 +182,8 @@ def main() -> None:
         return
     names = ["default"] + [n for n in args.budgets if n != "default"]
     table = budgets_map(args.datasets, args.seeds, names, args.quiet)
-    result = summary(table, pd.read_csv(STEP_CSV))
     write_text(table.drop(columns="per_query").to_csv(index=False, float_format="%.4f"), BUDGET_CSV)
+    result = summary(table, pd.read_csv(STEP_CSV))
     print(result.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
 
