@@ -15,24 +15,10 @@ import pandas as pd
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError
-from weakrank.evaluation.summary import (
-    BM25_ROW,
-    closing_line,
-    judge_commands,
-    measure_commands,
-    rows_legend,
-    sample_line,
-)
-from weakrank.evaluation.tables import (
-    format_sample_table,
-    format_table,
-    queries_note,
-    runs_table,
-    sample_legend,
-    significance_legend,
-    table_legend,
-)
+from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
+from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run, write_run, write_text
+from weakrank.judged.report import format_sample_table, judge_commands, measure_commands, sample_legend, sample_line
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.loaders import first_stage
