@@ -74,6 +74,15 @@ class Checkpoints:
     progress: Progress
     average: dict[str, torch.Tensor] | None
 
+    @property
+    def held_out_joined(self) -> bool:
+        """Whether the held-out queries have joined training (saved in the checkpoint's progress)."""
+        return self.progress.judged_in
+
+    @held_out_joined.setter
+    def held_out_joined(self, joined: bool) -> None:
+        self.progress.judged_in = joined
+
     def save_checkpoint(self) -> Path:
         """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically (rank 0 only)."""
         path = self.out_dir / CHECKPOINT
