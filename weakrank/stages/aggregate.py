@@ -35,7 +35,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     dataset's texts and the votes (:func:`~weakrank.judged.checks.check_judgments`: no evaluation sample, none of
     ``eval_split``, default ``[evaluate] split``); the labels record the splits their judged queries are of
     (``judged_splits``); ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an LF
-    weighted near zero disagrees with the fused ranking (:func:`~weakrank.analysis.overlooked`)."""
+    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -70,7 +70,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
         state = label_model.state()
     write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), state, queries,
                                                   Path(judgments).name if judgments else None, splits))
-    from weakrank.analysis import judged_estimates, overlooked  # sklearn: imported when it runs
+    from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
     fusion = cfg.label_model("fusion").fit_table(votes)
     labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(paths.labels)))
