@@ -81,6 +81,15 @@ class ChoiceRecord:
             return None
         return math.ceil(self.queries * (self.rule.get("margin", 0.0) / self.errors) ** 2)
 
+    def mix_card(self) -> str:
+        """What a model card says of the student's weight this record chose (a shipped model's ``mix``)."""
+        return f"The student's weight, chosen on judged queries it had not trained on: {self.reason}."
+
+    def mix_lines(self) -> list[str]:
+        """What the terminal says of the student's weight this record chose: why, and each weight's estimated MAP."""
+        return [f"shipped ranker: {self.reason}", "  estimated MAP over the judged sample's pool: " + ", ".join(
+            f"{name} {value:.3f}" for name, value in sorted((self.judged_map or {}).items(), key=lambda item: -item[1]))]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields, as :meth:`from_dict` reads them."""
         saved: dict[str, Any] = {"choice": self.choice, "best": self.best, "lead": self.lead, "errors": self.errors,
