@@ -31,7 +31,7 @@ class Progress:
     best: float = -1.0
     bad_evals: int = 0
     history: list[dict] = field(default_factory=list)
-    judged_in: bool = False  # the judged queries have joined training (judged mode, after ``judged_after``)
+    judged_in: bool = False  # the held-out queries have joined training (saved under this key)
 
 
 def read_checkpoint(path: Path, device: torch.device) -> dict:
