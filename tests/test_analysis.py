@@ -113,7 +113,8 @@ def score_votes(relevance: float, n_queries: int = 300, size: int = 8, seed: int
 def test_views_that_agree_need_no_judging_and_views_alike_that_disagree_do():
     """Issue 44: without gold, analyze reports the fusion model's views (loadings, weights, top-1 agreement) and
     says when it cannot tell two apart: loaded alike, yet often a different candidate first."""
-    from weakrank.analysis import fusion_views, judging_advice
+    from weakrank.analysis import fusion_views
+    from weakrank.judged.advice import judging_advice
     from weakrank.label_models.fusion import ScoreFusionModel
 
     agree = score_votes(relevance=3.0)  # the relevant candidate stands out: the semantic views agree on it

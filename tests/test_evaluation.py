@@ -347,7 +347,8 @@ def evaluation_table(model_map: float, p: float) -> pd.DataFrame:
 def test_the_closing_line_says_what_happened_and_when_to_judge():
     """Issue 43: a line in words — the shipped ranker against BM25 (with its p-value) and the best LF, and the
     commands that judge a few queries when an LF is ahead."""
-    from weakrank.evaluation.summary import closing_line, judge_commands, rows_legend
+    from weakrank.evaluation.summary import closing_line, rows_legend
+    from weakrank.judged.report import judge_commands
 
     judge = judge_commands("pipelines/wikiqa.toml", "pipelines/wikiqa.judgments/judging.tsv", "--run-dir data/quickstart")
     assert judge == ("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, `weakrank judge "

@@ -3,10 +3,11 @@
 import numpy as np
 import pandas as pd
 
+from weakrank.judged.evaluator import JudgedEstimateEvaluator
 from weakrank.training import TrainConfig
 from weakrank.training.build import trainer_from_config
 from weakrank.training.data import TrainingData
-from weakrank.training.evaluators import AgreementEvaluator, GoldMapEvaluator, JudgedEstimateEvaluator, dev_evaluator
+from weakrank.training.evaluators import AgreementEvaluator, GoldMapEvaluator, dev_evaluator
 
 
 class ByText:

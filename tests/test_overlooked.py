@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 from test_analysis import score_votes
 
-from weakrank.analysis import fusion_views, overlooked
+from weakrank.analysis import fusion_views
 from weakrank.cli import main
 from weakrank.io import write_parquet
+from weakrank.judged.advice import overlooked
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.paths import RunPaths
 

@@ -309,6 +309,14 @@ def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_
         in choice.reason()
 
 
+def test_a_mix_record_says_how_the_student_weight_was_chosen_best_estimate_first():
+    mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {}, "chosen by hand", {"margin": 2.5},
+                       {"student weight 1": 0.6, "the even average": 0.7}, ["q1", "q2"])
+    assert mix.mix_card() == "The student's weight, chosen on judged queries it had not trained on: chosen by hand."
+    assert mix.mix_lines() == ["shipped ranker: chosen by hand", "  estimated MAP over the judged sample's pool: "
+                               "the even average 0.700, student weight 1 0.600"]
+
+
 def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
     cfg, _ = trained
     best = RunPaths(cfg.run_dir).models() / "best"

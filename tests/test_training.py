@@ -11,7 +11,7 @@ from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
-from weakrank.training.build import trainer_from_config
+from weakrank.training.build import trainer_from_config, training_data
 from weakrank.training.data import TrainingData, repeats
 from weakrank.training.evaluators import dev_evaluator
 from weakrank.training.losses import listwise_kl
@@ -237,11 +237,11 @@ def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
 def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
     labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2],  # q1: a clear top
                                    judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2: a person judged it
-    data = TrainingData(labels, tiny.queries, tiny.passages, "train", list_fraction=0.5, judged_share=0.75)
-    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.judged == {"q2"}
+    data = training_data(labels, tiny, small(list_fraction=0.5, judged_share=0.75), "train")
+    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.held_out == {"q2"}
     assert [qid for qid, _ in data.anchors].count("q2") == 3 and [qid for qid, _ in data.anchors].count("q1") == 1
     assert len(data.epoch_order(0, 0, listwise=True)) == 4
-    assert sorted(TrainingData(labels, tiny.queries, tiny.passages, "train", judged_share=0.0).list_ids) == ["q1", "q2"]
+    assert sorted(training_data(labels, tiny, small(judged_share=0.0), "train").list_ids) == ["q1", "q2"]
     assert repeats(10, 2000, 0.1) == 22 and repeats(10, 83, 0.1) == 1  # WikiQA's train split; TrecQA's: once
     with pytest.raises(ConfigError, match="judged_share"):
         TrainConfig(judged_share=1.0)
@@ -249,9 +249,9 @@ def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
 
 def test_judged_queries_are_held_out_until_judged_after_and_the_student_is_saved_then(tiny, tmp_path):
     labels = labelled(tiny).assign(split="train", judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2 judged
-    data = TrainingData(labels, tiny.queries, tiny.passages, "train")
-    assert data.units(judged=False) == [a for a in data.anchors if a[0] == "q1"]
-    assert data.epoch_order(0, 0, listwise=True, judged=False) == ["q1"]
+    data = training_data(labels, tiny, small(), "train")
+    assert data.units(held_out=False) == [a for a in data.anchors if a[0] == "q1"]
+    assert data.epoch_order(0, 0, listwise=True, held_out=False) == ["q1"]
 
     class Seen(TrainerCallback):
         def __init__(self) -> None:

@@ -1,5 +1,5 @@
-"""Ways to combine the LFs' scores of a query's list into one ranking — the candidates judged mode chooses among
-(:mod:`weakrank.judged`) and what a fitted fusion state scores with (:mod:`weakrank.fusion_state`):
+"""Ways to combine the LFs' scores of a query's list into one ranking — what a fitted fusion state scores with
+(:mod:`weakrank.fusion_state`), and the candidates judged mode chooses among (:func:`weakrank.judged.design.candidates`):
 
 - ``label-free``: the fusion model's factor weighting, fitted without gold;
 - ``CombSUM``: every LF's standardised score summed;
@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,20 +30,6 @@ class Combination:
 
     kind: str
     weights: np.ndarray
-
-
-def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
-    """The combinations judged mode chooses among: ``label_free`` (per-LF weights of the factor model), CombSUM,
-    RRF, and each LF alone (of the LFs that rank some list: ``informative``, one flag per LF)."""
-    speaking = np.asarray(informative, dtype=float)
-    found = {LABEL_FREE: Combination("linear", np.asarray(label_free, dtype=float))}
-    if speaking.sum() > 1:
-        found["CombSUM"] = Combination("linear", speaking)
-        found["RRF"] = Combination("rrf", speaking)
-    for i, name in enumerate(names):
-        if speaking[i]:
-            found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
-    return found
 
 
 def combined(z: np.ndarray, groups: np.ndarray, informative: np.ndarray, combination: Combination) -> np.ndarray:
@@ -80,6 +66,15 @@ class ChoiceRecord:
         if self.choice == self.best or self.errors <= 0:
             return None
         return math.ceil(self.queries * (self.rule.get("margin", 0.0) / self.errors) ** 2)
+
+    def mix_card(self) -> str:
+        """What a model card says of the student's weight this record chose (a shipped model's ``mix``)."""
+        return f"The student's weight, chosen on judged queries it had not trained on: {self.reason}."
+
+    def mix_lines(self) -> list[str]:
+        """What the terminal says of the student's weight this record chose: why, and each weight's estimated MAP."""
+        return [f"shipped ranker: {self.reason}", "  estimated MAP over the judged sample's pool: " + ", ".join(
+            f"{name} {value:.3f}" for name, value in sorted((self.judged_map or {}).items(), key=lambda item: -item[1]))]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready fields, as :meth:`from_dict` reads them."""

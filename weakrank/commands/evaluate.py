@@ -32,8 +32,7 @@ def print_table(table: pd.DataFrame, require: str) -> None:
 def print_sample(table: pd.DataFrame, paths: RunPaths) -> None:
     """An evaluation by sample as the terminal shows it: each system's estimated MAP and its difference from
     the baseline (the first stage), with intervals, its legend, the trained ranker's line and where it went."""
-    from weakrank.evaluation.summary import sample_line
-    from weakrank.evaluation.tables import format_sample_table, sample_legend
+    from weakrank.judged.report import format_sample_table, sample_legend, sample_line
 
     print(format_sample_table(table).to_string())
     print(sample_legend(table))

@@ -12,7 +12,8 @@ from weakrank.names import EVALUATION_DESIGNS
 
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
-    from weakrank.evaluation.summary import EVALUATION_QUERIES, JUDGE_QUERIES
+    from weakrank.evaluation.summary import JUDGE_QUERIES
+    from weakrank.judged.report import EVALUATION_QUERIES
     from weakrank.paths import program, shell_path
 
     cfg = pipeline_config(args)

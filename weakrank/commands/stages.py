@@ -52,7 +52,7 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
 
 
 def overlooked_line(warning: str, cfg: PipelineConfig, args: argparse.Namespace) -> str:
-    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.analysis.overlooked`), with the
+    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.judged.advice.overlooked`), with the
     commands that tell who is right: judge a few queries and run again with them."""
     from weakrank.evaluation.summary import JUDGE_QUERIES
 
@@ -186,7 +186,7 @@ def show_evaluation(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: a
 def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = False) -> str:
     """The commands that judge a few queries of this run and run it again with the flags it was given
     (``--run-dir``, ``--max-queries``, the ``[train]`` flags); ``more``: add them to the judgments it read."""
-    from weakrank.evaluation.summary import judge_commands as commands
+    from weakrank.judged.report import judge_commands as commands
     from weakrank.paths import JUDGING, judging_path, shell_path
 
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
@@ -196,7 +196,8 @@ def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = F
 def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> str:
     """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
     estimate from a judged sample, or why nothing was measured and the commands that measure it."""
-    from weakrank.evaluation.summary import EVALUATION_QUERIES, closing_line, measure_commands, sample_line
+    from weakrank.evaluation.summary import closing_line
+    from weakrank.judged.report import EVALUATION_QUERIES, measure_commands, sample_line
     from weakrank.paths import EVALUATION_JUDGING, judging_path, shell_path
     from weakrank.pipeline import Skipped
 

@@ -39,8 +39,8 @@ def train_flags(args: argparse.Namespace) -> str:
 
 
 def print_trained(model: Path) -> None:
-    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where judged queries chose
-    it, the student's weight in the shipped ranker and why."""
+    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where a chosen student's weight
+    came with it, what its record says (:meth:`~weakrank.combinations.ChoiceRecord.mix_lines`)."""
     from labeling_functions import BUILTIN
     from weakrank.ranker.directory import model_manifest
     from weakrank.ranker.teacher_state import read_teacher_state
@@ -52,10 +52,8 @@ def print_trained(model: Path) -> None:
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
     mix = read_teacher_state(model, set(BUILTIN)).mix if model_manifest(model).teacher else None
-    if mix:
-        print(f"shipped ranker: {mix.reason}")
-        print("  estimated MAP over the judged sample's pool: " + ", ".join(
-            f"{name} {value:.3f}" for name, value in sorted((mix.judged_map or {}).items(), key=lambda item: -item[1])))
+    for line in mix.mix_lines() if mix else []:
+        print(line)
 
 
 def cmd_train(args: argparse.Namespace) -> None:

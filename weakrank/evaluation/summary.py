@@ -13,7 +13,6 @@ from __future__ import annotations
 import pandas as pd
 
 from weakrank.evaluation.tables import p_text
-from weakrank.paths import program
 
 BM25_ROW = "bm25 (weakrank)"  # weakrank's BM25 LF recomputed over the candidates: not the user's first stage
 JUDGE_QUERIES = 10  # what `weakrank select --queries` is told to pick
@@ -72,44 +71,3 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
         return line + (f" — judge {JUDGE_QUERIES}{more} queries, and where they show it clearly ahead it is taken: "
                        f"{judge}" if judge else "")
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"
-
-
-def judge_commands(config: str, judging: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:
-    """The commands that judge :data:`JUDGE_QUERIES` queries of a run and run it again with their judgments:
-    ``flags`` (e.g. ``--run-dir``) go to each command, ``train_flags`` (``--max-steps``) to ``run`` only; with
-    ``more`` (the run read judgments of the judging file ``judging`` already) ``select --more`` adds queries to that
-    file, asking nothing judged again."""
-    again = f"{config} {flags}".strip()
-    select = f"--more --queries {JUDGE_QUERIES}" if more else f"--queries {JUDGE_QUERIES}"
-    rerun = f"{again} {train_flags}".strip()
-    me = program()
-    return (f"`{me} select {again} {select}`, `{me} judge {judging}`, then "
-            f"`{me} run {rerun} --judgments {judging}`")
-
-
-EVALUATION_QUERIES = 20  # what `weakrank select --evaluation` draws by default
-
-
-def measure_commands(config: str, judging: str, flags: str = "") -> str:
-    """The commands that measure a run's systems without qrels: draw a sample of :data:`EVALUATION_QUERIES`
-    queries of the evaluated split into the judging file ``judging``, judge it, and estimate each system's MAP from
-    it (``flags`` to each)."""
-    again = f"{config} {flags}".strip()
-    me = program()
-    return (f"`{me} select {again} --evaluation`, `{me} judge {judging}`, then "
-            f"`{me} evaluate {again} --judgments {judging}`")
-
-
-def sample_line(table: pd.DataFrame) -> str:
-    """An evaluation by sample's result in one line: the trained ranker's estimated MAP and its difference from the
-    baseline, each with its interval, and whether that difference is clearly above or below 0."""
-    roles, baseline = table.attrs.get("roles", {}), table.attrs["baseline"]
-    trained = next((row for row, role in roles.items() if role == "trained" and row in table.index), None)
-    if trained is None:
-        return f"estimated on {table.attrs['judged']} judged queries: no trained ranker's run to measure"
-    row = table.loc[trained]
-    verdict = ("better than" if row["diff low"] > 0 else "worse than" if row["diff high"] < 0
-               else "not told apart from")
-    return (f"estimated on {table.attrs['judged']} judged queries: {trained} MAP {row['MAP']:.3f} "
-            f"[{row['low']:.3f}, {row['high']:.3f}], {verdict} {baseline} ({row[f'vs {baseline}']:+.3f} "
-            f"[{row['diff low']:+.3f}, {row['diff high']:+.3f}])")

@@ -102,24 +102,3 @@ def runs_table(runs: Sequence[str | Path], qrels: pd.DataFrame, require: str = "
     results = {name: [evaluate_run(checked_run(run, qrels), qrels, require=require, negatives=negatives)]
                for name, run in zip(names, runs)}
     return results_table(results, baseline=names[0])
-
-
-def format_sample_table(table: pd.DataFrame) -> pd.DataFrame:
-    """Printable cells of an evaluation by sample (:func:`weakrank.judged.evaluation.sample_table`): each system's
-    estimated MAP with its interval, and its difference from the baseline with its interval."""
-    baseline = table.attrs.get("baseline", "bm25")
-    diff = f"vs {baseline}"
-    return pd.DataFrame({
-        "MAP (estimated)": [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(table["MAP"], table["low"], table["high"])],
-        diff: ["" if row == baseline else f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-               for row, d, lo, hi in zip(table.index, table[diff], table["diff low"], table["diff high"])],
-    }, index=table.index)
-
-
-def sample_legend(table: pd.DataFrame) -> str:
-    """What :func:`format_sample_table`'s cells are: the judged queries they come from and the intervals."""
-    baseline, level = table.attrs.get("baseline", "bm25"), table.attrs.get("level", 0.95)
-    return (f"MAP estimated from {table.attrs['judged']} judged queries of a random sample "
-            f"({table.attrs['queries']} with a relevant passage found), weighted by their inclusion probabilities; "
-            f"[low, high]: {level:.0%} confidence interval; vs {baseline}: the paired difference from {baseline} "
-            "(an interval above 0: better than it)")

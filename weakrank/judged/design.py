@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import Combination, candidates, combined
+from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
@@ -59,6 +59,20 @@ class Pool:
     def sizes(self) -> np.ndarray:
         """N_h: the frame's queries per stratum."""
         return np.bincount([self.stratum[q] for q in self.frame], minlength=STRATA + 1)
+
+
+def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
+    """The combinations judged mode chooses among: ``label_free`` (per-LF weights of the factor model), CombSUM,
+    RRF, and each LF alone (of the LFs that rank some list: ``informative``, one flag per LF)."""
+    speaking = np.asarray(informative, dtype=float)
+    found = {LABEL_FREE: Combination("linear", np.asarray(label_free, dtype=float))}
+    if speaking.sum() > 1:
+        found["CombSUM"] = Combination("linear", speaking)
+        found["RRF"] = Combination("rrf", speaking)
+    for i, name in enumerate(names):
+        if speaking[i]:
+            found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
+    return found
 
 
 def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel) -> tuple[dict[str, Combination], pd.DataFrame]:

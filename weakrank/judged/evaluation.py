@@ -15,15 +15,21 @@ full-qrels figure.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 from scipy.stats import t
 
+from weakrank.errors import DataError
+from weakrank.io import LINE, write_text
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.estimate import Totals, estimate, list_totals
-from weakrank.judged.judgments import Judgments
+from weakrank.judged.judgments import Judgments, read_judgments
+from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
+from weakrank.judged.report import format_sample_table, sample_legend, sample_line
+from weakrank.paths import program, shell_path
 
 LEVEL = 0.95  # the intervals' coverage
 
@@ -91,3 +97,40 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
                         "diff low": diff_low, "diff high": diff_high})
     out.attrs.update(queries=result.queries, judged=len(found), level=LEVEL, baseline=baseline)
     return out
+
+
+def read_sample(path: Path, dataset: Path, queries: set[str], split: str) -> Judgments:
+    """The judged sample ``path`` of ``split`` (whose queries are ``queries``), read and checked as every judged
+    file is (:func:`~weakrank.judged.judgments.read_judgments`: the texts of the ``dataset`` directory, its seal),
+    before anything is written; a judged query outside ``split``, or nothing judged, is a located error."""
+    found = read_judgments(path, dataset)
+    if found.table.empty:
+        raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)
+    outside = found.table[~found.table["query_id"].isin(queries)]
+    if len(outside):
+        raise DataError(f"judges query {outside['query_id'].iloc[0]!r}, which is not of the evaluated split {split!r}: "
+                        "measure with a sample of that split (weakrank select CONFIG --evaluation)", file=path,
+                        line=int(outside[LINE].iloc[0]), field="query_id")
+    return found
+
+
+def sample_evaluation(name: str, out: Path, runs: dict[str, pd.DataFrame], roles: dict[str, str],
+                      found: Judgments, split: str) -> pd.DataFrame:
+    """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
+    of ``select --evaluation``) with its interval and its paired difference from the first of ``runs`` (the first
+    stage, else weakrank's BM25), written to ``<out>/evaluation-sample.{csv,md}`` (``out``: the run directory's
+    runs). A sample of the pooled design adds each pooled system's exact top-k measures
+    (``<out>/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and the .md: :mod:`.pooling`)."""
+    path = found.source
+    table = sample_table(runs, found, next(iter(runs)))
+    table.attrs.update(roles=roles, judgments=str(path), split=split)
+    write_text(table.to_csv(), out / "evaluation-sample.csv")
+    text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
+            format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
+    if found.rows is not None and is_pooled(found.rows):  # the pooled design's exact figures, from the rows as read
+        topk = pooled_table(found.rows)
+        write_text(topk.to_csv(), out / "evaluation-topk.csv")
+        table.attrs["topk"] = pooled_lines(topk)
+        text += ["```", *table.attrs["topk"], "```", ""]
+    write_text("\n".join(text), out / "evaluation-sample.md")
+    return table

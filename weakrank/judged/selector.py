@@ -122,7 +122,13 @@ class StudentWeightSelector:
 
     ``pairs``: ``query_id, passage_id, query, passage, judged`` (the whole lists of the judged queries; ``judged``
     1/0 or NaN), with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with
-    one."""
+    one.
+
+    The judged queries the student has not trained on: judged mode holds them out of the first ``judged_after`` of
+    training's steps and saves the student then (:func:`~weakrank.judged.evaluator.unseen_pairs`); each pair of the
+    sample is weighted by the inverse of its inclusion probability (:mod:`.estimate`), and the rule is the one that
+    chooses the teacher (:mod:`.rule`). A student graded on queries it was trained on would grade itself (measured:
+    its judged AP rises to the student alone, where test MAP is lowest)."""
 
     def __init__(self, base: Blends, weights: Sequence[float] = WEIGHTS, rule: Rule = Rule()) -> None:
         self.base, self.weights, self.rule = base, tuple(weights), rule

@@ -129,7 +129,7 @@ class Teacher:
                          f"{w.agreement:.2f} → {w.loading:.2f}, {w.weight:.0%}, {'prior' if w.prior_decided else 'agreement'}"
                          for w in self.fusion_state.lfs) + ".\n")
         if mix:
-            text += f"- The student's weight, chosen on judged queries it had not trained on: {mix.reason}.\n"
+            text += f"- {mix.mix_card()}\n"
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

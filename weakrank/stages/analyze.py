@@ -23,7 +23,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
     from judged queries; ``attrs["overlooked"]``, when an LF weighted near zero disagrees with the fused ranking:
-    :func:`~weakrank.analysis.overlooked`) and, with gold, the quality table (each LF, every label model, the configured
+    :func:`~weakrank.judged.advice.overlooked`) and, with gold, the quality table (each LF, every label model, the configured
     aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
     ``attrs["legend"]``. (Long: it writes each of the analysis folder's files in turn, beside the table it
     came from.)"""
@@ -32,15 +32,13 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
         QUALITY_LEGEND,
         VIEWS_LEGEND,
         fusion_views,
-        judged_estimates,
-        judging_advice,
         lf_scorers,
         lf_summary,
         lf_weights,
-        overlooked,
         quality_table,
         query_quality,
     )
+    from weakrank.judged.advice import judging_notes
     from weakrank.plots import quality_bars
 
     paths = RunPaths(cfg.run_dir)
@@ -70,9 +68,8 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     write_text(summary.to_csv(), out / "lf_summary.csv")
     fusion = cfg.label_model("fusion").fit_table(votes)
     views = fusion_views(scored, fusion)
-    judged = paths.labels.exists() and read_labels_info(paths.labels).judged_queries
-    views.attrs.update(legend=VIEWS_LEGEND, advice=None if judged else judging_advice(views),
-                       overlooked=overlooked(scored, fusion, judged_estimates(paths.labels)))
+    advice, warning = judging_notes(paths.labels, views, scored, fusion)
+    views.attrs.update(legend=VIEWS_LEGEND, advice=advice, overlooked=warning)
     write_text(views.to_csv(), out / "views.csv")
     write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"
                f"{VIEWS_LEGEND}\n" + (f"\n{views.attrs['advice']}.\n" if views.attrs["advice"] else ""), out / "views.md")

@@ -15,34 +15,19 @@ import pandas as pd
 from weakrank.baselines import bm25_negatives, column_run, fusion_runs
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError
-from weakrank.evaluation.summary import (
-    BM25_ROW,
-    closing_line,
-    judge_commands,
-    measure_commands,
-    rows_legend,
-    sample_line,
-)
-from weakrank.evaluation.tables import (
-    format_sample_table,
-    format_table,
-    queries_note,
-    runs_table,
-    sample_legend,
-    significance_legend,
-    table_legend,
-)
+from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
+from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run, write_run, write_text
+from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.loaders import first_stage
-from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_scored, has_judgments, qrels_splits
 
 if TYPE_CHECKING:
-    from weakrank.judged.judgments import Judgments
     from weakrank.training.config import TrainConfig
 
 BEFORE = "evaluation-before"  # runs/<BEFORE>.{csv,md,png}: the evaluation of the run before the judgments
@@ -130,50 +115,6 @@ def evaluation_figure(table: pd.DataFrame, path: Path, title: str) -> Path:
     return marked_bars(table.loc[rows, "MAP"], marks, path, title, "MAP", note)
 
 
-def read_sample(paths: RunPaths, judgments: str | Path, queries: set[str], split: str) -> Judgments:
-    """The judged sample ``judgments`` of ``split`` (whose queries are ``queries``), read and checked as every judged
-    file is (:func:`~weakrank.judged.judgments.read_judgments`: the dataset's texts, its seal), before anything is
-    written; a judged query outside ``split``, or nothing judged, is a located error."""
-    from weakrank.io import LINE
-    from weakrank.judged.judgments import read_judgments
-
-    path = Path(judgments)
-    found = read_judgments(path, paths.dataset)
-    if found.table.empty:
-        raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)
-    outside = found.table[~found.table["query_id"].isin(queries)]
-    if len(outside):
-        raise DataError(f"judges query {outside['query_id'].iloc[0]!r}, which is not of the evaluated split {split!r}: "
-                        "measure with a sample of that split (weakrank select CONFIG --evaluation)", file=path,
-                        line=int(outside[LINE].iloc[0]), field="query_id")
-    return found
-
-
-def sample_evaluation(name: str, paths: RunPaths, runs: dict[str, pd.DataFrame], roles: dict[str, str],
-                      found: Judgments, split: str) -> pd.DataFrame:
-    """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
-    of ``select --evaluation``) with its interval and its paired difference from the first of ``runs`` (the first
-    stage, else weakrank's BM25), written to ``runs/evaluation-sample.{csv,md}``. A sample of the pooled design adds
-    each pooled system's exact top-k measures (``runs/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and
-    the .md: :mod:`weakrank.judged.pooling`)."""
-    from weakrank.judged.evaluation import sample_table
-    from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
-
-    path = found.source
-    table = sample_table(runs, found, next(iter(runs)))
-    table.attrs.update(roles=roles, judgments=str(path), split=split)
-    write_text(table.to_csv(), paths.runs / "evaluation-sample.csv")
-    text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
-            format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
-    if found.rows is not None and is_pooled(found.rows):  # the pooled design's exact figures, from the rows as read
-        topk = pooled_table(found.rows)
-        write_text(topk.to_csv(), paths.runs / "evaluation-topk.csv")
-        table.attrs["topk"] = pooled_lines(topk)
-        text += ["```", *table.attrs["topk"], "```", ""]
-    write_text("\n".join(text), paths.runs / "evaluation-sample.md")
-    return table
-
-
 @stage("evaluate")
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
                   judge: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
@@ -222,9 +163,11 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
     ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
     :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals
-    (:func:`~weakrank.stages.evaluate.sample_evaluation`; the sample read and checked before any run is written:
-    :func:`read_sample`); without
+    (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read and checked before any run is written:
+    :func:`~weakrank.judged.evaluation.read_sample`); without
     either it is a :class:`ConfigError` that says how to measure."""
+    from weakrank.judged.evaluation import read_sample, sample_evaluation  # scipy: imported when it runs
+
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     trained = Path(tc.output).name
@@ -239,7 +182,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     if trained in systems and any((paths.models(tc.output) / kept).is_dir() for kept in ("best", "final")):
         check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     queries = set(next(iter(systems.values()))["query_id"])
-    found = None if judgments is None else read_sample(paths, judgments, queries, split)
+    found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split)
     for name, run in systems.items():
         if roles[name] != "trained":
             write_run(run, paths.runs / f"{run_file(name)}.trec", run_file(name))
@@ -248,7 +191,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
         mine = {name: run for name, run in systems.items() if roles[name] != "trained"}
         last = {name: run for name, run in systems.items() if roles[name] == "trained"}
         systems = {**mine, **{name: read_run(path) for name, path in given.items()}, **last}  # the trained one last
-        return sample_evaluation(cfg.name, paths, systems, {**roles, **dict.fromkeys(given, "run")}, found, split)
+        return sample_evaluation(cfg.name, paths.runs, systems, {**roles, **dict.fromkeys(given, "run")}, found, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))

@@ -14,9 +14,9 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError, did_you_mean
-from weakrank.evaluation.summary import EVALUATION_QUERIES
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
+from weakrank.judged.report import EVALUATION_QUERIES
 from weakrank.labeling import check_votes_table
 from weakrank.names import EVALUATION_DESIGNS
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path

@@ -77,29 +77,15 @@ def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
     return TrainLabels(source, *read_labels(source))
 
 
-def judged_pairs(labels: TrainLabels, dataset: Dataset, dev_split: str) -> pd.DataFrame:
-    """The whole lists of the judged queries that choose the checkpoint, with texts and judgments (``judged``, and
-    the sample's design where it has one): with a judging file, its queries of ``dev_split``; with ``gold_queries``,
-    every judged query, its gold as its judgments."""
-    table = labels.table
-    rows = table[table["query_id"].isin(set(labels.info.judged_queries))]
-    if "judged" in rows.columns:
-        rows = rows[rows["split"] == dev_split]
-        rows = rows[rows["query_id"].isin(set(rows.loc[rows["judged"].notna(), "query_id"]))]
-    else:
-        rows = rows.assign(judged=rows["gold"])
-    design = [c for c in ("judged_inclusion", "judged_weight") if c in rows.columns]
-    return dataset.pairs().merge(rows[["query_id", "passage_id", "judged", *design]], on=["query_id", "passage_id"])
-
-
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
                   labels: TrainLabels | None = None) -> Trainer:
     """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and ``labels`` (default
     :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
-    estimate on the judged queries (:func:`judged_pairs`; judged mode), else the dev split's
-    (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
+    estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged mode), else the dev
+    split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
+    from weakrank.judged.evaluator import judged_evaluator
     from weakrank.training.build import trainer_from_config, training_data
-    from weakrank.training.evaluators import Evaluator, JudgedEstimateEvaluator, dev_evaluator
+    from weakrank.training.evaluators import Evaluator, dev_evaluator
     from weakrank.training.label_checks import check_label_table
 
     paths = RunPaths(cfg.run_dir)
@@ -108,14 +94,12 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
     data = training_data(table, dataset, tc, tc.train_split)
-    evaluator: Evaluator | None = None
     gold = labels.info.judged_queries
-    pairs = judged_pairs(labels, dataset, tc.dev_split) if gold else None
-    if pairs is not None and len(pairs):  # judged mode: the judged queries pick the checkpoint by their estimate
-        evaluator = JudgedEstimateEvaluator(pairs)
-    elif tc.dev_split and tc.dev_split in set(table["split"]):
+    # judged mode: the judged queries pick the checkpoint by their estimate
+    evaluator: Evaluator | None = judged_evaluator(table, gold, dataset, tc.dev_split)
+    if evaluator is None and tc.dev_split and tc.dev_split in set(table["split"]):
         evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split), tc)
-    elif tc.dev_split:  # dev_split = "" says so on purpose: no warning
+    elif evaluator is None and tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name}
@@ -177,23 +161,18 @@ def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_d
     :class:`~weakrank.judged.selector.StudentWeightSelector` on the judged queries with the student saved before they
     joined training (``held_out/``), or, when none was held out, with the model on the judged queries outside the
     train split."""
+    from weakrank.judged.evaluator import unseen_pairs
     from weakrank.judged.selector import EVEN, StudentWeightSelector
     from weakrank.ranker import load_student
     from weakrank.ranker.fused import FusedRanker
     from weakrank.training.trainer import HELD_OUT
 
-    paths = RunPaths(cfg.run_dir)
-    if "judged" not in table.columns:  # no judging file
-        return EVEN, None
-    design = [c for c in ("judged_inclusion", "judged_weight") if c in table.columns]
-    labels = table[["query_id", "passage_id", "split", "judged", *design]]
     held_out = out_dir / HELD_OUT
-    unseen = labels if held_out.is_dir() else labels[labels["split"] != tc.train_split]
-    queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
-    if not queries:
+    if "judged" not in table.columns:  # no judging file: the dataset is not read
         return EVEN, None
-    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
-    pairs = Dataset.load(paths.dataset).pairs().merge(rows, on=["query_id", "passage_id"])
+    pairs = unseen_pairs(table, Dataset.load(RunPaths(cfg.run_dir).dataset), held_out.is_dir(), tc.train_split)
+    if pairs is None:
+        return EVEN, None
     student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
     selector = StudentWeightSelector(FusedRanker(student, teacher)).fit(pairs)
     return selector.weight_, selector.record_

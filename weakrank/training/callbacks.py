@@ -26,7 +26,7 @@ class TrainerView(Protocol):
     progress: StepCounter
     steps_per_epoch: int
     out_dir: Path
-    dev_data: Any  # TrainingData | None: the dev lists its evaluator ranks (none under the judged estimate)
+    dev_data: Any  # TrainingData | None: the dev lists its evaluator ranks (none where its evaluator ranks other lists)
 
     def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
         """Dev-split metrics (``map``, …) of the model as it stands, on at most ``queries`` of the dev lists

@@ -31,7 +31,7 @@ class Progress:
     best: float = -1.0
     bad_evals: int = 0
     history: list[dict] = field(default_factory=list)
-    judged_in: bool = False  # the judged queries have joined training (judged mode, after ``judged_after``)
+    judged_in: bool = False  # the held-out queries have joined training (saved under this key)
 
 
 def read_checkpoint(path: Path, device: torch.device) -> dict:
@@ -73,6 +73,15 @@ class Checkpoints:
     scaler: torch.amp.GradScaler
     progress: Progress
     average: dict[str, torch.Tensor] | None
+
+    @property
+    def held_out_joined(self) -> bool:
+        """Whether the held-out queries have joined training (saved in the checkpoint's progress)."""
+        return self.progress.judged_in
+
+    @held_out_joined.setter
+    def held_out_joined(self, joined: bool) -> None:
+        self.progress.judged_in = joined
 
     def save_checkpoint(self) -> Path:
         """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically (rank 0 only)."""

@@ -3,9 +3,7 @@ each one is called with the model as it stands and returns its metrics (named ``
 ``primary_metric``, chooses the checkpoint; ``describe`` says what the model card shows of them and against what.
 
 - :class:`GoldMapEvaluator`: MAP against the gold labels of the dev lists (supervised);
-- :class:`AgreementEvaluator`: agreement of the model's order with its teacher's on the dev lists (weak labels);
-- :class:`JudgedEstimateEvaluator`: MAP over the judged queries' whole lists, estimated from the judged sample
-  (:func:`~weakrank.judged.estimate.sample_estimate`; judged mode), never read as gold.
+- :class:`AgreementEvaluator`: agreement of the model's order with its teacher's on the dev lists (weak labels).
 
 A new evaluator is a class with ``primary_metric``, ``__call__`` and ``describe``, handed to the trainer."""
 
@@ -13,10 +11,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-import numpy as np
-import pandas as pd
-
-from weakrank.judged.estimate import sample_estimate
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
 from weakrank.training.measures import ranking_metrics
@@ -88,27 +82,3 @@ def dev_evaluator(data: TrainingData, args: TrainConfig) -> ListEvaluator:
     kind = GoldMapEvaluator if args.supervised or data.supervised else AgreementEvaluator
     return kind(data, args.dev_queries)
 
-
-class JudgedEstimateEvaluator:
-    """The model's MAP over the whole lists of the judged queries, estimated from their judged sample (``pairs``:
-    ``query_id, passage_id, query, passage, judged``, with the design's ``judged_inclusion`` and ``judged_weight``
-    where it has one; :func:`~weakrank.judged.estimate.sample_estimate`): ``dev_judged_map``, over
-    ``dev_judged_queries`` queries with a relevant passage."""
-
-    primary_metric = "dev_judged_map"
-
-    def __init__(self, pairs: pd.DataFrame, batch_size: int = 64) -> None:
-        self.pairs, self.batch_size = pairs.reset_index(drop=True), batch_size
-
-    def __call__(self, model: Ranker, temperature: float) -> dict[str, float]:
-        """The estimate of the model's ranking of the judged lists (``temperature`` unused)."""
-        texts = list(zip(self.pairs["query"], self.pairs["passage"], strict=True))
-        scores = pd.DataFrame({"model": np.asarray(model.predict(texts, batch_size=self.batch_size), dtype=float)})
-        found = sample_estimate(self.pairs, scores)
-        return {"dev_judged_map": float(found.map["model"]), "dev_judged_queries": found.queries}
-
-    @staticmethod
-    def describe(figures: dict[str, float]) -> tuple[dict[str, float], str]:
-        """Every figure, against the judged sample."""
-        return figures, ("Measured on the judged queries (judged mode): MAP over their whole lists estimated from "
-                         "the judged sample, not against full qrels.")

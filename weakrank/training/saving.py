@@ -17,7 +17,7 @@ from weakrank.training.distributed import DistEnv
 from weakrank.training.evaluators import AgreementEvaluator, Evaluator, GoldMapEvaluator
 from weakrank.training.rankers import Ranker
 
-HELD_OUT = "held_out"  # the student saved before the judged queries joined training (judged mode)
+HELD_OUT = "held_out"  # the student saved before the held-out queries joined training
 TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
 
 

@@ -1,6 +1,6 @@
 """The training loop: AdamW, linear warm-up/decay, clipping, AMP on GPU, checkpoints, resume,
 early stopping by its evaluator's primary metric (:mod:`weakrank.training.evaluators`: agreement with the teacher's
-ranking, gold MAP in supervised mode, the judged estimate in judged mode).
+ranking, gold MAP in supervised mode, or whichever evaluator the caller hands it).
 
 In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, evaluator, callbacks)``: the
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
@@ -92,6 +92,7 @@ class Trainer(Checkpoints, ModelSaving):
         evaluator: Evaluator | None = None,
         out_dir: str | Path,
         card: dict | None = None,
+        join_after: float = 0.0,
     ) -> None:
         self.objective, self.sampler, self.args = objective, sampler, args
         self.callbacks = list(callbacks or [])
@@ -117,10 +118,9 @@ class Trainer(Checkpoints, ModelSaving):
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = args.total_steps(self.steps_per_epoch)
-        # judged mode: the judged queries are held out of the first steps, so that the student saved before they
+        # the held-out queries sit out the first ``join_after`` of the steps, so that the student saved before they
         # join (HELD_OUT) can be graded on them (the shipped ranker's mix, weakrank.training.shipped)
-        self.switch_step = (round(args.judged_after * self.total_steps)
-                            if data.judged and not args.supervised and args.judged_after > 0 else 0)
+        self.switch_step = round(join_after * self.total_steps) if data.held_out and join_after > 0 else 0
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
@@ -164,15 +164,15 @@ class Trainer(Checkpoints, ModelSaving):
         return loss, head_norm if head else total_norm
 
     @property
-    def judged_in(self) -> bool:
-        """Whether this epoch's batches may hold the judged queries (always, unless some are held out at first)."""
-        return not self.switch_step or self.progress.judged_in
+    def held_out_in(self) -> bool:
+        """Whether this epoch's batches may hold the held-out queries (always, unless they sit out the first steps)."""
+        return not self.switch_step or self.held_out_joined
 
     def hold_out(self) -> None:
-        """Save the student as it is before the judged queries join training (``HELD_OUT``); a new epoch, with them,
+        """Save the student as it is before the held-out queries join training (``HELD_OUT``); a new epoch, with them,
         begins."""
         self.save_model(self.out_dir / HELD_OUT)
-        self.progress.judged_in = True
+        self.held_out_joined = True
         self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
 
     @property
@@ -203,10 +203,10 @@ class Trainer(Checkpoints, ModelSaving):
         if self.dist.is_main:
             write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
         value = metrics.get(self.selection, float("nan"))
-        # the first (smoothing) stage of T-LS/T-WSLS, and the steps before the judged queries join: their
+        # the first (smoothing) stage of T-LS/T-WSLS, and the steps before the held-out queries join: their
         # checkpoints are never the best model, nor do they stop training
         if (np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps)
-                or not self.judged_in):
+                or not self.held_out_in):
             return False
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
@@ -232,13 +232,13 @@ class Trainer(Checkpoints, ModelSaving):
                    disable=not show_progress, steps=self.dist.is_main)
         stop, pairs, started = False, 0, time.perf_counter()
         while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
-            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.judged_in)
+            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.held_out_in)
             batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
-            if not batches and not self.judged_in:  # every training query is judged: they join at once
+            if not batches and not self.held_out_in:  # every training query is held out: they join at once
                 self.hold_out()
                 continue
             for b in range(self.progress.batch_in_epoch, len(batches)):
-                if not self.judged_in and self.progress.step >= self.switch_step:
+                if not self.held_out_in and self.progress.step >= self.switch_step:
                     self.hold_out()
                     break
                 rng = np.random.default_rng([args.seed, self.progress.epoch, b])

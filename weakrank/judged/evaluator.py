@@ -1,0 +1,90 @@
+"""Judged mode's evaluator, handed to the trainer as any other (:mod:`weakrank.training.evaluators`): the model's
+MAP over the whole lists of the judged queries, estimated from their judged sample
+(:func:`~weakrank.judged.estimate.sample_estimate`), never read as gold; and the judged lists it ranks, taken from a
+labels table (:func:`judged_pairs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from weakrank.dataset import Dataset
+from weakrank.judged.estimate import sample_estimate
+
+DESIGN = ("judged_inclusion", "judged_weight")  # the sample's design columns of a labels table, where it has them
+
+
+class Scorer(Protocol):
+    """A model that scores (query, passage) pairs: a ranker of either architecture."""
+
+    def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> Any:
+        """One score a pair."""
+        ...
+
+
+class JudgedEstimateEvaluator:
+    """The model's MAP over the whole lists of the judged queries, estimated from their judged sample (``pairs``:
+    ``query_id, passage_id, query, passage, judged``, with the design's ``judged_inclusion`` and ``judged_weight``
+    where it has one; :func:`~weakrank.judged.estimate.sample_estimate`): ``dev_judged_map``, over
+    ``dev_judged_queries`` queries with a relevant passage."""
+
+    primary_metric = "dev_judged_map"
+
+    def __init__(self, pairs: pd.DataFrame, batch_size: int = 64) -> None:
+        self.pairs, self.batch_size = pairs.reset_index(drop=True), batch_size
+
+    def __call__(self, model: Scorer, temperature: float) -> dict[str, float]:
+        """The estimate of the model's ranking of the judged lists (``temperature`` unused)."""
+        texts = list(zip(self.pairs["query"], self.pairs["passage"], strict=True))
+        scores = pd.DataFrame({"model": np.asarray(model.predict(texts, batch_size=self.batch_size), dtype=float)})
+        found = sample_estimate(self.pairs, scores)
+        return {"dev_judged_map": float(found.map["model"]), "dev_judged_queries": found.queries}
+
+    @staticmethod
+    def describe(figures: dict[str, float]) -> tuple[dict[str, float], str]:
+        """Every figure, against the judged sample."""
+        return figures, ("Measured on the judged queries (judged mode): MAP over their whole lists estimated from "
+                         "the judged sample, not against full qrels.")
+
+
+def judged_pairs(table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, dev_split: str) -> pd.DataFrame:
+    """The whole lists of the judged queries (``queries``, a labels record's) of labels ``table`` that choose the
+    checkpoint, with texts and judgments (``judged``, and the sample's design where it has one): with a judging
+    file, its queries of ``dev_split``; with ``gold_queries``, every judged query, its gold as its judgments."""
+    rows = table[table["query_id"].isin(set(queries))]
+    if "judged" in rows.columns:
+        rows = rows[rows["split"] == dev_split]
+        rows = rows[rows["query_id"].isin(set(rows.loc[rows["judged"].notna(), "query_id"]))]
+    else:
+        rows = rows.assign(judged=rows["gold"])
+    design = [c for c in DESIGN if c in rows.columns]
+    return dataset.pairs().merge(rows[["query_id", "passage_id", "judged", *design]], on=["query_id", "passage_id"])
+
+
+def judged_evaluator(table: pd.DataFrame, queries: Sequence[str], dataset: Dataset,
+                     dev_split: str) -> JudgedEstimateEvaluator | None:
+    """The evaluator that picks the checkpoint of a run trained on labels ``table`` whose record names judged
+    ``queries``: the estimate on their lists (:func:`judged_pairs`); None where no judged query has one (or none
+    is named): the run is measured as a plain one."""
+    pairs = judged_pairs(table, queries, dataset, dev_split) if queries else None
+    return JudgedEstimateEvaluator(pairs) if pairs is not None and len(pairs) else None
+
+
+def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str) -> pd.DataFrame | None:
+    """The whole lists, with texts and judgments, of the judged queries of labels ``table`` that the student graded
+    on them has not trained on: every judged query when the student saved before they joined training is graded
+    (``held_out``), else those outside ``train_split``; None where there is none (or no judging file made the
+    labels)."""
+    if "judged" not in table.columns:
+        return None
+    design = [c for c in DESIGN if c in table.columns]
+    labels = table[["query_id", "passage_id", "split", "judged", *design]]
+    unseen = labels if held_out else labels[labels["split"] != train_split]
+    queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
+    if not queries:
+        return None
+    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
+    return dataset.pairs().merge(rows, on=["query_id", "passage_id"])

@@ -1,0 +1,56 @@
+"""What judged queries make of a run's labels (the aggregate stage calls :func:`judged_labels` once): the judged
+pairs update the fusion model's LF quality priors (:class:`~weakrank.judged.selector.PriorSelector`), the judged
+pairs' labels become their judgments (``judged``), and the labels' record keeps their ids and splits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from weakrank.errors import DataError
+from weakrank.fusion_state import FusionState
+from weakrank.judged.checks import check_judgments
+from weakrank.judged.judgments import Judgments, align, check_texts, gold_judgments, with_judgments
+from weakrank.judged.selector import PriorSelector
+from weakrank.label_models.fusion import ScoreFusionModel
+
+
+@dataclass(frozen=True)
+class Taught:
+    """Labels taught by judged queries: the ``labels`` table, the fusion ``state`` they were fitted under, the ids of
+    the judged queries with a relevant passage (``queries``), the splits every judged query is of (``splits``) and
+    the line that counts the judged pairs used (``note``; None for ``gold_queries``)."""
+
+    labels: pd.DataFrame
+    state: FusionState
+    queries: list[str]
+    splits: list[str]
+    note: str | None
+
+
+def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgments | None, dataset: Path,
+                  evaluated: str, gold_split: str, gold_queries: int, votes_file: Path) -> Taught | None:
+    """The labels of ``votes`` that ``judgments`` (read by the stage's check) teach the fusion ``model`` after they
+    are checked against the ``dataset``'s texts and the votes (:func:`~weakrank.judged.checks.check_judgments`:
+    none of the ``evaluated`` split); without judgments, those that the first ``gold_queries`` queries of
+    ``gold_split`` with gold teach (their gold as judgments; too few is a :class:`DataError` naming ``votes_file``);
+    None where neither is asked for: the labels are the model's alone."""
+    if judgments is not None:
+        check_texts(judgments, dataset)
+        note = check_judgments(judgments, votes, evaluated)
+        judged = align(votes, judgments)
+        selector = PriorSelector(model).fit(votes, judged)
+        return Taught(with_judgments(selector.model_.labels_table(votes), judged), selector.state_,
+                      list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"])),
+                      sorted(set(votes.loc[np.isfinite(judged.gold), "split"].astype(str))), note)
+    if not gold_queries:
+        return None
+    gold = gold_judgments(votes, gold_split, gold_queries)
+    if len(gold.queries) < gold_queries:
+        raise DataError(f"[aggregate] gold_queries = {gold_queries}, but split {gold_split!r} has {len(gold.queries)} "
+                        "queries judged with a relevant and a non-relevant candidate", file=votes_file, field="gold")
+    selector = PriorSelector(model).fit(votes, align(votes, gold))
+    return Taught(selector.model_.labels_table(votes), selector.state_, gold.queries, [gold_split], None)
