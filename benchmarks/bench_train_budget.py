@@ -10,7 +10,8 @@ Two parts, both against the default ``[train]`` measured in the same run:
 * the budgets' MAP (default): per dataset and seed, the student trained with each budget (cached by
   :func:`bench_quality.trained_run`), alone and shipped (with its teacher), test MAP; and the training time as
   ``steps × seconds per step`` against the default's, from the step-time table (wall minutes on a shared machine
-  are printed, not compared). Writes ``benchmarks/train_budget.csv``.
+  are printed, not compared). Adds its rows to ``benchmarks/train_budget.csv`` (those of the same dataset, seed and
+  budget replaced).
 
 Run: ``python benchmarks/bench_train_budget.py --steps 12`` then
 ``python benchmarks/bench_train_budget.py --datasets wikiqa trecqa --seeds 3``.
@@ -182,7 +183,12 @@ def main() -> None:
         return
     names = ["default"] + [n for n in args.budgets if n != "default"]
     table = budgets_map(args.datasets, args.seeds, names, args.quiet)
-    write_text(table.drop(columns="per_query").to_csv(index=False, float_format="%.4f"), BUDGET_CSV)
+    rows = table.drop(columns="per_query")
+    if BUDGET_CSV.exists():  # rows of other budgets, datasets and seeds stay
+        old = pd.read_csv(BUDGET_CSV)
+        ran = old.set_index(["dataset", "seed", "budget"]).index.isin(rows.set_index(["dataset", "seed", "budget"]).index)
+        rows = pd.concat([old[~ran], rows], ignore_index=True)
+    write_text(rows.to_csv(index=False, float_format="%.4f"), BUDGET_CSV)
     result = summary(table, pd.read_csv(STEP_CSV))
     print(result.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 
