@@ -116,6 +116,25 @@ def subcommands() -> dict:
     return next(a for a in parser._actions if a.choices and "train" in a.choices).choices
 
 
+def test_every_module_that_registers_commands_is_found():
+    """The CLI finds each module that defines ``register(add)``: those in ``commands/`` and a package's
+    ``commands.py`` (judged mode's ``select`` and ``judge`` beside the mode); the stages' sub-commands come first."""
+    import ast
+    from pathlib import Path
+
+    import weakrank
+    from weakrank.cli import command_modules
+
+    root = Path(weakrank.__file__).parent
+    registering = {".".join(path.relative_to(root.parent).with_suffix("").parts) for path in root.rglob("*.py")
+                   if any(isinstance(node, ast.FunctionDef) and node.name == "register"
+                          for node in ast.parse(path.read_text()).body)}
+    assert {module for _, module in command_modules()} == registering
+    assert "weakrank.judged.commands" in registering
+    names = list(subcommands())
+    assert {"judge", "select"} <= set(names) and names[0] == "ingest"
+
+
 def test_every_option_of_every_subcommand_has_a_help_line():
     for name, parser in subcommands().items():
         for action in parser._actions:

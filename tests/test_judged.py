@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from weakrank import pipeline
-from weakrank.combinations import LABEL_FREE, ChoiceRecord
+from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError, NotFittedError
-from weakrank.fusion_state import FusionState
+from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.io import read_metadata
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
 from weakrank.judged.estimate import Totals, estimate, list_totals

@@ -31,11 +31,15 @@ LAYERS = [
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
     # trained rankers
-    ["weakrank.pipeline", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
+    ["weakrank.pipeline", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
+     # judged mode's own stage lives in judged/ beside the rest of the mode, listed here because it is a stage
+     # (it reads the config and the run directory): the package's other modules stay with the label models
+     "weakrank.judged.select_stage"],
     # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
     # label sources, AC-IR (a policy driving a trainer through its callback hooks)
     ["weakrank.reproduction"],
-    ["weakrank.commands", "weakrank.cli"],
+    # judged mode's commands (select, judge) live in judged/ too, at the commands layer: the CLI finds them there
+    ["weakrank.commands", "weakrank.cli", "weakrank.judged.commands"],
 ]
 
 

@@ -12,9 +12,9 @@ import pytest
 
 from weakrank import pipeline
 from weakrank.cli import main
-from weakrank.combinations import ChoiceRecord
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, WeakrankError
+from weakrank.fusion_state import ChoiceRecord
 from weakrank.io import read_metadata, read_npz, read_parquet, read_run, write_npz
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.judged.selector import StudentWeightSelector

@@ -1,4 +1,5 @@
-"""``weakrank`` command line: the sub-commands of every module in :mod:`weakrank.commands`."""
+"""``weakrank`` command line: the sub-commands of every module in :mod:`weakrank.commands`, and of the ``commands``
+module of any package of ``weakrank`` (a mode's commands live beside the mode, at the commands layer)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pkgutil
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import version
+from pathlib import Path
 
 import weakrank.commands
 from weakrank.commands import DEFERRED
@@ -35,13 +37,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p.set_defaults(func=func)
         return p
 
-    for info in sorted(pkgutil.iter_modules(weakrank.commands.__path__), key=lambda m: m.name != "stages"):
-        importlib.import_module(f"weakrank.commands.{info.name}").register(add)
+    for _, module in sorted(command_modules(), key=lambda found: (found[0] != "stages", found[0])):
+        importlib.import_module(module).register(add)
     for name, p in sub.choices.items():
         if command is None or name == command:
             for add_flags in getattr(p, DEFERRED, ()):
                 add_flags(p)
     return parser
+
+
+def command_modules() -> list[tuple[str, str]]:
+    """``(name, module)`` of every module that registers sub-commands: those in :mod:`weakrank.commands`, named by
+    their own name, and each package's ``commands.py``, named by its package (found by file, importing none)."""
+    found = [(info.name, f"weakrank.commands.{info.name}") for info in pkgutil.iter_modules(weakrank.commands.__path__)]
+    return found + [(info.name, f"weakrank.{info.name}.commands") for info in pkgutil.iter_modules(weakrank.__path__)
+                    if info.ispkg and (Path(weakrank.__path__[0]) / info.name / "commands.py").is_file()]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,9 +8,7 @@ implementations under the same names, in the same order (``tests/test_names.py``
 - :data:`ARCHITECTURES`: the students (each class's ``architecture``, :mod:`weakrank.ranker.student`);
 - :data:`LABEL_MODELS`: :data:`weakrank.label_models.MODELS`;
 - :data:`ENGINES`: where ``label`` runs (:data:`weakrank.engines.ENGINE_OPTIONS`);
-- :data:`LOSSES`: the ``[train] loss`` names (:func:`weakrank.training.objectives.losses`);
-- :data:`EVALUATION_DESIGNS`: how ``select --evaluation`` draws its sample (:mod:`weakrank.judged.pooling`, the
-  default, and :mod:`weakrank.judged.evaluation`).
+- :data:`LOSSES`: the ``[train] loss`` names (:func:`weakrank.training.objectives.losses`).
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ ARCHITECTURES = ("cross-encoder", "bi-encoder")
 LABEL_MODELS = ("majority", "snorkel", "generative", "dawid_skene", "fusion")
 ENGINES = ("local", "dask", "spark")
 LOSSES = ("hinge", "ce", "kl")
-EVALUATION_DESIGNS = ("pooled", "today")
 
 # a backend and a precision as one name, as ``backend=`` took them before they were two arguments
 COMBINED_BACKENDS = {"int8": ("torch", "int8"), "onnx-int8": ("onnx", "int8")}

@@ -1,4 +1,5 @@
-"""Sub-commands of the ``weakrank`` CLI: each module here has ``register(add)``.
+"""Sub-commands of the ``weakrank`` CLI: each module here has ``register(add)``, as has a package's ``commands``
+module (a mode's commands beside the rest of the mode; :func:`weakrank.cli.command_modules`).
 
 ``add(name, func, help)`` creates a sub-command that takes a pipeline config, ``--run-dir``, ``--max-queries``
 and ``--quiet`` (``add(..., config=False)``: none of them); the module adds its own options to the returned

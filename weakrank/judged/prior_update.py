@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE, ChoiceRecord
-from weakrank.fusion_state import FusionState
+from weakrank.combinations import LABEL_FREE
+from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.judged.judgments import Judged
 from weakrank.lists import informative_rows, standardize_within
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from scipy.stats import norm, t
 
-from weakrank.combinations import LABEL_FREE, ChoiceRecord
+from weakrank.combinations import LABEL_FREE
+from weakrank.fusion_state import ChoiceRecord
 from weakrank.judged.estimate import Estimate
 
 MARGIN = 2.5  # standard errors of the paired lead the best candidate needs

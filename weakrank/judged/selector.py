@@ -20,8 +20,8 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE, ChoiceRecord
-from weakrank.fusion_state import FusionState
+from weakrank.combinations import LABEL_FREE
+from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals, sample_estimate
 from weakrank.judged.judgments import Judged

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import ChoiceRecord
 from weakrank.errors import LeftOutWarning
+from weakrank.fusion_state import ChoiceRecord
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import load_student

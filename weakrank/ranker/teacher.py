@@ -21,9 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import ChoiceRecord
 from weakrank.errors import ConfigError, DataError, LFError
-from weakrank.fusion_state import FusionState
+from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF, factory_precisions

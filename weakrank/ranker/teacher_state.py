@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from weakrank.combinations import ChoiceRecord
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
-from weakrank.fusion_state import FusionState
+from weakrank.fusion_state import ChoiceRecord, FusionState
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one

@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from weakrank.combinations import ChoiceRecord
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.fusion_state import FusionState
+from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.io import read_parquet
 from weakrank.label_models import labels_file
 from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info

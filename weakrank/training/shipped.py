@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from weakrank.combinations import ChoiceRecord
+from weakrank.fusion_state import ChoiceRecord
 from weakrank.ranker.teacher import Teacher
 
 

@@ -16,9 +16,9 @@ from weakrank.dataset import Dataset
 from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
+from weakrank.judged import EVALUATION_DESIGNS
 from weakrank.judged.report import EVALUATION_QUERIES
 from weakrank.labeling import check_votes_table
-from weakrank.names import EVALUATION_DESIGNS
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path
 from weakrank.stages.stage import stage
 from weakrank.validation import check_evaluation_sample, check_select
