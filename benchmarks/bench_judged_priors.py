@@ -27,12 +27,12 @@ from dataclasses import replace
 
 import pandas as pd
 from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
-from judged_sim import judged_rows, load, sample, test_maps
+from judged_sim import judged_rows, load, sample, test_maps, write_per_dataset
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
-from weakrank.io import read_parquet, write_text
+from weakrank.io import read_parquet
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import estimate
 from weakrank.judged.prior_update import PRIOR_SD
@@ -102,12 +102,7 @@ def main() -> None:
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "judged_priors.csv"
     if not args.markdown:
-        old = pd.read_csv(csv) if csv.exists() else None
-        for name in args.datasets:
-            rows = summary(simulate(name, args.sizes, args.draws, args.spreads))
-            old = rows if old is None else pd.concat([old[old["dataset"] != name], rows], ignore_index=True)
-            write_text(old.to_csv(index=False, float_format="%.4f"), csv)
-            print(f"{name}: done", flush=True)
+        write_per_dataset(csv, args.datasets, lambda name: summary(simulate(name, args.sizes, args.draws, args.spreads)))
     print(to_markdown(overview(pd.read_csv(csv)).set_index("method"), ".4f"))
 
 

@@ -21,11 +21,10 @@ import itertools
 
 import pandas as pd
 from bench_quality import ROOT
-from judged_sim import estimate_of, load, sample
+from judged_sim import estimate_of, load, sample, write_per_dataset
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.tables import to_markdown
-from weakrank.io import write_text
 from weakrank.judged.rule import Rule, choose
 
 TUNING = ["wikiqa", "trecqa", "semeval", "scifact", "wikiqa_bm25"]  # their train splits fit the constants
@@ -84,12 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "judged_rule.csv"
     if not args.markdown:
-        old = pd.read_csv(csv) if csv.exists() else None
-        for name in args.datasets:
-            rows = summary(simulate(name, args.sizes, args.draws, args.per_query))
-            old = rows if old is None else pd.concat([old[old["dataset"] != name], rows], ignore_index=True)
-            write_text(old.to_csv(index=False, float_format="%.4f"), csv)
-            print(f"{name}: done", flush=True)
+        write_per_dataset(csv, args.datasets, lambda name: summary(simulate(name, args.sizes, args.draws, args.per_query)))
     print(to_markdown(best(pd.read_csv(csv)).head(15).set_index("oversample"), ".4f"))
 
 

@@ -9,7 +9,7 @@ Two parts, both against the default ``[train]`` measured in the same run:
   Writes ``benchmarks/train_step_time.csv``.
 * the budgets' MAP (default): per dataset and seed, the student trained with each budget (cached by
   :func:`bench_quality.trained_run`), alone and shipped (with its teacher), test MAP; and the training time as
-  ``steps × seconds per step`` against the default's, from the step-time table (wall minutes on a shared machine
+  ``steps × seconds per step`` plus its evaluations' seconds against the default's, from the step-time table (wall minutes on a shared machine
   are printed, not compared). Adds its rows to ``benchmarks/train_budget.csv`` (those of the same dataset, seed and
   budget replaced).
 

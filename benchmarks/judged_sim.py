@@ -12,7 +12,9 @@ and the rule chooses from its estimate (:func:`estimate_of`) exactly as ``aggreg
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +23,7 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
-from weakrank.io import read_parquet
+from weakrank.io import read_parquet, write_text
 from weakrank.judged.design import OVERSAMPLE, SAMPLED_PASSAGES, Pool, candidate_scores, draw, passages, pool, rankings
 from weakrank.judged.estimate import Estimate, estimate
 from weakrank.judged.judgments import Judged
@@ -155,3 +157,14 @@ def sample_arguments(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--draws", type=int, default=200)
     parser.add_argument("--per-query", type=int, default=6)
     return parser
+
+
+def write_per_dataset(csv: Path, datasets: list[str], rows_of: Callable[[str], pd.DataFrame]) -> None:
+    """``rows_of(name)`` for each dataset in turn, replacing that dataset's rows of ``csv`` (the others stay),
+    written after each so that a long run keeps what it finished."""
+    old = pd.read_csv(csv) if csv.exists() else None
+    for name in datasets:
+        rows = rows_of(name)
+        old = rows if old is None else pd.concat([old[old["dataset"] != name], rows], ignore_index=True)
+        write_text(old.to_csv(index=False, float_format="%.4f"), csv)
+        print(f"{name}: done", flush=True)
