@@ -39,7 +39,6 @@ from weakrank.paths import RunPaths
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import build_trainer, train_labels
 from weakrank.training.build import training_data
-from weakrank.training.config import TrainConfig
 from weakrank.training.lengths import resolve_max_length
 from weakrank.training.objectives import objective_from_config
 from weakrank.training.rankers import new_ranker
@@ -49,19 +48,20 @@ from weakrank.training.trainer import Trainer, prepare_run
 ROOT = Path(__file__).resolve().parents[1]
 STEP_CSV, BUDGET_CSV = ROOT / "benchmarks" / "train_step_time.csv", ROOT / "benchmarks" / "train_budget.csv"
 # the budgets, as [train] overrides of the default; "default" is the reference
-BUDGETS: dict[str, dict] = {
+BEFORE = {"max_steps": 400, "eval_every": 100}  # [train]'s defaults, WikiQA's budget until 2026-11-27
+BUDGETS: dict[str, dict] = {  # each a pipeline's [train] plus these settings
     "default": {},
-    "freeze 2": {"freeze_layers": 2},
-    "freeze 3": {"freeze_layers": 3},
-    "freeze 4": {"freeze_layers": 4},
-    "groups of 6": {"group_size": 6},
-    "48 tokens": {"max_length": 48},
-    "250 steps": {"max_steps": 250},
-    "freeze 3, 250 steps": {"freeze_layers": 3, "max_steps": 250},
-    "freeze 3, 300 steps": {"freeze_layers": 3, "max_steps": 300},
-    "200 steps, lr 1e-4": {"max_steps": 200, "lr": 1e-4},
-    "one evaluation": {"eval_every": 0},
-    "groups of 6, one evaluation": {"group_size": 6, "eval_every": 0},
+    "400 steps, every 100": BEFORE,
+    "freeze 2": {**BEFORE, "freeze_layers": 2},
+    "freeze 3": {**BEFORE, "freeze_layers": 3},
+    "freeze 4": {**BEFORE, "freeze_layers": 4},
+    "groups of 6": {**BEFORE, "group_size": 6},
+    "48 tokens": {**BEFORE, "max_length": 48},
+    "250 steps": {**BEFORE, "max_steps": 250},
+    "freeze 3, 250 steps": {**BEFORE, "freeze_layers": 3, "max_steps": 250},
+    "200 steps, lr 1e-4": {**BEFORE, "max_steps": 200, "lr": 1e-4},
+    "one evaluation": {**BEFORE, "eval_every": 0},
+    "250 steps, one evaluation": {"max_steps": 250, "eval_every": 0},
 }
 STEPLESS = ("max_steps", "lr", "eval_every")  # settings that leave a step's work as it is
 
@@ -73,7 +73,7 @@ def per_step_settings(name: str) -> dict:
 
 def step_budget(name: str) -> str:
     """The budget whose step is timed for ``name``: the first with the same per-step settings."""
-    return next(other for other in BUDGETS if BUDGETS[other] == per_step_settings(name))
+    return next(other for other in BUDGETS if per_step_settings(other) == per_step_settings(name))
 
 
 def step_times(steps: int, compile_too: bool) -> pd.DataFrame:
@@ -83,7 +83,7 @@ def step_times(steps: int, compile_too: bool) -> pd.DataFrame:
     tc = train_config(cfg, seed=0, eval_every=0, checkpoint_every=0)
     data = training_data(train_labels(paths, tc).table, Dataset.load(paths.dataset), tc, tc.train_split)
     tc = resolve_max_length(tc, data)
-    per_step = {name: BUDGETS[name] for name in BUDGETS if step_budget(name) == name}
+    per_step = {name: per_step_settings(name) for name in BUDGETS if step_budget(name) == name}
     if compile_too:
         per_step["torch.compile"] = {}
     trainers = {}
@@ -138,11 +138,12 @@ def budgets_map(datasets: list[str], seeds: int, names: list[str], quiet: bool) 
     return pd.DataFrame(rows)
 
 
-def training_seconds(name: str, steps: float, times: pd.DataFrame) -> float:
-    """Seconds a budget's training takes by the step-time table: its steps and its evaluations (every
-    ``eval_every`` steps and at the end)."""
+def training_seconds(name: str, dataset: str, steps: float, times: pd.DataFrame) -> float:
+    """Seconds a budget's training on ``dataset`` takes by the step-time table: its steps and its evaluations
+    (every ``eval_every`` steps of its pipeline's ``[train]`` with the budget's settings, and at the end)."""
     row = times.set_index("budget").loc[step_budget(name)]
-    every = BUDGETS[name].get("eval_every", TrainConfig.eval_every)
+    cfg = load_config(ROOT / "pipelines" / f"{dataset}.toml")
+    every = train_config(cfg, **BUDGETS[name]).eval_every
     evaluations = math.ceil(steps / every) if every else 1
     return steps * row["seconds_per_step"] + evaluations * row["seconds_per_evaluation"]
 
@@ -156,8 +157,8 @@ def summary(table: pd.DataFrame, times: pd.DataFrame) -> pd.DataFrame:
         a = sum(rows["per_query"]) / len(rows)
         b = sum(base["per_query"]) / len(base)
         p = ttest_rel(*a.align(b, join="inner")).pvalue if name != "default" else np.nan
-        seconds = training_seconds(name, rows["steps"].mean(), times)
-        reference = training_seconds("default", base["steps"].mean(), times)
+        seconds = training_seconds(name, dataset, rows["steps"].mean(), times)
+        reference = training_seconds("default", dataset, base["steps"].mean(), times)
         out.append({"dataset": dataset, "budget": name, "seeds": len(rows), "steps": rows["steps"].mean(),
                     "student_map": rows["student_map"].mean(), "shipped_map": rows["shipped_map"].mean(),
                     "shipped_std": rows["shipped_map"].std(ddof=0),
