@@ -1,8 +1,9 @@
-"""A person's judgments (read by :func:`~weakrank.judged.judgments.read_judgments`) checked against the run they are
-to teach before any of them is used: an evaluation sample (:func:`check_apart`), a judged query that is not in this
-run or of the split it evaluates, or judgments no pair of which is a candidate of this run: each a
-:class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of them (pairs
-no list ranks) is counted in one line.
+"""A person's judgments checked against the run they are to teach before any of them is used, in two steps: read once
+and checked before anything runs (:func:`judgments_to_teach`, aggregate's check), then against the votes when they
+teach (:func:`check_judgments`). An evaluation sample (:func:`check_apart`), a judged query that is not in this run
+or of the split it evaluates, texts that are not the dataset's, or judgments no pair of which is a candidate of this
+run: each a :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of
+them (pairs no list ranks) is counted in one line.
 
 :func:`check_apart` is the one rule that keeps what measures apart from what teaches, applied by every stage that
 could close the loop (``aggregate`` and ``run`` on the judgments they would train with; ``train``, ``rerank`` and
@@ -16,9 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import LINE
+from weakrank.io import LINE, read_parquet
 from weakrank.judged.judging_file import EVALUATION_USE
-from weakrank.judged.judgments import KEY, Judgments
+from weakrank.judged.judgments import KEY, Judgments, read_judgments
+from weakrank.paths import program, shell_path
 
 
 def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, field: str, line: int | None = None,
@@ -35,6 +37,24 @@ def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, fi
         raise DataError(f"{what} the evaluated split {evaluated!r}: they would choose what they then score; "
                         "evaluate another split, or judge queries of another split", file=file,
                         line=line, field=field)
+
+
+def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) -> Judgments:
+    """The judgments of ``path`` (``where``: the flag or key that names them) that ``aggregate`` will teach with,
+    read once (:func:`~weakrank.judged.judgments.read_judgments`, against the texts of the ``dataset`` folder where
+    it is ingested) and checked before anything runs: something judged, no evaluation sample, and, where the
+    dataset is ingested, no query of the ``evaluated`` split (:func:`check_apart`). What needs the votes is checked
+    when they teach (:func:`check_judgments`)."""
+    found = read_judgments(path, dataset if (dataset / "passages.parquet").exists() else None)
+    if found.table.empty:
+        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
+    check_apart(evaluated, (), file=path, line=int(found.table[LINE].iloc[0]), field="use", use=found.use)
+    if (dataset / "queries.parquet").exists():
+        table = read_parquet(dataset / "queries.parquet", columns=["query_id", "split"])
+        scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == evaluated, "query_id"]))]
+        if len(scored):
+            check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+    return found
 
 
 def check_judgments(judgments: Judgments, votes: pd.DataFrame, evaluated: str) -> str:

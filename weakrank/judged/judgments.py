@@ -32,7 +32,7 @@ from weakrank.judged.judging_file import (
     check_seal,
     is_judging_text,
     judged,
-    read_judging_file,
+    parse_judging_text,
 )
 from weakrank.lists import standardize_within
 
@@ -76,12 +76,12 @@ def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.
     path = Path(path)
     text = read_utf8(path, MAX_BYTES)  # the file's one read
     if is_judging_text(text, path):
-        table = read_judging_file(path, text)
+        table = parse_judging_text(text, path)
         check_seal(table, path)
         table[LINE] = table.attrs["lines"]
         if dataset is not None:
             _check_texts(table, Path(dataset), path)
-        return table  # a pair listed twice is refused by read_judging_file
+        return table  # a pair listed twice is refused by parse_judging_text
     table = read_qrels(path, lines=True, text=text)
     _check_once(table, path)
     return table
