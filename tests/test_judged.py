@@ -16,9 +16,9 @@ from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError, NotFittedError
 from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.io import read_metadata
+from weakrank.judged.aligned import Judged
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
 from weakrank.judged.estimate import Totals, estimate, list_totals
-from weakrank.judged.judgments import Judged
 from weakrank.judged.rule import MIN_QUERIES, Rule, choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel

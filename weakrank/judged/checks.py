@@ -19,7 +19,7 @@ import pandas as pd
 from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet
 from weakrank.judged.judging_file import EVALUATION_USE
-from weakrank.judged.judgments import KEY, Judgments, read_judgments
+from weakrank.judged.judgments import KEY, Judgments, check_texts, read_judgments
 from weakrank.paths import program, shell_path
 
 
@@ -57,9 +57,11 @@ def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) ->
     return found
 
 
-def check_judgments(judgments: Judgments, votes: pd.DataFrame, evaluated: str) -> str:
-    """Check ``judgments`` against the votes table of the run they teach and the split it evaluates, ``evaluated``
-    (module doc); the line that counts their judged pairs: used, not candidates (no list ranks them)."""
+def check_judgments(judgments: Judgments, votes: pd.DataFrame, dataset: Path, evaluated: str) -> str:
+    """Check ``judgments`` against the ingested ``dataset`` folder's texts, the votes table of the run they teach and
+    the split it evaluates, ``evaluated`` (module doc); the line that counts their judged pairs: used, not candidates
+    (no list ranks them)."""
+    check_texts(judgments, dataset)
     path, pairs = judgments.source, judgments.table
     check_apart(evaluated, (), file=path, line=int(pairs[LINE].iloc[0]), field="use", use=judgments.use)
     splits = votes.drop_duplicates("query_id").set_index("query_id")["split"]

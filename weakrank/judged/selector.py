@@ -22,9 +22,9 @@ import pandas as pd
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.judged.aligned import Judged
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals, sample_estimate
-from weakrank.judged.judgments import Judged
 from weakrank.judged.prior_update import NAME, PRIOR_SD, PriorUpdate, update_priors
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel

@@ -12,8 +12,9 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
+from weakrank.judged.aligned import align, gold_judgments, with_judgments
 from weakrank.judged.checks import check_judgments
-from weakrank.judged.judgments import Judgments, align, check_texts, gold_judgments, with_judgments
+from weakrank.judged.judgments import Judgments
 from weakrank.judged.selector import PriorSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 
@@ -39,8 +40,7 @@ def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgm
     ``gold_split`` with gold teach (their gold as judgments; too few is a :class:`DataError` naming ``votes_file``);
     None where neither is asked for: the labels are the model's alone."""
     if judgments is not None:
-        check_texts(judgments, dataset)
-        note = check_judgments(judgments, votes, evaluated)
+        note = check_judgments(judgments, votes, dataset, evaluated)
         judged = align(votes, judgments)
         selector = PriorSelector(model).fit(votes, judged)
         return Taught(with_judgments(selector.model_.labels_table(votes), judged), selector.state_,

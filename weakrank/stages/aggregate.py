@@ -53,5 +53,5 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
     fusion = cfg.label_model("fusion").fit_table(votes)
-    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(paths.labels)))
+    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)))
     return labels
