@@ -64,7 +64,7 @@ class FusedRanker(RanksPassages):
 
     def blends(self, pairs: pd.DataFrame, weights: Sequence[float], batch_size: int = 64) -> np.ndarray:
         """Scores of the rows of ``pairs`` (as :meth:`score_frame`) at each student weight of ``weights``, a column
-        each, the student and the teacher run once (what :class:`~weakrank.judged.selector.StudentWeightSelector`
+        each, the student and the teacher run once (what :class:`~weakrank.judged.student_weight.StudentWeightSelector`
         chooses among); this ranker's own weight is not read."""
         pairs = pairs.reset_index(drop=True)
         student = np.asarray(self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size),

@@ -17,7 +17,7 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_parquet
 from weakrank.label_models import labels_file
 from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info
@@ -111,19 +111,34 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
                  callbacks: list[TrainerCallback] | None = None) -> Progress:
     """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
+    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`) and the student's weight beside it,
+    chosen by judged mode's one call after training
+    (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the shipped ranker
     (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that
     locks it)."""
+    from weakrank.judged.student_weight import choose_student_weight
+    from weakrank.ranker import load_student
+    from weakrank.ranker.fused import FusedRanker
     from weakrank.training.shipped import ship
+    from weakrank.training.trainer import HELD_OUT
 
-    labels = train_labels(RunPaths(cfg.run_dir), tc)  # the one read of the labels
+    paths = RunPaths(cfg.run_dir)
+    labels = train_labels(paths, tc)  # the one read of the labels
     trainer = build_trainer(cfg, tc, callbacks, labels)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
     if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
         teacher = run_teacher(cfg, labels.info)
         if teacher is not None:
-            weight, mix = student_weight(cfg, tc, teacher, trainer.out_dir, labels.table)
+            held_out = (trainer.out_dir / HELD_OUT).is_dir()
+
+            def graded() -> FusedRanker:
+                """The shipped ranker whose student is graded: saved before the judged queries joined training."""
+                return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)),
+                                   teacher)
+
+            weight, mix = choose_student_weight(labels.table, lambda: Dataset.load(paths.dataset), held_out,
+                                                tc.train_split, graded)
             ship(teacher, *saved, student_weight=weight, mix=mix)
     if trainer.dist.is_main:
         from weakrank.ranker.directory import mark_judged
@@ -151,30 +166,6 @@ def check_model_apart(model: str | Path, split: str) -> None:
 
     check_apart(split, model_manifest(model).judged_splits, file=Path(model) / MANIFEST_FILE, field="judged_splits",
                 what="this model was taught, or its checkpoint chosen, by judgments of")
-
-
-def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_dir: Path,
-                   table: pd.DataFrame) -> tuple[float, ChoiceRecord | None]:
-    """The student's weight in the shipped ranker a run trained into ``out_dir`` on labels ``table``, and how it was chosen (None: no
-    judged query that the student had not trained on, the even average): chosen by
-    :class:`~weakrank.judged.selector.StudentWeightSelector` on the judged queries with the student saved before they
-    joined training (``held_out/``), or, when none was held out, with the model on the judged queries outside the
-    train split."""
-    from weakrank.judged.evaluator import unseen_pairs
-    from weakrank.judged.selector import EVEN, StudentWeightSelector
-    from weakrank.ranker import load_student
-    from weakrank.ranker.fused import FusedRanker
-    from weakrank.training.trainer import HELD_OUT
-
-    held_out = out_dir / HELD_OUT
-    if "judged" not in table.columns:  # no judging file: the dataset is not read
-        return EVEN, None
-    pairs = unseen_pairs(table, Dataset.load(RunPaths(cfg.run_dir).dataset), held_out.is_dir(), tc.train_split)
-    if pairs is None:
-        return EVEN, None
-    student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
-    selector = StudentWeightSelector(FusedRanker(student, teacher)).fit(pairs)
-    return selector.weight_, selector.record_
 
 
 def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher | None:
