@@ -296,9 +296,8 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
 
     from weakrank.ranker.teacher_state import FUSION_FILE
     from weakrank.stages.train import run_teacher
-    from weakrank.training.shipped import ship
-
-    ship(run_teacher(cfg), tmp_path / "model")
+    
+    run_teacher(cfg).save(tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
     assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]
 

@@ -111,40 +111,40 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
                  callbacks: list[TrainerCallback] | None = None) -> Progress:
     """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`) and the student's weight beside it,
+    (:func:`run_teacher`, written by :meth:`~weakrank.ranker.teacher.Teacher.save`) and the student's weight beside it,
     chosen by judged mode's one call after training
     (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the shipped ranker
     (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that
     locks it)."""
     from weakrank.judged.student_weight import choose_student_weight
     from weakrank.ranker import load_student
+    from weakrank.ranker.directory import mark_judged
     from weakrank.ranker.fused import FusedRanker
-    from weakrank.training.shipped import ship
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
     labels = train_labels(paths, tc)  # the one read of the labels
     trainer = build_trainer(cfg, tc, callbacks, labels)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
+    if not trainer.dist.is_main:
+        return result
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
-    if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        teacher = run_teacher(cfg, labels.info)
-        if teacher is not None:
-            held_out = (trainer.out_dir / HELD_OUT).is_dir()
-
-            def graded() -> FusedRanker:
-                """The shipped ranker whose student is graded: saved before the judged queries joined training."""
-                return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)),
-                                   teacher)
-
-            weight, mix = choose_student_weight(labels.table, lambda: Dataset.load(paths.dataset), held_out,
-                                                tc.train_split, graded)
-            ship(teacher, *saved, student_weight=weight, mix=mix)
-    if trainer.dist.is_main:
-        from weakrank.ranker.directory import mark_judged
-
+    taught = taught_splits(labels, tc)
+    teacher = run_teacher(cfg, labels.info) if tc.fuse_lfs and not tc.supervised else None
+    if teacher is None:
         for directory in saved:
-            mark_judged(directory, taught_splits(labels, tc))
+            mark_judged(directory, taught)
+        return result
+    held_out = (trainer.out_dir / HELD_OUT).is_dir()
+
+    def graded() -> FusedRanker:
+        """The shipped ranker whose student is graded: saved before the judged queries joined training."""
+        return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)), teacher)
+
+    weight, mix = choose_student_weight(labels.table, lambda: Dataset.load(paths.dataset), held_out, tc.train_split,
+                                        graded)
+    for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
+        teacher.save(directory, student_weight=weight, mix=mix, judged_splits=taught)
     return result
 
 
