@@ -1,6 +1,6 @@
-"""Judgments on the rows of a votes table, as the judged decisions read them: :func:`align` (a person's, or
+"""Judgments on the rows of a votes table: :func:`align` (a person's, or
 ``[aggregate] gold_queries``'s from :func:`gold_judgments`) gives each row its judgment and inclusion probability
-and each query its weight (:class:`Judged`); :func:`with_judgments` writes them into the labels they teach."""
+and each query its weight (:class:`Judged`), as the judged decisions read them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from weakrank.judged.judgments import DESIGN, KEY, Judgments
-from weakrank.lists import standardize_within
 
 
 def gold_judgments(votes: pd.DataFrame, split: str, n: int) -> Judgments:
@@ -52,27 +51,3 @@ def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
     found = keys[np.isfinite(gold)]
     weights = (1.0 / found.groupby("query_id", sort=False)["query_inclusion"].first()).rename("weight")
     return Judged(gold, np.where(np.isfinite(gold), keys["passage_inclusion"].to_numpy(float), np.nan), weights)
-
-
-JUDGED_LEAD = 3.0  # standard deviations of a list's label score that a judged pair is put above (below) the rest
-
-
-def with_judgments(labels: pd.DataFrame, judged: Judged) -> pd.DataFrame:
-    """A labels table whose judged pairs carry their judgments: ``judged`` holds them (1/0, NaN unjudged; with
-    ``judged_inclusion`` and ``judged_weight``, the sample's design, for grading the student on them),
-    their label and P(relevant) become them with confidence 1, and their ``score`` (what a student distils) puts a
-    relevant pair :data:`JUDGED_LEAD` list standard deviations above the list's best pseudo-labelled score and a
-    non-relevant one as far below its worst."""
-    gold = judged.gold
-    judged_rows = np.isfinite(gold)
-    z = standardize_within(labels["score"].to_numpy(float).reshape(-1, 1), labels["query_id"].to_numpy())[:, 0]
-    by = pd.Series(z).groupby(labels["query_id"].to_numpy(), sort=False)
-    top, bottom = by.transform("max").to_numpy(), by.transform("min").to_numpy()
-    score = np.where(judged_rows, np.where(gold > 0, top + JUDGED_LEAD, bottom - JUDGED_LEAD), z)
-    return labels.assign(
-        judged=gold, judged_inclusion=judged.inclusion,
-        judged_weight=labels["query_id"].map(judged.weights).where(judged_rows).to_numpy(float), score=score,
-        p_relevant=np.where(judged_rows, gold, labels["p_relevant"]),
-        label=np.where(judged_rows, gold, labels["label"]).astype(labels["label"].dtype),
-        confidence=np.where(judged_rows, 1.0, labels["confidence"]),
-    )
