@@ -53,6 +53,17 @@ def test_run_checks_each_stage_once_and_reads_the_judging_file_once(tmp_path, mo
     assert read_labels_info(RunPaths(run).labels).judged_queries == ["vq1", "vq2"]  # the judgments were used
 
 
+def test_aggregate_reads_back_none_of_the_labels_it_writes(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    judging = dev_judging_file(tmp_path / "judging.tsv")
+    labels = RunPaths(run).labels
+    reads = [counted(monkeypatch, pq, name, labels) for name in ("read_table", "read_schema", "ParquetFile")]
+    assert main(["run", str(OWN / "pipeline.toml"), "--run-dir", str(run), "--stages", "ingest,label,aggregate",
+                 "--judgments", str(judging), "--quiet"]) == 0
+    assert sum(len(r) for r in reads) == 0  # what the judged sample estimated is taken from the state just fitted
+    assert read_labels_info(labels).params.judged.estimates  # and there was an estimate to take
+
+
 def test_training_reads_the_labels_once(tmp_path, monkeypatch):
     run = tmp_path / "run"
     judging = dev_judging_file(tmp_path / "judging.tsv")
