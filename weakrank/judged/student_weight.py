@@ -88,15 +88,14 @@ def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_sp
     return dataset.pairs().merge(rows, on=["query_id", "passage_id"])
 
 
-def choose_student_weight(table: pd.DataFrame, dataset: Callable[[], Dataset], held_out: bool, train_split: str,
+def choose_student_weight(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str,
                           shipped: Callable[[], Blends]) -> tuple[float, ChoiceRecord | None]:
-    """The student's weight in the shipped ranker of a run trained on labels ``table``, and how it was chosen: the
-    :class:`StudentWeightSelector` of ``shipped()`` (the shipped ranker, its student the one graded: saved before the
-    judged queries joined training when ``held_out``) on :func:`unseen_pairs`; the even average and None where no
-    judging file made the labels (``dataset()``, the run's dataset, is then not loaded) or no judged query is unseen."""
-    if "judged" not in table.columns:
-        return EVEN, None
-    pairs = unseen_pairs(table, dataset(), held_out, train_split)
+    """The student's weight in the shipped ranker of a run trained on labels ``table`` over ``dataset``, and how it
+    was chosen: the :class:`StudentWeightSelector` of ``shipped()`` (the shipped ranker, its student the one graded:
+    saved before the judged queries joined training when ``held_out``; built only where there is something to
+    grade) on :func:`unseen_pairs`; the even average and None where no judging file made the labels or no judged
+    query is unseen."""
+    pairs = unseen_pairs(table, dataset, held_out, train_split)
     if pairs is None:
         return EVEN, None
     selector = StudentWeightSelector(shipped()).fit(pairs)

@@ -77,9 +77,9 @@ def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
-                  labels: TrainLabels | None = None) -> Trainer:
-    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and ``labels`` (default
-    :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
+                  labels: TrainLabels | None = None, dataset: Dataset | None = None) -> Trainer:
+    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's ``dataset`` (default: loaded here) and
+    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
     estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged mode), else the dev
     split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
     from weakrank.judged.evaluator import judged_evaluator
@@ -88,7 +88,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     from weakrank.training.label_checks import check_label_table
 
     paths = RunPaths(cfg.run_dir)
-    dataset = Dataset.load(paths.dataset)
+    dataset = dataset if dataset is not None else Dataset.load(paths.dataset)
     labels = labels or train_labels(paths, tc)
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
@@ -123,8 +123,8 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
-    labels = train_labels(paths, tc)  # the one read of the labels
-    trainer = build_trainer(cfg, tc, callbacks, labels)
+    labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of the labels
+    trainer = build_trainer(cfg, tc, callbacks, labels, dataset)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if not trainer.dist.is_main:
         return result
@@ -141,8 +141,7 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
         """The shipped ranker whose student is graded: saved before the judged queries joined training."""
         return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)), teacher)
 
-    weight, mix = choose_student_weight(labels.table, lambda: Dataset.load(paths.dataset), held_out, tc.train_split,
-                                        graded)
+    weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded)
     for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
         teacher.save(directory, student_weight=weight, mix=mix, judged_splits=taught)
     return result
