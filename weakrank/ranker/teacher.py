@@ -69,12 +69,12 @@ class Teacher:
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
     def save(self, directory: str | Path, student_weight: float = 0.5, mix: ChoiceRecord | None = None,
-             judged_splits: set[str] | None = None) -> Path:
+             taught_splits: set[str] | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
         on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
         in the shipped ranker (``mix``: how it was chosen), and last the directory's manifest, which now says
-        ``shipped`` and, where given, the ``judged_splits`` whose judgments taught the model
+        ``shipped`` and, where given, the ``taught_splits`` whose judgments taught the model
         (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)
         entries = []
@@ -92,7 +92,7 @@ class Teacher:
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
         saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
         written = write_text(json.dumps({**saved, **({"mix": mix.to_dict()} if mix else {})}, indent=1), directory / FUSION_FILE)
-        mark_shipped(directory, judged_splits)
+        mark_shipped(directory, taught_splits)
         return written
 
     @classmethod

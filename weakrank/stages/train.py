@@ -143,7 +143,7 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
 
     weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded)
     for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
-        teacher.save(directory, student_weight=weight, mix=mix, judged_splits=taught)
+        teacher.save(directory, student_weight=weight, mix=mix, taught_splits=taught)
     return result
 
 
