@@ -123,14 +123,14 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
-    labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of the labels
+    labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of each
     trainer = build_trainer(cfg, tc, callbacks, labels, dataset)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if not trainer.dist.is_main:
         return result
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
     taught = taught_splits(labels, tc)
-    teacher = run_teacher(cfg, labels.info) if tc.fuse_lfs and not tc.supervised else None
+    teacher = run_teacher(cfg, labels.info, dataset) if tc.fuse_lfs and not tc.supervised else None
     if teacher is None:
         for directory in saved:
             mark_judged(directory, taught)
@@ -167,9 +167,9 @@ def check_model_apart(model: str | Path, split: str) -> None:
                 what="this model was taught, or its checkpoint chosen, by judgments of")
 
 
-def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher | None:
+def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None) -> Teacher | None:
     """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
-    dataset when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
+    run's ``dataset``, loaded here unless given, when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
     in the labels' record ``info``, by default labels.parquet's; refitted without gold on every pair of ``votes.parquet`` when the
     labels come from another label model or carry no state: only then are the votes read). None, with a warning,
     when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
@@ -196,7 +196,8 @@ def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher 
         state = info.params  # as aggregate fitted it, the judged choice included
     else:
         state = ScoreFusionModel(**cfg.fusion_options()).fit_table(read_parquet(paths.votes)).fitted()
-    dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
+    if dataset is None and any(lf.export_fn for lf in lfs):
+        dataset = Dataset.load(paths.dataset)
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
     return Teacher(fitted, state, cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
 
