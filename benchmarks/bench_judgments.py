@@ -32,9 +32,9 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
-from weakrank.judged.judgments import with_judgments
 from weakrank.judged.rule import choose
 from weakrank.judged.selector import CombinationSelector
+from weakrank.judged.teach import with_judgments
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
 from weakrank.labeling import lf_names

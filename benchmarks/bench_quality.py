@@ -55,7 +55,6 @@ from weakrank.stages.train import model_dir, run_teacher, train_labels, train_ra
 from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
-from weakrank.training.shipped import ship
 
 ROOT = Path(__file__).resolve().parents[1]
 # wikiqa_bm25: WikiQA's questions over BM25's top 20 of all its sentences (pipelines/wikiqa_bm25.toml), a stand-in for
@@ -138,7 +137,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
         return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
-        ship(run_teacher(cfg), directory)
+        run_teacher(cfg).save(directory)
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run

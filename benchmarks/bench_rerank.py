@@ -34,7 +34,6 @@ from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.similarity import _MODELS
 from weakrank.stages.train import model_dir, run_teacher
-from weakrank.training.shipped import ship
 
 
 def main() -> None:
@@ -56,7 +55,7 @@ def main() -> None:
         paths = RunPaths(cfg.run_dir)
         directory = model_dir(cfg, f"bench/models/{trained_name(cfg, 0, False)}")
         if not (directory / FUSION_FILE).exists():
-            ship(run_teacher(cfg), directory)
+            run_teacher(cfg).save(directory)
         pairs = Dataset.load(paths.dataset).subset(splits=[EVAL_SPLIT[name]]).pairs()
         qrels = read_parquet(paths.dataset / "qrels.parquet")
         texts = list(zip(pairs["query"], pairs["passage"]))

@@ -16,9 +16,9 @@ from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError, NotFittedError
 from weakrank.fusion_state import ChoiceRecord, FusionState
 from weakrank.io import read_metadata
+from weakrank.judged.aligned import Judged
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
 from weakrank.judged.estimate import Totals, estimate, list_totals
-from weakrank.judged.judgments import Judged
 from weakrank.judged.rule import MIN_QUERIES, Rule, choose
 from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
@@ -276,11 +276,11 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     cfg = replace(cfg, run_dir=tmp_path, aggregate=replace(cfg.aggregate, gold_queries=2))
     pipeline.ingest(cfg)
     pipeline.label(cfg, progress=False)
-    pipeline.aggregate(cfg)
+    labels = pipeline.aggregate(cfg)
     assert read_metadata(RunPaths(tmp_path).labels)["gold_queries"] == ["vq1", "vq2"]
     from weakrank.commands.stages import _print_judged_choice
 
-    _print_judged_choice(RunPaths(tmp_path).labels, cfg)  # what `weakrank aggregate` prints in judged mode
+    _print_judged_choice(labels.attrs["state"], cfg)  # what `weakrank aggregate` prints in judged mode
     printed = capsys.readouterr().out
     estimates = read_metadata(RunPaths(tmp_path).labels)["params"]["judged"]["estimates"]
     assert printed.startswith("judged: 2 judged queries have a relevant and a non-relevant passage, fewer than")
@@ -296,9 +296,8 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
 
     from weakrank.ranker.teacher_state import FUSION_FILE
     from weakrank.stages.train import run_teacher
-    from weakrank.training.shipped import ship
-
-    ship(run_teacher(cfg), tmp_path / "model")
+    
+    run_teacher(cfg).save(tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
     assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]
 
@@ -363,20 +362,17 @@ def test_an_interval_near_the_top_of_the_range_stays_below_1():
     assert -1 <= model["diff low"] < model["vs bm25"] < model["diff high"] <= 1
 
 
-def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(tmp_path, capsys):
+def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(capsys):
     from types import SimpleNamespace
 
     from weakrank.commands.stages import _print_judged_choice
-    from weakrank.label_models.labels_file import LabelsInfo, write_labels
 
     rule = {"margin": 2.5, "min_lead": 0.05, "min_queries": 3}
     kept = ChoiceRecord(LABEL_FREE, "bm25 alone", 0.06, 0.85, 10, {"bm25 alone": 0.7, LABEL_FREE: 0.64}, "kept", rule)
     assert kept.queries_to_tell() == 87  # 10 × (2.5 / 0.85)²: the error shrinks as one over √queries
     taken = ChoiceRecord("bm25 alone", "bm25 alone", 0.2, 3.0, 10, {}, "taken", rule)
     assert taken.queries_to_tell() is None and replace(kept, best=LABEL_FREE).queries_to_tell() is None
-    labels = write_labels(pd.DataFrame({"p_relevant": [0.5]}), tmp_path / "labels.parquet",
-                          LabelsInfo("fusion", ["bm25"], FusionState.of([[0]], [1.0], [1.0], [1.0], judged=kept)))
-    _print_judged_choice(labels, SimpleNamespace(source="pipe.toml"))
+    _print_judged_choice(FusionState.of([[0]], [1.0], [1.0], [1.0], judged=kept), SimpleNamespace(source="pipe.toml"))
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
     assert "weakrank select pipe.toml --more --queries 77" in out

@@ -20,7 +20,6 @@ from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.teacher_state import FUSION_FILE
 from weakrank.stages.train import run_teacher
-from weakrank.training.shipped import ship
 
 PAIRS = [("what is the capital of france", "Paris is the capital of France."),
          ("what is the capital of france", "Berlin is in Germany.")]
@@ -153,7 +152,7 @@ def test_an_embedding_lf_over_a_local_model_travels_inside_the_directory(trained
     options = {**cfg.label.lf_options, "embedding_cosine": {"model": str(encoder)}}
     local = replace(cfg, label=replace(cfg.label, lf_options=options))
     (model / FUSION_FILE).unlink()
-    ship(run_teacher(local), model)
+    run_teacher(local).save(model)
     saved = (model / FUSION_FILE).read_text()
     assert str(tmp_path) not in saved and "/" + "root" not in saved and '"lfs/embedding_cosine.model"' in saved
     before = load_ranker(model, trust_code=True).predict(PAIRS)

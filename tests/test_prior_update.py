@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.fusion_state import FusionState
-from weakrank.judged.judgments import Judged
+from weakrank.judged.aligned import Judged
 from weakrank.judged.prior_update import MIN_QUERIES, NAME
 from weakrank.judged.selector import PriorSelector
 from weakrank.label_models.fusion import ScoreFusionModel

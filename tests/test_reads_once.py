@@ -53,14 +53,28 @@ def test_run_checks_each_stage_once_and_reads_the_judging_file_once(tmp_path, mo
     assert read_labels_info(RunPaths(run).labels).judged_queries == ["vq1", "vq2"]  # the judgments were used
 
 
-def test_training_reads_the_labels_once(tmp_path, monkeypatch):
+def test_aggregate_reads_back_none_of_the_labels_it_writes(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    judging = dev_judging_file(tmp_path / "judging.tsv")
+    labels = RunPaths(run).labels
+    reads = [counted(monkeypatch, pq, name, labels) for name in ("read_table", "read_schema", "ParquetFile")]
+    assert main(["run", str(OWN / "pipeline.toml"), "--run-dir", str(run), "--stages", "ingest,label,aggregate",
+                 "--judgments", str(judging), "--quiet"]) == 0
+    assert sum(len(r) for r in reads) == 0  # what the judged sample estimated is taken from the state just fitted
+    assert read_labels_info(labels).params.judged.estimates  # and there was an estimate to take
+
+
+def test_training_reads_the_labels_and_the_dataset_once(tmp_path, monkeypatch):
     run = tmp_path / "run"
     judging = dev_judging_file(tmp_path / "judging.tsv")
     assert main(["run", str(OWN / "pipeline.toml"), "--run-dir", str(run), "--stages", "ingest,label,aggregate",
                  "--judgments", str(judging), "--quiet"]) == 0
     labels = RunPaths(run).labels
     reads = [counted(monkeypatch, pq, name, labels) for name in ("read_table", "read_schema", "ParquetFile")]
+    passages = counted(monkeypatch, pq, "read_table", RunPaths(run).dataset / "passages.parquet")
     cfg = replace(load_config(OWN / "pipeline.toml"), run_dir=run)
     model = pipeline.train(cfg, progress=False)
     assert sum(len(r) for r in reads) == 1  # the trainer, the judged evaluator, the teacher, the student's weight
+    assert len(passages) == 1  # the trainer, the teacher's BM25 and TF-IDF, the judged lists the weight is graded on
+    assert (model / "weakrank_fusion.json").exists()  # a teacher and a weight were made
     assert (model.parent / "history.csv").read_text().startswith("step,dev_judged_map,dev_judged_queries\n")

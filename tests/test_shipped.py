@@ -17,7 +17,7 @@ from weakrank.errors import DataError, WeakrankError
 from weakrank.fusion_state import ChoiceRecord
 from weakrank.io import read_metadata, read_npz, read_parquet, read_run, write_npz
 from weakrank.judged.rule import MIN_QUERIES
-from weakrank.judged.selector import StudentWeightSelector
+from weakrank.judged.student_weight import StudentWeightSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.labels_file import LabelsInfo
 from weakrank.labeling import score_matrix

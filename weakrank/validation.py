@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from weakrank.config import PipelineConfig
-from weakrank.errors import ConfigError, DataError, did_you_mean, located
+from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
-from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path, program, shell_path
+from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path
 from weakrank.sections import check_label_model
 
 if TYPE_CHECKING:
@@ -100,34 +100,16 @@ def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
 
 
 def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> Judgments:
-    """The judgments ``aggregate`` will read (``where``: the flag or key that names them), read once by
-    :func:`~weakrank.judged.judgments.read_judgments` and returned: they hold a judged row, are no evaluation sample
-    and, where the dataset is ingested, their texts are its texts and they judge no query of the evaluated split
-    (``eval_split``, else ``[evaluate] split``): :func:`~weakrank.judged.checks.check_apart`."""
-    from weakrank.io import LINE
-    from weakrank.judged.checks import check_apart
-    from weakrank.judged.judgments import check_texts, read_judgments
+    """The judgments ``aggregate`` will read (``where``: the flag or key that names them), read once and checked as
+    far as the run directory allows before anything runs (:func:`~weakrank.judged.checks.judgments_to_teach`: no
+    evaluation sample, the ingested dataset's texts, no query of the evaluated split, ``eval_split``, else
+    ``[evaluate] split``), and returned."""
+    from weakrank.judged.checks import judgments_to_teach
 
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
-    dataset = RunPaths(cfg.run_dir).dataset
-    found = read_judgments(path)
-    if (dataset / "passages.parquet").exists():
-        check_texts(found, dataset)
-    if found.table.empty:
-        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
-    check_apart(eval_split or cfg.evaluate.split, (), file=path, line=int(found.table[LINE].iloc[0]), field="use",
-                use=found.use)
-    if (dataset / "queries.parquet").exists():
-        import pyarrow.parquet as pq
-
-        split = eval_split or cfg.evaluate.split
-        table = pq.read_table(dataset / "queries.parquet", columns=["query_id", "split"]).to_pandas()
-        scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == split, "query_id"]))]
-        if len(scored):
-            check_apart(split, {split}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
-    return found
+    return judgments_to_teach(path, where, RunPaths(cfg.run_dir).dataset, eval_split or cfg.evaluate.split)
 
 
 def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:

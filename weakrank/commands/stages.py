@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from weakrank.commands import (
@@ -69,19 +68,17 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame, args: argparse.Na
           f"candidate{'' if round(per_list, 1) == 1 else 's'} per list by the labels' probabilities → {path}")
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
-    _print_lf_weights(path)
-    _print_judged_choice(path, cfg)
+    _print_lf_weights(labels.attrs.get("state"))
+    _print_judged_choice(labels.attrs.get("state"), cfg)
     if labels.attrs.get("overlooked"):
         print(f"warning: {overlooked_line(labels.attrs['overlooked'], cfg, args)}")
 
 
-def _print_lf_weights(labels: Path) -> None:
-    """What the fusion label model made of each LF: its prior, what agreement said, the weight used and what
-    decided it (nothing where no LF declared a family or prior)."""
+def _print_lf_weights(params: object) -> None:
+    """What the fusion label model made of each LF (``params``, its fitted state as aggregate wrote it): its prior,
+    what agreement said, the weight used and what decided it (nothing where no LF declared a family or prior)."""
     from weakrank.fusion_state import FusionState
-    from weakrank.label_models.labels_file import read_labels_info
 
-    params = read_labels_info(labels).params
     if not isinstance(params, FusionState) or not params.lfs:
         return
     print("  LF                 family     prior  agreement  loading  weight  decided by")
@@ -113,15 +110,13 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
     show_aggregated(cfg, pipeline.aggregate(cfg, model=args.model, judgments=getattr(args, "judgments", None)), args)
 
 
-def _print_judged_choice(labels: Path, cfg: PipelineConfig) -> None:
-    """In judged mode, what the judged sample did and why (the LFs' priors it moved, or the combination it chose),
+def _print_judged_choice(params: object, cfg: PipelineConfig) -> None:
+    """In judged mode (``params``: the fusion state as aggregate wrote it), what the judged sample did and why (the LFs' priors it moved, or the combination it chose),
     with each candidate's estimated MAP over the pool, and how to judge more queries: when too few had a relevant
     passage to move anything, or when about how many more would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
     from weakrank.fusion_state import FusionState
-    from weakrank.label_models.labels_file import read_labels_info
     from weakrank.paths import program, shell_path
 
-    params = read_labels_info(labels).params
     judged = params.judged if isinstance(params, FusionState) else None
     if judged:
         updated = "prior_sd" in judged.rule  # an update of the LFs' priors (judged/prior_update.py), not a choice

@@ -80,10 +80,9 @@ def overlooked(votes: pd.DataFrame, model: ScoreFusionModel, estimates: Mapping[
             "without judgments says which is")
 
 
-def judged_estimates(labels: Path) -> dict[str, float] | None:
-    """Each candidate combination's MAP estimated from the judged sample that chose the labels of ``labels``
-    (a labels file), or None where no judged sample chose them (or there is no such file)."""
-    params = read_labels_info(labels).params if labels.exists() else None
+def judged_estimates(params: object) -> dict[str, float] | None:
+    """Each candidate's MAP estimated from the judged sample recorded in a label model's fitted ``params`` (a labels
+    record's), or None where no judged sample chose them."""
     judged = params.judged if isinstance(params, FusionState) else None
     return dict(judged.estimates) if judged else None
 
@@ -94,5 +93,6 @@ def judging_notes(labels: Path, views: pd.DataFrame, votes: pd.DataFrame,
     (:func:`~weakrank.analysis.fusion_views`): :func:`judging_advice`, unless the labels of ``labels`` (a labels
     file) already came from judged queries, and :func:`overlooked`, with the estimates of the judged sample that
     chose them where one did."""
-    judged = labels.exists() and read_labels_info(labels).judged_queries
-    return (None if judged else judging_advice(views)), overlooked(votes, model, judged_estimates(labels))
+    info = read_labels_info(labels) if labels.exists() else None
+    judged = info is not None and info.judged_queries
+    return (None if judged else judging_advice(views)), overlooked(votes, model, judged_estimates(info and info.params))

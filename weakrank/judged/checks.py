@@ -1,8 +1,9 @@
-"""A person's judgments (read by :func:`~weakrank.judged.judgments.read_judgments`) checked against the run they are
-to teach before any of them is used: an evaluation sample (:func:`check_apart`), a judged query that is not in this
-run or of the split it evaluates, or judgments no pair of which is a candidate of this run: each a
-:class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of them (pairs
-no list ranks) is counted in one line.
+"""A person's judgments checked against the run they are to teach before any of them is used, in two steps: read once
+and checked before anything runs (:func:`judgments_to_teach`, aggregate's check), then against the votes when they
+teach (:func:`check_judgments`). An evaluation sample (:func:`check_apart`), a judged query that is not in this run
+or of the split it evaluates, texts that are not the dataset's, or judgments no pair of which is a candidate of this
+run: each a :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of
+them (pairs no list ranks) is counted in one line.
 
 :func:`check_apart` is the one rule that keeps what measures apart from what teaches, applied by every stage that
 could close the loop (``aggregate`` and ``run`` on the judgments they would train with; ``train``, ``rerank`` and
@@ -16,9 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from weakrank.errors import DataError
-from weakrank.io import LINE
-from weakrank.judged.judging_file import EVALUATION_USE
-from weakrank.judged.judgments import KEY, Judgments
+from weakrank.io import LINE, read_parquet
+from weakrank.judged.judging_file import EVALUATION_USE, as_written
+from weakrank.judged.judgments import KEY, Judgments, read_judgments
+from weakrank.paths import program, shell_path
 
 
 def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, field: str, line: int | None = None,
@@ -37,10 +39,50 @@ def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, fi
                         line=line, field=field)
 
 
-def check_judgments(judgments: Judgments, votes: pd.DataFrame, evaluated: str) -> str:
-    """Check ``judgments`` against the votes table of the run they teach and the split it evaluates, ``evaluated``
-    (module doc); the line that counts their judged pairs: used, not candidates (no list ranks them)."""
+def check_texts(table: pd.DataFrame | None, dataset: Path, path: Path) -> None:
+    """The query and passage texts of ``table``, the rows of judging file ``path`` as read (with their lines), are
+    those of the ingested ``dataset`` folder, where it knows the id; rows without texts (TREC qrels, or None) have
+    none to check."""
+    if table is None or "query" not in table.columns:
+        return
+    for field, table_name in (("query", "queries"), ("passage", "passages")):
+        ids = f"{field}_id"
+        texts = read_parquet(dataset / f"{table_name}.parquet", columns=[ids, "text"]).set_index(ids)["text"]
+        expected = table[ids].map(texts)
+        differs = expected.notna() & (expected.map(as_written, na_action="ignore") != table[field])
+        if differs.any():
+            row = differs.to_numpy().argmax()
+            raise DataError(f"{field} {table[ids].iloc[row]}'s text is not this dataset's ({table[field].iloc[row][:60]!r} "
+                            f"here, {expected.iloc[row][:60]!r} in the dataset): a judging file of another collection "
+                            "or config?", file=path, line=int(table[LINE].iloc[row]), field=field)
+
+
+def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) -> Judgments:
+    """The judgments of ``path`` (``where``: the flag or key that names them) that ``aggregate`` will teach with,
+    read once (:func:`~weakrank.judged.judgments.read_judgments`) and checked before anything runs: something
+    judged, no evaluation sample, and, where the ``dataset`` folder is ingested, its texts (:func:`check_texts`) and
+    no query of the ``evaluated`` split (:func:`check_apart`). What needs the votes is checked
+    when they teach (:func:`check_judgments`)."""
+    found = read_judgments(path)
+    if (dataset / "passages.parquet").exists():
+        check_texts(found.rows, dataset, path)
+    if found.table.empty:
+        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
+    check_apart(evaluated, (), file=path, line=int(found.table[LINE].iloc[0]), field="use", use=found.use)
+    if (dataset / "queries.parquet").exists():
+        table = read_parquet(dataset / "queries.parquet", columns=["query_id", "split"])
+        scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == evaluated, "query_id"]))]
+        if len(scored):
+            check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+    return found
+
+
+def check_judgments(judgments: Judgments, votes: pd.DataFrame, dataset: Path, evaluated: str) -> str:
+    """Check ``judgments`` against the ingested ``dataset`` folder's texts, the votes table of the run they teach and
+    the split it evaluates, ``evaluated`` (module doc); the line that counts their judged pairs: used, not candidates
+    (no list ranks them)."""
     path, pairs = judgments.source, judgments.table
+    check_texts(judgments.rows, dataset, path)
     check_apart(evaluated, (), file=path, line=int(pairs[LINE].iloc[0]), field="use", use=judgments.use)
     splits = votes.drop_duplicates("query_id").set_index("query_id")["split"]
     unknown = ~pairs["query_id"].isin(splits.index)

@@ -24,6 +24,7 @@ from scipy.stats import t
 
 from weakrank.errors import DataError
 from weakrank.io import LINE, write_text
+from weakrank.judged.checks import check_texts
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.judgments import Judgments, read_judgments
@@ -101,9 +102,11 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
 
 def read_sample(path: Path, dataset: Path, queries: set[str], split: str) -> Judgments:
     """The judged sample ``path`` of ``split`` (whose queries are ``queries``), read and checked as every judged
-    file is (:func:`~weakrank.judged.judgments.read_judgments`: the texts of the ``dataset`` directory, its seal),
+    file is (:func:`~weakrank.judged.judgments.read_judgments`: its seal; :func:`~weakrank.judged.checks.check_texts`:
+    the texts of the ``dataset`` directory),
     before anything is written; a judged query outside ``split``, or nothing judged, is a located error."""
-    found = read_judgments(path, dataset)
+    found = read_judgments(path)
+    check_texts(found.rows, dataset, path)
     if found.table.empty:
         raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)
     outside = found.table[~found.table["query_id"].isin(queries)]

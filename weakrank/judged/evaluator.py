@@ -71,20 +71,3 @@ def judged_evaluator(table: pd.DataFrame, queries: Sequence[str], dataset: Datas
     is named): the run is measured as a plain one."""
     pairs = judged_pairs(table, queries, dataset, dev_split) if queries else None
     return JudgedEstimateEvaluator(pairs) if pairs is not None and len(pairs) else None
-
-
-def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str) -> pd.DataFrame | None:
-    """The whole lists, with texts and judgments, of the judged queries of labels ``table`` that the student graded
-    on them has not trained on: every judged query when the student saved before they joined training is graded
-    (``held_out``), else those outside ``train_split``; None where there is none (or no judging file made the
-    labels)."""
-    if "judged" not in table.columns:
-        return None
-    design = [c for c in DESIGN if c in table.columns]
-    labels = table[["query_id", "passage_id", "split", "judged", *design]]
-    unseen = labels if held_out else labels[labels["split"] != train_split]
-    queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
-    if not queries:
-        return None
-    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
-    return dataset.pairs().merge(rows, on=["query_id", "passage_id"])

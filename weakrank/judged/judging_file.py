@@ -114,13 +114,18 @@ def check_seal(table: pd.DataFrame, path: str | Path) -> None:
                             "again", file=path, line=lines[row], field=edited[0])
 
 
-def read_judging_file(path: str | Path, text: str | None = None) -> pd.DataFrame:
-    """The rows of judging file ``path`` (its content ``text`` where it was read already), every column a string, relevance as ``""`` (not judged), ``"skip"`` or an
-    integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as ``skip``); ``attrs["lines"]``: each row's line. A missing column, a row with the wrong number
-    of fields, an empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming
-    the file, the line and the field."""
+def read_judging_file(path: str | Path) -> pd.DataFrame:
+    """The rows of judging file ``path``, read whole once: :func:`parse_judging_text` of its content."""
+    return parse_judging_text(read_utf8(path, MAX_BYTES), path)
+
+
+def parse_judging_text(text: str, path: str | Path) -> pd.DataFrame:
+    """The rows of ``text``, the content of judging file ``path`` (nothing is read here), every column a string,
+    relevance as ``""`` (not judged), ``"skip"`` or an integer ≥ 0 (``y``/``n`` read as ``1``/``0``, ``?`` as
+    ``skip``); ``attrs["lines"]``: each row's line. A missing column, a row with the wrong number of fields, an
+    empty or spaced id, a pair listed twice or an unknown relevance is a :class:`DataError` naming the file, the
+    line and the field."""
     csv.field_size_limit(max(csv.field_size_limit(), MAX_BYTES))  # a passage of any length the file can hold
-    text = read_utf8(path, MAX_BYTES) if text is None else text
     refuse_comma_separated(text, path)
     reader = csv.reader(io.StringIO(text), delimiter="\t")
     header = next(reader, None)

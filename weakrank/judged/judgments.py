@@ -1,9 +1,11 @@
 """A person's judgments as judged mode reads them: each judged pair with the probability that it was asked about.
 
 :func:`read_judged_file` is the one reader of a judged file (a judging file or TREC qrels) on every path that
-reads one (``aggregate``, ``evaluate --judgments``, ``select --more``): a pair judged twice with two grades, a
-judging file whose sealed cells were edited (:func:`~weakrank.judged.judging_file.check_seal`) or whose texts are
-not the dataset's is a :class:`~weakrank.errors.DataError` naming the file, the line and the field.
+reads one (``aggregate``, ``evaluate --judgments``, ``select --more``), one read of the file: a pair judged twice
+with two grades or a judging file whose sealed cells were edited (:func:`~weakrank.judged.judging_file.check_seal`)
+is a :class:`~weakrank.errors.DataError` naming the file, the line and the field. Whether its texts are the
+dataset's is checked from the rows it keeps (:func:`~weakrank.judged.checks.check_texts`): the file is not read
+again.
 
 A judging file written by ``weakrank select`` carries its sample's design (:mod:`.design`) in two columns,
 ``query_inclusion`` (π_q) and ``passage_inclusion`` (π_i, given the query); a plain TREC qrels file, or a judging
@@ -23,18 +25,16 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.files import read_utf8
-from weakrank.io import LINE, read_parquet, read_qrels
+from weakrank.io import LINE, read_qrels
 from weakrank.judged.estimate import CERTAIN_INCLUSION
 from weakrank.judged.judging_file import (
     EVALUATION_USE,
     MAX_BYTES,
-    as_written,
     check_seal,
     is_judging_text,
     judged,
-    read_judging_file,
+    parse_judging_text,
 )
-from weakrank.lists import standardize_within
 
 DESIGN = ("query_inclusion", "passage_inclusion")
 KEY = ["query_id", "passage_id"]
@@ -69,30 +69,27 @@ def _probability(values: pd.Series, lines: pd.Series, path: Path, field: str) ->
     return number.astype(float)
 
 
-def read_judged_file(path: str | Path, dataset: str | Path | None = None) -> pd.DataFrame:
+def read_judged_file(path: str | Path) -> pd.DataFrame:
     """Every row of judged file ``path`` (a judging file, all its columns, unjudged rows too; TREC qrels: query_id,
-    passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (module doc); a judging
-    file's texts against those of the ingested dataset folder ``dataset`` where it is given."""
+    passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (module doc)."""
     path = Path(path)
     text = read_utf8(path, MAX_BYTES)  # the file's one read
     if is_judging_text(text, path):
-        table = read_judging_file(path, text)
+        table = parse_judging_text(text, path)
         check_seal(table, path)
         table[LINE] = table.attrs["lines"]
-        if dataset is not None:
-            _check_texts(table, Path(dataset), path)
-        return table  # a pair listed twice is refused by read_judging_file
+        return table  # a pair listed twice is refused by parse_judging_text
     table = read_qrels(path, lines=True, text=text)
     _check_once(table, path)
     return table
 
 
-def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgments:
+def read_judgments(path: str | Path) -> Judgments:
     """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
     doc), read and checked by :func:`read_judged_file`; nothing judged is a :class:`DataError`. A qrels line
     repeated with the same grade counts once; an evaluation sample's ``use`` holds wherever a row says it."""
     path = Path(path)
-    table = read_judged_file(path, dataset)
+    table = read_judged_file(path)
     if "query" not in table.columns:  # TREC qrels: judged in full
         if table.empty:
             raise DataError("nothing judged yet: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a "
@@ -116,13 +113,6 @@ def read_judgments(path: str | Path, dataset: str | Path | None = None) -> Judgm
                      table)
 
 
-def check_texts(judgments: Judgments, dataset: str | Path) -> None:
-    """The texts of the judging file ``judgments`` were read from are those of the ingested dataset folder
-    ``dataset`` (module doc), from the rows as read: the file is not read again."""
-    if judgments.rows is not None and judgments.source is not None:
-        _check_texts(judgments.rows, Path(dataset), judgments.source)
-
-
 def _check_once(pairs: pd.DataFrame, path: Path) -> None:
     """No pair of ``pairs`` (with their lines) judged twice with two grades."""
     grades = pairs.groupby(KEY, sort=False)["relevance"].transform("nunique")
@@ -132,82 +122,3 @@ def _check_once(pairs: pd.DataFrame, path: Path) -> None:
         raise DataError(f"pair {first['query_id']} / {first['passage_id']} is judged twice, {first['relevance']} at "
                         f"line {first[LINE]} and {same['relevance'].iloc[1]} here: keep one", file=path,
                         line=int(same[LINE].iloc[1]), field="relevance")
-
-
-def _check_texts(table: pd.DataFrame, dataset: Path, path: Path) -> None:
-    """The query and passage texts of a judging file are the dataset's, where it knows the id."""
-    for field, table_name in (("query", "queries"), ("passage", "passages")):
-        ids = f"{field}_id"
-        texts = read_parquet(dataset / f"{table_name}.parquet", columns=[ids, "text"]).set_index(ids)["text"]
-        expected = table[ids].map(texts)
-        differs = expected.notna() & (expected.map(as_written, na_action="ignore") != table[field])
-        if differs.any():
-            row = differs.to_numpy().argmax()
-            raise DataError(f"{field} {table[ids].iloc[row]}'s text is not this dataset's ({table[field].iloc[row][:60]!r} "
-                            f"here, {expected.iloc[row][:60]!r} in the dataset): a judging file of another collection "
-                            "or config?", file=path, line=int(table[LINE].iloc[row]), field=field)
-
-
-def gold_judgments(votes: pd.DataFrame, split: str, n: int) -> Judgments:
-    """``[aggregate] gold_queries``: the first ``n`` queries of ``split`` (in table order) whose candidates are
-    judged, with a relevant one and a non-relevant one, every candidate judged (probability 1)."""
-    rows = votes[(votes["split"] == split) & votes["gold"].notna()]
-    both = rows.groupby("query_id", sort=False)["gold"].agg(lambda g: 0 < g.astype(float).mean() < 1)
-    chosen = set(both.index[both.to_numpy(dtype=bool)][:n])
-    table = rows[rows["query_id"].isin(chosen)]
-    return Judgments(pd.DataFrame({"query_id": table["query_id"], "passage_id": table["passage_id"],
-                                   "relevance": table["gold"].astype(float).astype(int), "query_inclusion": 1.0,
-                                   "passage_inclusion": 1.0}).reset_index(drop=True))
-
-
-@dataclass(frozen=True)
-class Judged:
-    """Judgments aligned with a votes table: ``gold`` (1/0 on judged rows, NaN elsewhere), ``inclusion`` (each
-    judged row's probability, NaN elsewhere) and ``weights`` (1 / π_q by query id)."""
-
-    gold: np.ndarray
-    inclusion: np.ndarray
-    weights: pd.Series
-
-    @property
-    def queries(self) -> list[str]:
-        """The judged queries (those with a judged row), by query id."""
-        return list(self.weights.index)
-
-
-def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
-    """``judgments`` on the rows of ``votes`` (a person's, checked against them first:
-    :func:`~weakrank.judged.checks.check_judgments`); judged pairs that are not candidates are left out (no list
-    ranks them)."""
-    table = judgments.table[[*KEY, "relevance", *DESIGN]]
-    keys = votes[["query_id", "passage_id"]].merge(
-        table.assign(relevance=(table["relevance"] > 0).astype(float)), on=["query_id", "passage_id"], how="left",
-        validate="many_to_one")
-    gold = keys["relevance"].to_numpy(dtype=float)
-    found = keys[np.isfinite(gold)]
-    weights = (1.0 / found.groupby("query_id", sort=False)["query_inclusion"].first()).rename("weight")
-    return Judged(gold, np.where(np.isfinite(gold), keys["passage_inclusion"].to_numpy(float), np.nan), weights)
-
-
-JUDGED_LEAD = 3.0  # standard deviations of a list's label score that a judged pair is put above (below) the rest
-
-
-def with_judgments(labels: pd.DataFrame, judged: Judged) -> pd.DataFrame:
-    """A labels table whose judged pairs carry their judgments: ``judged`` holds them (1/0, NaN unjudged; with
-    ``judged_inclusion`` and ``judged_weight``, the sample's design, for grading the student on them),
-    their label and P(relevant) become them with confidence 1, and their ``score`` (what a student distils) puts a
-    relevant pair :data:`JUDGED_LEAD` list standard deviations above the list's best pseudo-labelled score and a
-    non-relevant one as far below its worst."""
-    gold = judged.gold
-    judged_rows = np.isfinite(gold)
-    z = standardize_within(labels["score"].to_numpy(float).reshape(-1, 1), labels["query_id"].to_numpy())[:, 0]
-    by = pd.Series(z).groupby(labels["query_id"].to_numpy(), sort=False)
-    top, bottom = by.transform("max").to_numpy(), by.transform("min").to_numpy()
-    score = np.where(judged_rows, np.where(gold > 0, top + JUDGED_LEAD, bottom - JUDGED_LEAD), z)
-    return labels.assign(
-        judged=gold, judged_inclusion=judged.inclusion,
-        judged_weight=labels["query_id"].map(judged.weights).where(judged_rows).to_numpy(float), score=score,
-        p_relevant=np.where(judged_rows, gold, labels["p_relevant"]),
-        label=np.where(judged_rows, gold, labels["label"]).astype(labels["label"].dtype),
-        confidence=np.where(judged_rows, 1.0, labels["confidence"]),
-    )

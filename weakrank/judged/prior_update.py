@@ -34,7 +34,7 @@ import pandas as pd
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.fusion_state import ChoiceRecord, FusionState
-from weakrank.judged.judgments import Judged
+from weakrank.judged.aligned import Judged
 from weakrank.lists import informative_rows, standardize_within
 
 PRIOR_SD = 0.05  # τ: the prior's spread on a loading; 0.1 and 0.2 lost more often (benchmarks/judged_priors.csv)

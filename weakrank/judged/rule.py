@@ -3,7 +3,7 @@
 From the estimate (:mod:`.estimate`: each candidate's MAP over the pool and its paired lead over the baseline, with
 a standard error), the best candidate is taken when at least :data:`MIN_QUERIES` judged queries had a relevant
 passage, its estimated lead is at least :data:`MIN_LEAD` and at least :data:`MARGIN` standard errors; otherwise the
-baseline is kept. The same rule chooses the student's share of the shipped ranker (:class:`.selector.StudentWeightSelector`).
+baseline is kept. The same rule chooses the student's share of the shipped ranker (:class:`.student_weight.StudentWeightSelector`).
 
 The constants were fitted by simulation on the *train* splits only (``benchmarks/bench_judged_rule.py``,
 ``judged_rule.csv``): 100 samples of 5, 10 and 20 train queries of each of the five shared collections drawn as

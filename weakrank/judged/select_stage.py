@@ -38,6 +38,7 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     The split and the sample's size are checked first (:func:`~weakrank.validation.check_select`). It is written
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``."""
+    from weakrank.judged.checks import check_texts
     from weakrank.judged.design import select_pairs
     from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
     from weakrank.judged.judgments import read_judged_file
@@ -45,7 +46,9 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     paths = RunPaths(cfg.run_dir)
     out = Path(output) if output else judging_path(cfg.source, cfg.run_dir, JUDGING)
     if more and out.exists():  # checked as every reader checks it: its seal, its texts
-        kept = read_judged_file(out, paths.dataset).drop(columns=LINE)
+        kept = read_judged_file(out)
+        check_texts(kept, paths.dataset, out)
+        kept = kept.drop(columns=LINE)
     else:
         kept = read_judging_file(out) if out.exists() else None
     if kept is not None and not more and judged(kept).any():
@@ -164,12 +167,15 @@ def grown_sample(out: Path, paths: RunPaths) -> pd.DataFrame:
     (its seal, the dataset's texts): a pooled evaluation sample whose seed is the one select wrote (else a
     :class:`DataError` saying why)."""
     from weakrank.io import LINE
+    from weakrank.judged.checks import check_texts
     from weakrank.judged.judgments import read_judged_file
     from weakrank.judged.pooling import is_pooled
 
     if not out.exists():
         raise DataError("no judging file to add queries to: run select --evaluation without --more first", file=out)
-    kept = read_judged_file(out, paths.dataset).drop(columns=LINE)
+    kept = read_judged_file(out)
+    check_texts(kept, paths.dataset, out)
+    kept = kept.drop(columns=LINE)
     if not is_pooled(kept) or not {"sample_seed", "planned"} <= set(kept.columns):
         raise DataError("is not a pooled evaluation sample (columns pool_depth, rank_bm25, planned, sample_seed): "
                         "only that design grows; start a new file with --output", file=out)

@@ -4,7 +4,8 @@ estimates each candidate's MAP over the pool from the judged sample (:mod:`.esti
 rewritten.
 
 - :class:`CombinationSelector`: how the fusion label model combines the LFs (its new state, ``state_``);
-- :class:`StudentWeightSelector`: the student's weight in the shipped ranker (``weight_``, its record ``record_``);
+- :class:`~weakrank.judged.student_weight.StudentWeightSelector`, the same shape after training (in its own module,
+  which the train stage calls once): the student's weight in the shipped ranker (``weight_``, its record ``record_``);
 - :class:`PriorSelector`: not a choice but an update: the judged pairs move each LF's quality prior
   (:mod:`.prior_update`) and the fusion model is fitted under the posterior (``update_``, ``state_``, ``model_``).
 
@@ -13,25 +14,19 @@ A new judged decision is one more selector here: its candidates' scores of the j
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
 
-import numpy as np
 import pandas as pd
 
 from weakrank.combinations import LABEL_FREE
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
+from weakrank.judged.aligned import Judged
 from weakrank.judged.design import candidate_scores
-from weakrank.judged.estimate import Totals, estimate, query_totals, sample_estimate
-from weakrank.judged.judgments import Judged
+from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.prior_update import NAME, PRIOR_SD, PriorUpdate, update_priors
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
-
-EVEN = 0.5
-WEIGHTS = (EVEN, 0.0, 0.25, 0.75, 1.0)  # the student's weight; the even average first, kept unless beaten
 
 
 def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:
@@ -98,53 +93,4 @@ class PriorSelector:
             found = estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE)
             self.state_ = replace(model.fitted(), judged=self.update_.record(found.map.to_dict()))
         self.model_ = ScoreFusionModel.from_state(self.state_)
-        return self
-
-
-class Blends(Protocol):
-    """The base of :class:`StudentWeightSelector`: a shipped ranker (:class:`~weakrank.ranker.fused.FusedRanker`)
-    that scores pairs at each student weight."""
-
-    def blends(self, pairs: pd.DataFrame, weights: Sequence[float]) -> np.ndarray:
-        """Scores of the rows of ``pairs`` at each of ``weights``, a column each."""
-
-
-def weight_name(weight: float) -> str:
-    """How a student weight is named in a choice's reason and its MAP table."""
-    return f"student weight {weight:g}"
-
-
-class StudentWeightSelector:
-    """``fit(pairs)`` chooses the student's weight in ``base`` (the shipped ranker, left as it is) on judged queries
-    the student never trained on: each weight of ``weights`` (the first kept unless another is clearly ahead) is
-    graded by its MAP estimated from the judged sample, and the rule chooses. Then ``weight_``, ``choice_`` and
-    ``record_`` (the choice as a shipped model keeps it, with each weight's estimated MAP and the judged queries).
-
-    ``pairs``: ``query_id, passage_id, query, passage, judged`` (the whole lists of the judged queries; ``judged``
-    1/0 or NaN), with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with
-    one.
-
-    The judged queries the student has not trained on: judged mode holds them out of the first ``judged_after`` of
-    training's steps and saves the student then (:func:`~weakrank.judged.evaluator.unseen_pairs`); each pair of the
-    sample is weighted by the inverse of its inclusion probability (:mod:`.estimate`), and the rule is the one that
-    chooses the teacher (:mod:`.rule`). A student graded on queries it was trained on would grade itself (measured:
-    its judged AP rises to the student alone, where test MAP is lowest)."""
-
-    def __init__(self, base: Blends, weights: Sequence[float] = WEIGHTS, rule: Rule = Rule()) -> None:
-        self.base, self.weights, self.rule = base, tuple(weights), rule
-        self.weight_: float | None = None
-        self.choice_: Choice | None = None
-        self.record_: ChoiceRecord | None = None
-
-    def fit(self, pairs: pd.DataFrame) -> StudentWeightSelector:
-        """Grade and choose (class doc)."""
-        pairs = pairs.reset_index(drop=True)
-        names = [weight_name(w) for w in self.weights]
-        scores = pd.DataFrame(self.base.blends(pairs, self.weights), columns=names)
-        kept = f"the even average ({names[0]})" if self.weights[0] == EVEN else names[0]
-        self.choice_ = choose(sample_estimate(pairs, scores, names[0]), self.rule, kept=kept)
-        self.weight_ = self.weights[names.index(self.choice_.name)]
-        seen = np.isfinite(pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float))
-        self.record_ = replace(self.choice_.record(), judged_map=self.choice_.estimates,
-                               judged_queries=sorted(set(pairs.loc[seen, "query_id"])))
         return self

@@ -1,6 +1,7 @@
 """What judged queries make of a run's labels (the aggregate stage calls :func:`judged_labels` once): the judged
 pairs update the fusion model's LF quality priors (:class:`~weakrank.judged.selector.PriorSelector`), the judged
-pairs' labels become their judgments (``judged``), and the labels' record keeps their ids and splits."""
+pairs' labels become their judgments (``judged``: :func:`with_judgments`), and the labels' record keeps their ids
+and splits."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.fusion_state import FusionState
+from weakrank.judged.aligned import Judged, align, gold_judgments
 from weakrank.judged.checks import check_judgments
-from weakrank.judged.judgments import Judgments, align, check_texts, gold_judgments, with_judgments
+from weakrank.judged.judgments import Judgments
 from weakrank.judged.selector import PriorSelector
 from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.lists import standardize_within
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,7 @@ def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgm
     ``gold_split`` with gold teach (their gold as judgments; too few is a :class:`DataError` naming ``votes_file``);
     None where neither is asked for: the labels are the model's alone."""
     if judgments is not None:
-        check_texts(judgments, dataset)
-        note = check_judgments(judgments, votes, evaluated)
+        note = check_judgments(judgments, votes, dataset, evaluated)
         judged = align(votes, judgments)
         selector = PriorSelector(model).fit(votes, judged)
         return Taught(with_judgments(selector.model_.labels_table(votes), judged), selector.state_,
@@ -54,3 +56,27 @@ def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgm
                         "queries judged with a relevant and a non-relevant candidate", file=votes_file, field="gold")
     selector = PriorSelector(model).fit(votes, align(votes, gold))
     return Taught(selector.model_.labels_table(votes), selector.state_, gold.queries, [gold_split], None)
+
+
+JUDGED_LEAD = 3.0  # standard deviations of a list's label score that a judged pair is put above (below) the rest
+
+
+def with_judgments(labels: pd.DataFrame, judged: Judged) -> pd.DataFrame:
+    """A labels table whose judged pairs carry their judgments: ``judged`` holds them (1/0, NaN unjudged; with
+    ``judged_inclusion`` and ``judged_weight``, the sample's design, for grading the student on them),
+    their label and P(relevant) become them with confidence 1, and their ``score`` (what a student distils) puts a
+    relevant pair :data:`JUDGED_LEAD` list standard deviations above the list's best pseudo-labelled score and a
+    non-relevant one as far below its worst."""
+    gold = judged.gold
+    judged_rows = np.isfinite(gold)
+    z = standardize_within(labels["score"].to_numpy(float).reshape(-1, 1), labels["query_id"].to_numpy())[:, 0]
+    by = pd.Series(z).groupby(labels["query_id"].to_numpy(), sort=False)
+    top, bottom = by.transform("max").to_numpy(), by.transform("min").to_numpy()
+    score = np.where(judged_rows, np.where(gold > 0, top + JUDGED_LEAD, bottom - JUDGED_LEAD), z)
+    return labels.assign(
+        judged=gold, judged_inclusion=judged.inclusion,
+        judged_weight=labels["query_id"].map(judged.weights).where(judged_rows).to_numpy(float), score=score,
+        p_relevant=np.where(judged_rows, gold, labels["p_relevant"]),
+        label=np.where(judged_rows, gold, labels["label"]).astype(labels["label"].dtype),
+        confidence=np.where(judged_rows, 1.0, labels["confidence"]),
+    )

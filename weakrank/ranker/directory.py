@@ -1,7 +1,8 @@
 """What a model directory holds, as loaders ask it: :func:`model_manifest`, its manifest
 (:mod:`~weakrank.ranker.manifest`) or, for a directory saved before manifests, the same facts guessed from which
 files it holds (the one place that guesses); :func:`mark_shipped`, the manifest's change when a teacher is saved
-beside the student, and :func:`mark_judged`, when training says which splits' judgments taught the model."""
+beside the student (with the splits whose judgments taught it), and :func:`mark_judged`, when training says which
+splits' judgments taught a model saved without a teacher."""
 
 from __future__ import annotations
 
@@ -29,14 +30,16 @@ def model_manifest(directory: str | Path) -> ModelManifest:
     return replace(manifest, kind="shipped") if (directory / FUSION_FILE).exists() else manifest
 
 
-def mark_shipped(directory: str | Path) -> None:
-    """Say in ``directory``'s manifest that its teacher was saved beside the student (a folder without a student
+def mark_shipped(directory: str | Path, judged_splits: set[str] | None = None) -> None:
+    """Say in ``directory``'s manifest that its teacher was saved beside the student and, where given, which
+    ``judged_splits``' judgments taught the model or chose its checkpoint, in one write (a folder without a student
     gets none)."""
     try:
         manifest = model_manifest(directory)
     except FileNotFoundError:
         return
-    write_manifest(directory, replace(manifest, kind="shipped"))
+    judged = manifest.judged_splits if judged_splits is None else tuple(sorted(judged_splits))
+    write_manifest(directory, replace(manifest, kind="shipped", judged_splits=judged))
 
 
 def mark_judged(directory: str | Path, splits: set[str]) -> None:

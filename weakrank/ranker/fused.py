@@ -6,7 +6,7 @@ Loading it runs no code of its own unless the caller trusts it (:meth:`FusedRank
 :func:`weakrank.ranker.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores are those of
 ``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF scores, each
 standardised over the query's list, averaged (:func:`average_views`; evenly unless a person's judgments chose the
-student's weight, :mod:`weakrank.training.shipped`). They compare candidates of one list only.
+student's weight, :mod:`weakrank.judged.student_weight`). They compare candidates of one list only.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ class FusedRanker(RanksPassages):
 
     def blends(self, pairs: pd.DataFrame, weights: Sequence[float], batch_size: int = 64) -> np.ndarray:
         """Scores of the rows of ``pairs`` (as :meth:`score_frame`) at each student weight of ``weights``, a column
-        each, the student and the teacher run once (what :class:`~weakrank.judged.selector.StudentWeightSelector`
+        each, the student and the teacher run once (what :class:`~weakrank.judged.student_weight.StudentWeightSelector`
         chooses among); this ranker's own weight is not read."""
         pairs = pairs.reset_index(drop=True)
         student = np.asarray(self.student.predict(list(zip(pairs["query"], pairs["passage"])), batch_size=batch_size),

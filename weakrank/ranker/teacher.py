@@ -68,12 +68,14 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path, student_weight: float = 0.5, mix: ChoiceRecord | None = None) -> Path:
+    def save(self, directory: str | Path, student_weight: float = 0.5, mix: ChoiceRecord | None = None,
+             taught_splits: set[str] | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
         on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
         in the shipped ranker (``mix``: how it was chosen), and last the directory's manifest, which now says
-        ``shipped`` (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
+        ``shipped`` and, where given, the ``taught_splits`` whose judgments taught the model
+        (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)
         entries = []
         for lf, spec, options, saved in zip(self.lfs, self.specs, self.options, self.saved):
@@ -90,7 +92,7 @@ class Teacher:
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
         saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
         written = write_text(json.dumps({**saved, **({"mix": mix.to_dict()} if mix else {})}, indent=1), directory / FUSION_FILE)
-        mark_shipped(directory)
+        mark_shipped(directory, taught_splits)
         return written
 
     @classmethod

@@ -31,7 +31,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     file's metadata keeps their ids and splits (training picks its checkpoint by their judged estimate when they are
     in dev). Judgments are read once, by the stage's check (:func:`~weakrank.validation.check_aggregate`, which hands
     them in as ``parsed``); ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an LF
-    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`)."""
+    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`) and
+    ``attrs["state"]`` is the label model's fitted state as written (nothing reads the file back)."""
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
@@ -53,5 +54,5 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
     fusion = cfg.label_model("fusion").fit_table(votes)
-    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(paths.labels)))
+    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state)
     return labels

@@ -17,7 +17,7 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_parquet
 from weakrank.label_models import labels_file
 from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info
@@ -77,9 +77,9 @@ def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
-                  labels: TrainLabels | None = None) -> Trainer:
-    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's dataset and ``labels`` (default
-    :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
+                  labels: TrainLabels | None = None, dataset: Dataset | None = None) -> Trainer:
+    """A :class:`~weakrank.training.trainer.Trainer` over the run directory's ``dataset`` (default: loaded here) and
+    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
     estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged mode), else the dev
     split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
     from weakrank.judged.evaluator import judged_evaluator
@@ -88,7 +88,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     from weakrank.training.label_checks import check_label_table
 
     paths = RunPaths(cfg.run_dir)
-    dataset = Dataset.load(paths.dataset)
+    dataset = dataset if dataset is not None else Dataset.load(paths.dataset)
     labels = labels or train_labels(paths, tc)
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
@@ -111,25 +111,39 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
                  callbacks: list[TrainerCallback] | None = None) -> Progress:
     """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`run_teacher`, written by :func:`~weakrank.training.shipped.ship`): loaded, it is the shipped ranker
+    (:func:`run_teacher`, written by :meth:`~weakrank.ranker.teacher.Teacher.save`) and the student's weight beside it,
+    chosen by judged mode's one call after training
+    (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the shipped ranker
     (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that
     locks it)."""
-    from weakrank.training.shipped import ship
+    from weakrank.judged.student_weight import choose_student_weight
+    from weakrank.ranker import load_student
+    from weakrank.ranker.directory import mark_judged
+    from weakrank.ranker.fused import FusedRanker
+    from weakrank.training.trainer import HELD_OUT
 
-    labels = train_labels(RunPaths(cfg.run_dir), tc)  # the one read of the labels
-    trainer = build_trainer(cfg, tc, callbacks, labels)
+    paths = RunPaths(cfg.run_dir)
+    labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of each
+    trainer = build_trainer(cfg, tc, callbacks, labels, dataset)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
+    if not trainer.dist.is_main:
+        return result
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
-    if tc.fuse_lfs and not tc.supervised and trainer.dist.is_main:
-        teacher = run_teacher(cfg, labels.info)
-        if teacher is not None:
-            weight, mix = student_weight(cfg, tc, teacher, trainer.out_dir, labels.table)
-            ship(teacher, *saved, student_weight=weight, mix=mix)
-    if trainer.dist.is_main:
-        from weakrank.ranker.directory import mark_judged
-
+    taught = taught_splits(labels, tc)
+    teacher = run_teacher(cfg, labels.info, dataset) if tc.fuse_lfs and not tc.supervised else None
+    if teacher is None:
         for directory in saved:
-            mark_judged(directory, taught_splits(labels, tc))
+            mark_judged(directory, taught)
+        return result
+    held_out = (trainer.out_dir / HELD_OUT).is_dir()
+
+    def graded() -> FusedRanker:
+        """The shipped ranker whose student is graded: saved before the judged queries joined training."""
+        return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)), teacher)
+
+    weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded)
+    for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
+        teacher.save(directory, student_weight=weight, mix=mix, taught_splits=taught)
     return result
 
 
@@ -153,33 +167,9 @@ def check_model_apart(model: str | Path, split: str) -> None:
                 what="this model was taught, or its checkpoint chosen, by judgments of")
 
 
-def student_weight(cfg: PipelineConfig, tc: TrainConfig, teacher: Teacher, out_dir: Path,
-                   table: pd.DataFrame) -> tuple[float, ChoiceRecord | None]:
-    """The student's weight in the shipped ranker a run trained into ``out_dir`` on labels ``table``, and how it was chosen (None: no
-    judged query that the student had not trained on, the even average): chosen by
-    :class:`~weakrank.judged.selector.StudentWeightSelector` on the judged queries with the student saved before they
-    joined training (``held_out/``), or, when none was held out, with the model on the judged queries outside the
-    train split."""
-    from weakrank.judged.evaluator import unseen_pairs
-    from weakrank.judged.selector import EVEN, StudentWeightSelector
-    from weakrank.ranker import load_student
-    from weakrank.ranker.fused import FusedRanker
-    from weakrank.training.trainer import HELD_OUT
-
-    held_out = out_dir / HELD_OUT
-    if "judged" not in table.columns:  # no judging file: the dataset is not read
-        return EVEN, None
-    pairs = unseen_pairs(table, Dataset.load(RunPaths(cfg.run_dir).dataset), held_out.is_dir(), tc.train_split)
-    if pairs is None:
-        return EVEN, None
-    student = load_student(held_out if held_out.is_dir() else model_dir(cfg, tc.output))
-    selector = StudentWeightSelector(FusedRanker(student, teacher)).fit(pairs)
-    return selector.weight_, selector.record_
-
-
-def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher | None:
+def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None) -> Teacher | None:
     """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
-    dataset when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
+    run's ``dataset``, loaded here unless given, when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
     in the labels' record ``info``, by default labels.parquet's; refitted without gold on every pair of ``votes.parquet`` when the
     labels come from another label model or carry no state: only then are the votes read). None, with a warning,
     when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
@@ -206,7 +196,8 @@ def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None) -> Teacher 
         state = info.params  # as aggregate fitted it, the judged choice included
     else:
         state = ScoreFusionModel(**cfg.fusion_options()).fit_table(read_parquet(paths.votes)).fitted()
-    dataset = Dataset.load(paths.dataset) if any(lf.export_fn for lf in lfs) else None
+    if dataset is None and any(lf.export_fn for lf in lfs):
+        dataset = Dataset.load(paths.dataset)
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
     return Teacher(fitted, state, cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
 

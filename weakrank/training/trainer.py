@@ -119,7 +119,7 @@ class Trainer(Checkpoints, ModelSaving):
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = args.total_steps(self.steps_per_epoch)
         # the held-out queries sit out the first ``join_after`` of the steps, so that the student saved before they
-        # join (HELD_OUT) can be graded on them (the shipped ranker's mix, weakrank.training.shipped)
+        # join (HELD_OUT) can be graded on them (the student's weight in the shipped ranker is chosen on them)
         self.switch_step = round(join_after * self.total_steps) if data.held_out and join_after > 0 else 0
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
