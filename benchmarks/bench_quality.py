@@ -277,11 +277,12 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
 def markdown(table: pd.DataFrame) -> str:
     """The README table: per system and dataset test MAP (± std over seeds); †/‡ significantly better/worse than
     BM25 (paired t-test on per-query MAP, p < 0.05); the supervised ceiling last."""
+    order = [d for d in EVAL_SPLIT if d in set(table["dataset"])]
+    table = table.sort_values("dataset", key=lambda d: d.map(order.index), kind="stable")  # rows as the columns
     systems = list(table["system"].unique())
     systems = [s for s in systems if s not in ("first stage", "supervised")] + ["supervised"] * ("supervised" in systems)
     systems[1:1] = ["first stage"] * ("first stage" in table["system"].values)  # what the user has, beside BM25
     out = pd.DataFrame(index=pd.Index(systems, name="system"))
-    order = [d for d in EVAL_SPLIT if d in set(table["dataset"])]
     for name, rows in sorted(table.groupby("dataset", sort=False), key=lambda item: order.index(item[0])):
         rows = rows.set_index("system")
         cell = rows["map"].map("{:.3f}".format)
