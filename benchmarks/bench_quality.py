@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # cranfield, stackfaq: collections built from public repositories (benchmarks/collections/), BM25 top 20 of a pool
 EVAL_SPLIT = {"wikiqa": "test", "trecqa": "test", "semeval": "dev", "scifact": "test", "wikiqa_bm25": "test",
               "cranfield": "test", "stackfaq": "test"}
-SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 1, "wikiqa_bm25": 1, "cranfield": 1, "stackfaq": 1}
+SEEDS = {"wikiqa": 3, "trecqa": 3, "semeval": 1, "scifact": 3, "wikiqa_bm25": 1, "cranfield": 1, "stackfaq": 1}
 # BEIR qrels judge only relevant documents: every query with a relevant one is evaluated, unjudged = not relevant
 REQUIRE = {"wikiqa": "both", "trecqa": "both", "semeval": "both", "scifact": "relevant", "wikiqa_bm25": "both",
            "cranfield": "relevant", "stackfaq": "relevant"}
@@ -296,7 +296,7 @@ def markdown(table: pd.DataFrame) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--datasets", nargs="+", default=list(EVAL_SPLIT), choices=list(EVAL_SPLIT))
-    parser.add_argument("--seeds", type=int, help="weak-ranker seeds (default: 3 on WikiQA, TrecQA; 1 elsewhere)")
+    parser.add_argument("--seeds", type=int, help="weak-ranker seeds (default: 3 on WikiQA, TrecQA, SciFact; 1 elsewhere)")
     parser.add_argument("--markdown", action="store_true", help="only print quality.csv as the README's table")
     parser.add_argument("--no-supervised", action="store_true", help="skip the gold-label ranker")
     parser.add_argument("--bi-encoder", action="store_true", help="also the weak bi-encoder (1 seed)")
