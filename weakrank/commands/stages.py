@@ -111,9 +111,10 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def _print_judged_choice(params: object, cfg: PipelineConfig) -> None:
-    """In judged mode (``params``: the fusion state as aggregate wrote it), what the judged sample did and why (the LFs' priors it moved, or the combination it chose),
-    with each candidate's estimated MAP over the pool, and how to judge more queries: when too few had a relevant
-    passage to move anything, or when about how many more would tell whether the leader is ahead (:meth:`~weakrank.combinations.ChoiceRecord.queries_to_tell`)."""
+    """In judged mode (``params``: the fusion state as aggregate wrote it), what the judged sample did and why (the
+    LFs' priors it moved, or the combination it chose), with each candidate's estimated MAP over the pool, and how to
+    judge more queries: when too few had a relevant passage to move anything, or when about how many more would tell
+    whether the leader is ahead (:meth:`~weakrank.fusion_state.ChoiceRecord.queries_to_tell`)."""
     from weakrank.fusion_state import FusionState
     from weakrank.paths import program, shell_path
 

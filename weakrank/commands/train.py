@@ -40,7 +40,7 @@ def train_flags(args: argparse.Namespace) -> str:
 
 def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where a chosen student's weight
-    came with it, what its record says (:meth:`~weakrank.combinations.ChoiceRecord.mix_lines`)."""
+    came with it, what its record says (:meth:`~weakrank.fusion_state.ChoiceRecord.mix_lines`)."""
     from labeling_functions import BUILTIN
     from weakrank.ranker.directory import model_manifest
     from weakrank.ranker.teacher_state import read_teacher_state

@@ -79,9 +79,9 @@ def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
                   labels: TrainLabels | None = None, dataset: Dataset | None = None) -> Trainer:
     """A :class:`~weakrank.training.trainer.Trainer` over the run directory's ``dataset`` (default: loaded here) and
-    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its evaluator the judged
-    estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged mode), else the dev
-    split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
+    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its
+    evaluator the judged estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged
+    mode), else the dev split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
     from weakrank.judged.evaluator import judged_evaluator
     from weakrank.training.build import trainer_from_config, training_data
     from weakrank.training.evaluators import Evaluator, dev_evaluator
@@ -168,11 +168,12 @@ def check_model_apart(model: str | Path, split: str) -> None:
 
 
 def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None) -> Teacher | None:
-    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the
-    run's ``dataset``, loaded here unless given, when it keeps collection statistics) and the fusion label model as ``aggregate`` fitted it (its state
-    in the labels' record ``info``, by default labels.parquet's; refitted without gold on every pair of ``votes.parquet`` when the
-    labels come from another label model or carry no state: only then are the votes read). None, with a warning,
-    when an LF cannot score without the collection (a ``fit`` without ``export``): the model is the student alone."""
+    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the run's
+    ``dataset``, loaded here unless given, when it keeps collection statistics) and the fusion label model as
+    ``aggregate`` fitted it (its state in the labels' record ``info``, by default labels.parquet's; refitted without
+    gold on every pair of ``votes.parquet`` when the labels come from another label model or carry no state: only
+    then are the votes read). None, with a warning, when an LF cannot score without the collection (a ``fit``
+    without ``export``): the model is the student alone."""
     import pyarrow.parquet as pq
 
     from weakrank.label_models.fusion import ScoreFusionModel
