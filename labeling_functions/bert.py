@@ -13,7 +13,7 @@ from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
-from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
+from weakrank.similarity import WINDOWS, SharedEncoder, shared_encoder, window_cosine
 
 PRIOR = 0.7  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
@@ -26,15 +26,19 @@ def make_bert_cosine(
     batch_size: int = 64,
     max_length: int = 256,
     precision: str = "fp32",
+    windows: str = "first+best",
     **rule: float,
 ) -> RankingLF:
     """A BERT cosine LF; ``pooling`` is ``"cls"`` (the [CLS] vector) or ``"mean"`` (masked mean of the last layer);
-    ``precision`` ``"int8"`` runs the encoder's linear layers dynamically quantised (CPU).
+    ``precision`` ``"int8"`` runs the encoder's linear layers dynamically quantised (CPU); ``windows``: how a passage
+    longer than ``max_length`` is scored (:func:`weakrank.similarity.window_cosine`).
 
     The default is [CLS]: with the packaged MiniLM, mean pooling would duplicate ``embedding_cosine``.
     """
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
+    if windows not in WINDOWS:
+        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
 
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size, precision=precision)
@@ -42,7 +46,7 @@ def make_bert_cosine(
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), family="semantic",
                  prior=PRIOR, precision=precision, **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
-        return pair_cosine(pairs.query, pairs.passage, lambda texts: encoder(texts, pooling))
+        return window_cosine(pairs.query, pairs.passage, encoder, pooling, windows)
 
     return score
 

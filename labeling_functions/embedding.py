@@ -12,7 +12,7 @@ from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
-from weakrank.similarity import SharedEncoder, pair_cosine, shared_encoder
+from weakrank.similarity import WINDOWS, SharedEncoder, shared_encoder, window_cosine
 
 PRIOR = 0.9  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
@@ -20,10 +20,13 @@ PRIOR = 0.9  # its quality prior (a loading on relevance), measured: benchmarks/
 @lf_factory(precisions=PRECISIONS)
 def make_embedding_cosine(
     name: str = "embedding_cosine", model: str = DEFAULT_ENCODER, batch_size: int = 64, precision: str = "fp32",
-    **rule: float,
+    windows: str = "first+best", **rule: float,
 ) -> RankingLF:
     """A sentence-embedding cosine LF over any sentence-transformers model name or path; ``precision`` ``"int8"``
-    runs its linear layers dynamically quantised (CPU)."""
+    runs its linear layers dynamically quantised (CPU); ``windows``: how a passage longer than the model reads is
+    scored (:func:`weakrank.similarity.window_cosine`: the mean of its first and best window's cosine by default)."""
+    if windows not in WINDOWS:
+        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
 
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), batch_size=batch_size, precision=precision)
@@ -31,7 +34,7 @@ def make_embedding_cosine(
     @ranking_lf(name, batched=True, fit=load, per_process=True, models=(model,), family="semantic",
                  prior=PRIOR, precision=precision, **rule)
     def score(pairs: PairBatch, encoder: SharedEncoder) -> np.ndarray:
-        return pair_cosine(pairs.query, pairs.passage, encoder)
+        return window_cosine(pairs.query, pairs.passage, encoder, "sentence", windows)
 
     return score
 

@@ -241,3 +241,47 @@ def test_kept_encodings_let_a_later_run_encode_no_text_twice(tmp_path):
         assert sorted(seen) == ["a", "bb", "ccc"]  # only the new text was encoded
     finally:
         del _MODELS["fake", None, "fp32"]
+
+
+def test_a_passage_longer_than_the_model_reads_is_scored_over_windows_that_cover_it():
+    """The encoder LFs' ``windows``: a passage whose answer lies past the model's 256 tokens scores low on its first
+    window (the model's truncation) and high on its best; a passage that fits scores the same under every rule."""
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+    from weakrank.similarity import pair_cosine, window_cosine
+
+    encoder = make_embedding_cosine().load_state().resource
+    filler = " ".join(f"The bakery on street number {i} sells rye bread, butter croissants and apple pies." for i in range(40))
+    answer = "The Peace of Westphalia, signed in 1648, ended the Thirty Years' War in Europe."
+    query, long, short = "which treaty ended the thirty years war", f"{filler} {answer}", answer
+    tokenizer, width = encoder.model.tokenizer, encoder.model.max_seq_length - 2
+    ids = tokenizer(long, add_special_tokens=False)["input_ids"]
+    windows = encoder.later_windows(long)
+    assert len(windows) == -(-(len(ids) - width) // (width // 2)) > 1 and encoder.later_windows(short) == []
+    # a window cut inside a word reads a token or two more when its text is tokenised again; the model truncates it
+    assert all(len(tokenizer(w, add_special_tokens=False)["input_ids"]) <= width + 2 for w in windows)
+    assert tokenizer(windows[-1], add_special_tokens=False)["input_ids"][-8:] == ids[-8:]  # the last reaches the end
+    scores = {rule: window_cosine([query, query], [long, short], encoder, "sentence", rule)
+              for rule in ("first", "best", "first+best")}
+    assert np.allclose(scores["first"], pair_cosine([query, query], [long, short], encoder))  # the truncation
+    assert scores["best"][0] > scores["first"][0] + 0.15  # measured: −0.05 → 0.19
+    assert np.isclose(scores["first+best"][0], (scores["first"][0] + scores["best"][0]) / 2)
+    assert len({round(s[1], 6) for s in scores.values()}) == 1  # a passage that fits: the same under each rule
+    with pytest.raises(ValueError, match="windows"):
+        make_bert_cosine(windows="all")
+
+
+def test_the_encoder_lfs_default_window_rule_is_the_best_on_the_committed_train_splits():
+    """benchmarks/bench_passage_windows.py scores both encoder LFs under each rule on the train splits of the
+    collections with long passages; the LFs' default is the rule with the highest mean MAP there."""
+    import inspect
+    from pathlib import Path
+
+    from labeling_functions import make_bert_cosine, make_embedding_cosine
+    from weakrank.similarity import WINDOWS
+
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "passage_windows.csv")
+    lfs = table[table["scorer"].isin(["embedding_cosine", "bert_cosine"]) & (table["split"] == "train")]
+    assert set(lfs["windows"]) == set(WINDOWS) and lfs["dataset"].nunique() == 3
+    best = lfs.groupby("windows")["map"].mean().idxmax()
+    for factory in (make_embedding_cosine, make_bert_cosine):
+        assert inspect.signature(factory).parameters["windows"].default == best

@@ -1,4 +1,5 @@
-"""Cosine similarity of aligned pairs, encoding each distinct text once (across calls and LFs: a shared encoder)."""
+"""Cosine similarity of aligned pairs, encoding each distinct text once (across calls and LFs: a shared encoder);
+a passage longer than the model reads scored over windows of its tokens (:func:`window_cosine`)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,28 @@ def pair_cosine(queries: Sequence[str], passages: Sequence[str], encode: Encoder
     return np.einsum("ij,ij->i", emb[inverse[:n]], emb[inverse[n:]])
 
 
+WINDOWS = ("first", "best", "first+best")  # how an encoder LF scores a passage longer than its model reads
+
+
+def window_cosine(queries: Sequence[str], passages: Sequence[str], encoder: SharedEncoder, output: str = "sentence",
+                  windows: str = "first+best") -> np.ndarray:
+    """cos(query, passage) of each pair over ``encoder``'s ``output`` vectors, a passage longer than the model reads
+    scored by ``windows`` (:data:`WINDOWS`): ``"first"`` its first window alone (the model's own truncation),
+    ``"best"`` its best window (MaxP, Dai & Callan 2019), ``"first+best"`` the mean of the two. A passage that fits
+    scores the same under each."""
+    if windows not in WINDOWS:
+        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
+    encode = lambda texts: encoder(texts, output)  # noqa: E731
+    first = pair_cosine(queries, passages, encode)
+    later = [encoder.later_windows(p) for p in passages] if windows != "first" else []
+    owner = np.repeat(np.arange(len(later)), np.array([len(w) for w in later], dtype=np.int64))
+    if not len(owner):
+        return first
+    best = first.copy()
+    np.maximum.at(best, owner, pair_cosine([queries[i] for i in owner], [w for ws in later for w in ws], encode))
+    return best if windows == "best" else (first + best) / 2
+
+
 OUTPUTS = ("sentence", "cls", "mean")  # what one forward pass gives: the model's embedding, [CLS], the tokens' mean
 
 
@@ -41,6 +64,7 @@ class SharedEncoder:
         self.precision = precision  # of the model's weights (its encodings are kept apart from another's)
         self.store: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.added = 0  # encodings stored since the last save or load
+        self.windows: dict[bytes, list[str]] = {}  # each passage's later windows (:meth:`later_windows`)
 
     def _forward(self, texts: list[str]) -> dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]]:
         out = {}
@@ -64,6 +88,19 @@ class SharedEncoder:
         self.added += len(kept)
         vectors = [(self.store.get(key) or fresh[key])[k] for key in keys]
         return np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
+
+    def later_windows(self, text: str) -> list[str]:
+        """The windows of ``text`` after the first that the model reads (its ``max_seq_length`` less the special
+        tokens, at a half-window stride, the last reaching the text's end); none for a text that fits."""
+        key = text_key(text)
+        if key not in self.windows:
+            tokenizer = self.model.tokenizer
+            width = self.model.max_seq_length - tokenizer.num_special_tokens_to_add()
+            ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+            step = max(width // 2, 1)
+            starts = range(step, step * (-(-(len(ids) - width) // step)) + 1, step) if len(ids) > width else ()
+            self.windows[key] = [tokenizer.decode(ids[s : s + width]) for s in starts]
+        return self.windows[key]
 
     def save(self, path: str | Path) -> Path:
         """Write every stored encoding to ``path`` (``.npz``: text hashes and the three outputs)."""
