@@ -76,7 +76,7 @@ def rows_of(dataset: str, split: str) -> list[dict]:
             out.append({"scorer": "teacher", "windows": rule, "map": found, "queries": n})
             print(f"{dataset} {split} {rule}: " + ", ".join(f"{r['scorer']} {r['map']:.4f}" for r in out[-3:]), flush=True)
         encoder = BUILTIN["embedding_cosine"]().load_state().resource
-        later = [len(encoder.later_windows(passages[p])) for p in votes["passage_id"].unique()]
+        later = [len(w) for w in encoder.later_windows(passages.reindex(votes["passage_id"].unique()).tolist())]
     counts = {"passages": len(later), "long": sum(n > 0 for n in later), "windows_read": len(later) + sum(later)}
     return [{"dataset": dataset, "split": split, **row, **counts} for row in out]
 

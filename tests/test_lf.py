@@ -255,8 +255,8 @@ def test_a_passage_longer_than_the_model_reads_is_scored_over_windows_that_cover
     query, long, short = "which treaty ended the thirty years war", f"{filler} {answer}", answer
     tokenizer, width = encoder.model.tokenizer, encoder.model.max_seq_length - 2
     ids = tokenizer(long, add_special_tokens=False)["input_ids"]
-    windows = encoder.later_windows(long)
-    assert len(windows) == -(-(len(ids) - width) // (width // 2)) > 1 and encoder.later_windows(short) == []
+    windows, none = encoder.later_windows([long, short])
+    assert len(windows) == -(-(len(ids) - width) // (width // 2)) > 1 and none == []
     # a window cut inside a word reads a token or two more when its text is tokenised again; the model truncates it
     assert all(len(tokenizer(w, add_special_tokens=False)["input_ids"]) <= width + 2 for w in windows)
     assert tokenizer(windows[-1], add_special_tokens=False)["input_ids"][-8:] == ids[-8:]  # the last reaches the end

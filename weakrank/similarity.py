@@ -40,7 +40,7 @@ def window_cosine(queries: Sequence[str], passages: Sequence[str], encoder: Shar
         raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
     encode = lambda texts: encoder(texts, output)  # noqa: E731
     first = pair_cosine(queries, passages, encode)
-    later = [encoder.later_windows(p) for p in passages] if windows != "first" else []
+    later = encoder.later_windows(passages) if windows != "first" else []
     owner = np.repeat(np.arange(len(later)), np.array([len(w) for w in later], dtype=np.int64))
     if not len(owner):
         return first
@@ -89,18 +89,20 @@ class SharedEncoder:
         vectors = [(self.store.get(key) or fresh[key])[k] for key in keys]
         return np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32)
 
-    def later_windows(self, text: str) -> list[str]:
-        """The windows of ``text`` after the first that the model reads (its ``max_seq_length`` less the special
-        tokens, at a half-window stride, the last reaching the text's end); none for a text that fits."""
-        key = text_key(text)
-        if key not in self.windows:
+    def later_windows(self, texts: Sequence[str]) -> list[list[str]]:
+        """The windows of each of ``texts`` after the first that the model reads (its ``max_seq_length`` less the
+        special tokens, at a half-window stride, the last reaching the text's end); none for a text that fits."""
+        keys = [text_key(t) for t in texts]
+        missing = list({key: t for key, t in zip(keys, texts) if key not in self.windows}.items())
+        if missing:
             tokenizer = self.model.tokenizer
             width = self.model.max_seq_length - tokenizer.num_special_tokens_to_add()
-            ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
             step = max(width // 2, 1)
-            starts = range(step, step * (-(-(len(ids) - width) // step)) + 1, step) if len(ids) > width else ()
-            self.windows[key] = [tokenizer.decode(ids[s : s + width]) for s in starts]
-        return self.windows[key]
+            ids = tokenizer([t for _, t in missing], add_special_tokens=False, verbose=False)["input_ids"]
+            for (key, _), tokens in zip(missing, ids):
+                starts = range(step, step * -(-(len(tokens) - width) // step) + 1, step) if len(tokens) > width else ()
+                self.windows[key] = [tokenizer.decode(tokens[s : s + width]) for s in starts]
+        return [self.windows[key] for key in keys]
 
     def save(self, path: str | Path) -> Path:
         """Write every stored encoding to ``path`` (``.npz``: text hashes and the three outputs)."""
