@@ -91,18 +91,21 @@ class SharedEncoder:
 
     def later_windows(self, texts: Sequence[str]) -> list[list[str]]:
         """The windows of each of ``texts`` after the first that the model reads (its ``max_seq_length`` less the
-        special tokens, at a half-window stride, the last reaching the text's end); none for a text that fits."""
+        special tokens, at a half-window stride, the last reaching the text's end); none for a text that fits. Kept
+        for ``max_items`` texts, as the encodings are."""
         keys = [text_key(t) for t in texts]
-        missing = list({key: t for key, t in zip(keys, texts) if key not in self.windows}.items())
+        missing = {key: t for key, t in zip(keys, texts) if key not in self.windows}
+        fresh = {}
         if missing:
             tokenizer = self.model.tokenizer
             width = self.model.max_seq_length - tokenizer.num_special_tokens_to_add()
             step = max(width // 2, 1)
-            ids = tokenizer([t for _, t in missing], add_special_tokens=False, verbose=False)["input_ids"]
-            for (key, _), tokens in zip(missing, ids):
+            ids = tokenizer(list(missing.values()), add_special_tokens=False, verbose=False)["input_ids"]
+            for key, tokens in zip(missing, ids):
                 starts = range(step, step * -(-(len(tokens) - width) // step) + 1, step) if len(tokens) > width else ()
-                self.windows[key] = [tokenizer.decode(tokens[s : s + width]) for s in starts]
-        return [self.windows[key] for key in keys]
+                fresh[key] = [tokenizer.decode(tokens[s : s + width]) for s in starts]
+            self.windows.update(list(fresh.items())[: max(self.max_items - len(self.windows), 0)])
+        return [self.windows[key] if key in self.windows else fresh[key] for key in keys]
 
     def save(self, path: str | Path) -> Path:
         """Write every stored encoding to ``path`` (``.npz``: text hashes and the three outputs)."""
