@@ -13,7 +13,7 @@ from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, POOLINGS, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
-from weakrank.similarity import WINDOWS, SharedEncoder, shared_encoder, window_cosine
+from weakrank.similarity import SharedEncoder, check_windows, shared_encoder, window_cosine
 
 PRIOR = 0.7  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
@@ -37,8 +37,7 @@ def make_bert_cosine(
     """
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
-    if windows not in WINDOWS:
-        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
+    check_windows(windows)
 
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), max_length=max_length, batch_size=batch_size, precision=precision)

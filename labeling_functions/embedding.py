@@ -12,7 +12,7 @@ from weakrank.dataset import Dataset
 from weakrank.encoders import DEFAULT_ENCODER, resolve_model
 from weakrank.lf import PairBatch, RankingLF, lf_factory, ranking_lf
 from weakrank.names import PRECISIONS
-from weakrank.similarity import WINDOWS, SharedEncoder, shared_encoder, window_cosine
+from weakrank.similarity import SharedEncoder, check_windows, shared_encoder, window_cosine
 
 PRIOR = 0.9  # its quality prior (a loading on relevance), measured: benchmarks/teacher_priors.csv
 
@@ -25,8 +25,7 @@ def make_embedding_cosine(
     """A sentence-embedding cosine LF over any sentence-transformers model name or path; ``precision`` ``"int8"``
     runs its linear layers dynamically quantised (CPU); ``windows``: how a passage longer than the model reads is
     scored (:func:`weakrank.similarity.window_cosine`: the mean of its first and best window's cosine by default)."""
-    if windows not in WINDOWS:
-        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
+    check_windows(windows)
 
     def load(dataset: Dataset | None) -> SharedEncoder:
         return shared_encoder(resolve_model(model), batch_size=batch_size, precision=precision)

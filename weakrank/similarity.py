@@ -30,14 +30,20 @@ def pair_cosine(queries: Sequence[str], passages: Sequence[str], encode: Encoder
 WINDOWS = ("first", "best", "first+best")  # how an encoder LF scores a passage longer than its model reads
 
 
+def check_windows(windows: str) -> str:
+    """``windows`` when it is one of :data:`WINDOWS`; else a ValueError naming them (an LF factory's early check)."""
+    if windows not in WINDOWS:
+        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
+    return windows
+
+
 def window_cosine(queries: Sequence[str], passages: Sequence[str], encoder: SharedEncoder, output: str = "sentence",
                   windows: str = "first+best") -> np.ndarray:
     """cos(query, passage) of each pair over ``encoder``'s ``output`` vectors, a passage longer than the model reads
     scored by ``windows`` (:data:`WINDOWS`): ``"first"`` its first window alone (the model's own truncation),
     ``"best"`` its best window (MaxP, Dai & Callan 2019), ``"first+best"`` the mean of the two. A passage that fits
     scores the same under each."""
-    if windows not in WINDOWS:
-        raise ValueError(f"windows must be one of {list(WINDOWS)}, got {windows!r}")
+    check_windows(windows)
     encode = lambda texts: encoder(texts, output)  # noqa: E731
     first = pair_cosine(queries, passages, encode)
     later = encoder.later_windows(passages) if windows != "first" else []
