@@ -39,6 +39,7 @@ from weakrank.config import load_config
 from weakrank.dataset import Dataset
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
+from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.label_models import fit_predict, usable
 from weakrank.labeling import SCORE, lf_names, score_matrix
@@ -130,14 +131,19 @@ def trained_name(cfg, seed: int, supervised: bool, **overrides) -> str:
 def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     """Scores of ``split`` by the shipped ranker of a cached weak ranker, as a user loads it
     (``load_ranker(model_dir)``: the student with its teacher); the teacher is written into a model trained
-    before models carried it."""
+    before models carried it, and a model that judgments did not mix, saved with another label-free share of the
+    student, gets today's (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`)."""
     name = trained_name(cfg, seed, False, **overrides)
-    cached = cfg.run_dir / "bench" / f"{name}.shipped.{split}.parquet"
-    if cached.exists():
-        return read_parquet(cached)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
         run_teacher(cfg).save(directory)
+    saved = json.loads((directory / FUSION_FILE).read_text())
+    if saved.get("mix") is None and saved.get("student_weight") != STUDENT_WEIGHT:
+        write_text(json.dumps({**saved, "student_weight": STUDENT_WEIGHT}, indent=1), directory / FUSION_FILE)
+    weight = json.loads((directory / FUSION_FILE).read_text())["student_weight"]
+    cached = cfg.run_dir / "bench" / f"{name}.shipped{'' if weight == 0.5 else f'-w{weight:g}'}.{split}.parquet"
+    if cached.exists():
+        return read_parquet(cached)
     run = score_split(cfg, directory, split, student_only=False)
     write_parquet(run, cached)
     return run

@@ -176,8 +176,9 @@ def test_fit_predict_on_a_votes_table_runs_vote_and_score_models():
 
 def test_the_shipped_average_weighs_the_ranker_as_its_teacher():
     """The second round (the shipped ranker's average): the ranker's and the LF fusion's scores, standardised
-    within each query, get equal weight however many LFs agree with the ranker; a strong ranker lifts the fusion,
-    a copy of the teacher leaves its ranking as it was."""
+    within each query, get the label-free shares (the ranker :data:`STUDENT_WEIGHT`) however many LFs agree with the
+    ranker; a strong ranker lifts the fusion, a copy of the teacher leaves its ranking as it was."""
+    from weakrank.fusion_state import STUDENT_WEIGHT
     from weakrank.labeling import score_matrix
     from weakrank.lists import standardize_within
     from weakrank.ranker import average_views
@@ -202,8 +203,8 @@ def test_the_shipped_average_weighs_the_ranker_as_its_teacher():
     strong = test[["query_id", "passage_id"]].assign(score=3.0 * test_y + noise)
     fused = fuse_ranker(votes, strong, "test")
     assert len(fused) == len(test) and (fused["passage_id"].to_numpy() == test["passage_id"].to_numpy()).all()
-    halves = standardize_within(np.column_stack([teacher, strong["score"]]), test_groups)
-    np.testing.assert_allclose(fused["score"], halves.mean(axis=1))
+    views = standardize_within(np.column_stack([teacher, strong["score"]]), test_groups)
+    np.testing.assert_allclose(fused["score"], views @ [1 - STUDENT_WEIGHT, STUDENT_WEIGHT])
     assert mean_auc(fused["score"].to_numpy(), test_y, test_groups) > mean_auc(teacher, test_y, test_groups)
     copy = fuse_ranker(votes, strong.assign(score=5.0 * teacher + 2.0), "test")
     within = pd.DataFrame({"query": test_groups, "copy": copy["score"].to_numpy(), "teacher": teacher})

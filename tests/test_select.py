@@ -14,6 +14,7 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
+from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.io import read_metadata, read_parquet
 from weakrank.judged.design import select_pairs
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
@@ -135,7 +136,7 @@ def test_select_judge_run_end_to_end_on_the_own_collection(tmp_path, capsys):
     shipped = json.loads((model / "weakrank_fusion.json").read_text())
     assert shipped["teacher"]["choice"] == meta["params"]["choice"] and shipped["teacher"]["judged"]["reason"]
     # the student saved before the judged queries joined its training grades its weight on them: too few to change it
-    assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == 0.5
+    assert (RunPaths(run).models() / "held_out").is_dir() and shipped["student_weight"] == STUDENT_WEIGHT
     assert sorted(shipped["mix"]["queries"]) == sorted(meta["gold_queries"])
     assert f"shipped ranker: 2 judged queries have a relevant passage, fewer than the {MIN_QUERIES}" in printed
     assert f"to judge more: weakrank select {config} --more" in printed

@@ -14,7 +14,7 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, WeakrankError
-from weakrank.fusion_state import ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
 from weakrank.io import read_metadata, read_npz, read_parquet, read_run, write_npz
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.judged.student_weight import StudentWeightSelector
@@ -286,47 +286,56 @@ def choose_student_weight(student: Fixed, teacher: Fixed, pairs: pd.DataFrame):
     which it leaves as they were."""
     base = FusedRanker(student, teacher)
     selector = StudentWeightSelector(base).fit(pairs)
-    assert base.student_weight == 0.5 and base.student is student and base.teacher is teacher
+    assert base.student_weight == STUDENT_WEIGHT and base.student is student and base.teacher is teacher
     assert selector.record_.judged_map == selector.choice_.estimates
     assert selector.record_.judged_queries == sorted(pairs.loc[pairs["judged"].notna(), "query_id"].unique())
     return selector.weight_, selector.choice_, selector.choice_.estimates
 
 
-def test_the_student_weight_is_kept_even_unless_the_judged_queries_show_another_clearly_ahead():
+def test_the_student_weight_is_kept_at_the_label_free_share_unless_the_judged_queries_show_another_clearly_ahead():
     pairs = judged_lists(10)
     rng = np.random.default_rng(1)
     knows = {p: j + rng.normal(scale=0.1) if j == j else -5.0 for p, j in zip(pairs["passage"], pairs["judged"])}
     guesses = dict(zip(pairs["passage"], rng.normal(size=len(pairs))))
     weight, choice, maps = choose_student_weight(Fixed(knows), Fixed(guesses), pairs)  # the student knows
-    assert weight > 0.5 and "taken" in choice.reason() and maps["student weight 1"] == 1.0
+    assert weight > STUDENT_WEIGHT and "taken" in choice.reason() and maps["student weight 1"] == 1.0
     weight, choice, _ = choose_student_weight(Fixed(guesses), Fixed(knows), pairs)  # the teacher knows
-    assert weight < 0.5 and choice.name == f"student weight {weight:g}"
+    assert weight < STUDENT_WEIGHT and choice.name == f"student weight {weight:g}"
     weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(knows), pairs)  # both do: nothing to choose
-    assert weight == 0.5 and "nothing is estimated above the even average" in choice.reason()
+    assert weight == STUDENT_WEIGHT and "nothing is estimated above the label-free share" in choice.reason()
     few = pairs[pairs["query_id"].isin([f"q{q}" for q in range(MIN_QUERIES - 1)])]
     weight, choice, _ = choose_student_weight(Fixed(knows), Fixed(guesses), few)
-    assert weight == 0.5 and f"{MIN_QUERIES - 1} judged queries have a relevant passage, fewer than the {MIN_QUERIES}" \
+    assert weight == STUDENT_WEIGHT and f"{MIN_QUERIES - 1} judged queries have a relevant passage, fewer than the {MIN_QUERIES}" \
         in choice.reason()
+
+
+def test_the_label_free_student_share_is_the_one_fitted_on_dev_splits():
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "student_weight.csv")
+    wide = table.groupby(["weight", "dataset"])["map"].mean().unstack("dataset")
+    assert wide.shape[1] >= 5 and set(wide.index) >= {0.0, 0.5, 1.0}
+    gain = (wide - wide.loc[0.0]).mean(axis=1)
+    assert STUDENT_WEIGHT == pytest.approx(gain.idxmax())
 
 
 def test_a_mix_record_says_how_the_student_weight_was_chosen_best_estimate_first():
     mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {}, "chosen by hand", {"margin": 2.5},
-                       {"student weight 1": 0.6, "the even average": 0.7}, ["q1", "q2"])
+                       {"student weight 1": 0.6, "the label-free share": 0.7}, ["q1", "q2"])
     assert mix.mix_card() == "The student's weight, chosen on judged queries it had not trained on: chosen by hand."
     assert mix.mix_lines() == ["shipped ranker: chosen by hand", "  estimated MAP over the judged sample's pool: "
-                               "the even average 0.700, student weight 1 0.600"]
+                               "the label-free share 0.700, student weight 1 0.600"]
 
 
 def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
     cfg, _ = trained
     best = RunPaths(cfg.run_dir).models() / "best"
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).pairs()
-    even = load_ranker(best, device="cpu", trust_code=True)
+    shipped = load_ranker(best, device="cpu", trust_code=True)
     groups = pairs["query_id"].to_numpy()
-    teacher = standardize_within(even.teacher.score_frame(pairs).reshape(-1, 1), groups)[:, 0]
-    student = standardize_within(even.student.predict(list(zip(pairs["query"], pairs["passage"]))).reshape(-1, 1),
+    teacher = standardize_within(shipped.teacher.score_frame(pairs).reshape(-1, 1), groups)[:, 0]
+    student = standardize_within(shipped.student.predict(list(zip(pairs["query"], pairs["passage"]))).reshape(-1, 1),
                                  groups)[:, 0]
-    assert np.allclose(even.score_frame(pairs), (teacher + student) / 2, atol=1e-6)
+    assert shipped.student_weight == STUDENT_WEIGHT  # no judgments: the label-free share
+    assert np.allclose(shipped.score_frame(pairs), (1 - STUDENT_WEIGHT) * teacher + STUDENT_WEIGHT * student, atol=1e-6)
     mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {"student weight 1": 0.6}, "chosen by hand",
                        {"margin": 2.5}, {"student weight 1": 0.6}, ["q1", "q2"]).to_dict()
     for weight, expected in ((0.0, teacher), (1.0, student), (0.25, 0.75 * teacher + 0.25 * student)):

@@ -22,6 +22,8 @@ from weakrank.lists import informative_rows, standardize_within
 COMBINES = ("linear", "rrf")
 OPTIONS = ("duplicate_threshold", "min_noise", "temperature")  # the fusion model's options a state keeps
 RETIRED_OPTIONS = ("few_shot_margin",)  # read in an older state and dropped
+STUDENT_WEIGHT = 0.35  # the student's share of the shipped ranker without judgments: fitted on dev splits
+# (benchmarks/bench_student_weight.py, student_weight.csv; a test holds them equal)
 
 
 @dataclass(frozen=True)

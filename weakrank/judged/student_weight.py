@@ -13,13 +13,12 @@ import numpy as np
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.fusion_state import ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
 from weakrank.judged.estimate import sample_estimate
 from weakrank.judged.evaluator import DESIGN
 from weakrank.judged.rule import Choice, Rule, choose
 
-EVEN = 0.5
-WEIGHTS = (EVEN, 0.0, 0.25, 0.75, 1.0)  # the student's weight; the even average first, kept unless beaten
+WEIGHTS = (STUDENT_WEIGHT, 0.0, 0.5, 0.75, 1.0)  # the student's weight; the label-free default first, kept unless beaten
 
 
 class Blends(Protocol):
@@ -62,7 +61,7 @@ class StudentWeightSelector:
         pairs = pairs.reset_index(drop=True)
         names = [weight_name(w) for w in self.weights]
         scores = pd.DataFrame(self.base.blends(pairs, self.weights), columns=names)
-        kept = f"the even average ({names[0]})" if self.weights[0] == EVEN else names[0]
+        kept = f"the label-free share ({names[0]})" if self.weights[0] == STUDENT_WEIGHT else names[0]
         self.choice_ = choose(sample_estimate(pairs, scores, names[0]), self.rule, kept=kept)
         self.weight_ = self.weights[names.index(self.choice_.name)]
         seen = np.isfinite(pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float))
@@ -93,10 +92,10 @@ def choose_student_weight(table: pd.DataFrame, dataset: Dataset, held_out: bool,
     """The student's weight in the shipped ranker of a run trained on labels ``table`` over ``dataset``, and how it
     was chosen: the :class:`StudentWeightSelector` of ``shipped()`` (the shipped ranker, its student the one graded:
     saved before the judged queries joined training when ``held_out``; built only where there is something to
-    grade) on :func:`unseen_pairs`; the even average and None where no judging file made the labels or no judged
+    grade) on :func:`unseen_pairs`; the default weight and None where no judging file made the labels or no judged
     query is unseen."""
     pairs = unseen_pairs(table, dataset, held_out, train_split)
     if pairs is None:
-        return EVEN, None
+        return STUDENT_WEIGHT, None
     selector = StudentWeightSelector(shipped()).fit(pairs)
     return selector.weight_, selector.record_

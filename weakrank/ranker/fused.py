@@ -5,8 +5,9 @@ A trained model directory holds the student (a cross-encoder or bi-encoder that 
 Loading it runs no code of its own unless the caller trusts it (:meth:`FusedRanker.load`).
 :func:`weakrank.ranker.load_ranker` returns a :class:`FusedRanker` for such a directory. Its scores are those of
 ``weakrank rerank`` with ``fuse_lfs``: per query, the student's scores and the teacher's fused LF scores, each
-standardised over the query's list, averaged (:func:`average_views`; evenly unless a person's judgments chose the
-student's weight, :mod:`weakrank.judged.student_weight`). They compare candidates of one list only.
+standardised over the query's list, averaged (:func:`average_views`; the student weighing
+:data:`~weakrank.fusion_state.STUDENT_WEIGHT` unless a person's judgments chose its weight,
+:mod:`weakrank.judged.student_weight`). They compare candidates of one list only.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import LeftOutWarning
-from weakrank.fusion_state import ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import load_student
@@ -27,13 +28,15 @@ from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
 
-def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray, student_weight: float = 0.5) -> np.ndarray:
+def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
+                  student_weight: float = STUDENT_WEIGHT) -> np.ndarray:
     """The weighted mean of two scores of the same pairs, each standardised within its group (query): ``ranker``'s
     weight ``student_weight``, ``teacher``'s the rest.
 
     The student is not one more LF of the fusion model: it learned from that fusion, so its agreement with the
     LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683, below its
-    labels' 0.688; the average 0.694). Two views and no gold: equal weights."""
+    labels' 0.688; the average 0.694). Two views and no gold: the student's weight is a constant, fitted on dev
+    splits (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`)."""
     views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
     return views @ np.array([1.0 - student_weight, student_weight])
 
@@ -42,7 +45,7 @@ class FusedRanker(RanksPassages):
     """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
     standardised scores weighted ``student_weight`` and the teacher's the rest (``mix``: how judgments chose it)."""
 
-    def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = 0.5,
+    def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = STUDENT_WEIGHT,
                  mix: ChoiceRecord | None = None) -> None:
         self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 

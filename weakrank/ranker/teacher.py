@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import ConfigError, DataError, LFError
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord, FusionState
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF, factory_precisions
@@ -68,7 +68,7 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path, student_weight: float = 0.5, mix: ChoiceRecord | None = None,
+    def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT, mix: ChoiceRecord | None = None,
              taught_splits: set[str] | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
