@@ -139,8 +139,9 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
         run_teacher(cfg).save(directory)
     saved = json.loads((directory / FUSION_FILE).read_text())
     if saved.get("mix") is None and saved.get("student_weight") != STUDENT_WEIGHT:
-        write_text(json.dumps({**saved, "student_weight": STUDENT_WEIGHT}, indent=1), directory / FUSION_FILE)
-    weight = json.loads((directory / FUSION_FILE).read_text())["student_weight"]
+        saved["student_weight"] = STUDENT_WEIGHT
+        write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)
+    weight = saved["student_weight"]
     cached = cfg.run_dir / "bench" / f"{name}.shipped{'' if weight == 0.5 else f'-w{weight:g}'}.{split}.parquet"
     if cached.exists():
         return read_parquet(cached)
