@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from scipy.stats import ttest_rel
 
+from labeling_functions import BUILTIN
 from weakrank import pipeline
 from weakrank.baselines import column_run, fusion_runs
 from weakrank.config import load_config
@@ -48,7 +49,8 @@ from weakrank.loaders import first_stage
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.ranker import average_views
-from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.ranker.teacher import Teacher
+from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 from weakrank.stages.evaluate import first_stage_run
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
@@ -137,11 +139,10 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
         run_teacher(cfg).save(directory)
-    saved = json.loads((directory / FUSION_FILE).read_text())
-    if saved.get("mix") is None and saved.get("student_weight") != STUDENT_WEIGHT:
-        saved["student_weight"] = STUDENT_WEIGHT
-        write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)
-    weight = saved["student_weight"]
+    saved = read_teacher_state(directory, set(BUILTIN))
+    weight = saved.student_weight if saved.mix is not None else STUDENT_WEIGHT
+    if weight != saved.student_weight:  # re-saved by the file's one writer, the teacher as it was
+        Teacher.from_checked(directory, saved).save(directory, student_weight=weight)
     cached = cfg.run_dir / "bench" / f"{name}.shipped{'' if weight == 0.5 else f'-w{weight:g}'}.{split}.parquet"
     if cached.exists():
         return read_parquet(cached)

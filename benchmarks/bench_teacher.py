@@ -14,6 +14,10 @@ Writes ``benchmarks/teacher.csv`` (``dataset, teacher, map, best_lf, best_lf_map
 ``priors``, ``… +word_overlap`` where that LF was added) and ``benchmarks/teacher_priors.csv`` (``held_out, lf, family,
 prior, strength``: ``all`` for the shipped fit). Run: ``python benchmarks/bench_teacher.py`` (about 10 minutes on 2
 cores once the votes exist; each collection's arrays are cached under ``benchmarks/results/teacher/``).
+
+``--unseen CONFIG ...`` scores collections that no constant was fitted on instead (the SMART collections of
+``benchmarks/collections/smart.py``, each labelled by its own pipeline config): label-free against the priors the
+built-in LFs declare, into ``benchmarks/teacher_unseen.csv`` (same columns; ``--markdown teacher_unseen.csv`` prints it).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import argparse
 import itertools
 import pickle
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,7 +38,7 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet
 from weakrank.label_models.family_factor import fit_family_factor
-from weakrank.label_models.fusion import ScoreFusionModel, pairwise_correlation
+from weakrank.label_models.fusion import PRIOR_STRENGTH, ScoreFusionModel, pairwise_correlation
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
 from weakrank.paths import RunPaths
@@ -59,18 +64,22 @@ class Prepared:
     split: np.ndarray
     gold: np.ndarray
     qrels: pd.DataFrame  # the collection's qrels, as evaluate reads them (a relevant passage outside the candidates counts)
+    eval_split: str = ""  # the split its figures are of, and how a list must be judged to count (evaluate's ``require``)
+    require: str = ""
 
     def columns(self, extra: bool) -> list[int]:
         return [i for i, n in enumerate(self.names) if extra or n != EXTRA]
 
 
-def prepare(name: str) -> Prepared:
-    """One collection's arrays (cached)."""
+def prepare(name: str, config: Path | None = None) -> Prepared:
+    """One collection's arrays (cached): a shared collection's (``pipelines/<name>.toml``), or those of the pipeline
+    ``config`` of a collection no constant was fitted on (evaluated on its config's ``[evaluate]`` split)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     cached = CACHE / f"{name}.pkl"
     if cached.exists():
         return pickle.loads(cached.read_bytes())
-    paths = RunPaths(load_config(ROOT / "pipelines" / f"{name}.toml").run_dir)
+    cfg = load_config(config or ROOT / "pipelines" / f"{name}.toml")
+    paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     queries = read_parquet(paths.dataset / "queries.parquet").set_index("query_id")["text"]
     passages = read_parquet(paths.dataset / "passages.parquet").set_index("passage_id")["text"]
@@ -80,7 +89,8 @@ def prepare(name: str) -> Prepared:
     found = Prepared(name, names + [EXTRA], np.column_stack([score_matrix(votes), overlap]),
                      votes["query_id"].to_numpy(), votes["passage_id"].to_numpy(), votes["split"].to_numpy(),
                      pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float),
-                     read_parquet(paths.dataset / "qrels.parquet"))
+                     read_parquet(paths.dataset / "qrels.parquet"),
+                     EVAL_SPLIT.get(name, cfg.evaluate.split), REQUIRE.get(name, cfg.evaluate.require))
     cached.write_bytes(pickle.dumps(found))
     return found
 
@@ -159,9 +169,9 @@ def fit_priors(collections: list[Prepared]) -> tuple[dict[str, float], float]:
 
 def evaluated(d: Prepared, score: np.ndarray) -> float:
     """MAP of ``score`` on the collection's evaluation split, as the project measures it."""
-    rows = d.split == EVAL_SPLIT[d.name]
+    rows = d.split == (d.eval_split or EVAL_SPLIT[d.name])
     run = pd.DataFrame({"query_id": d.groups[rows], "passage_id": d.passages[rows], "score": score[rows]})
-    return float(evaluate_run(run, d.qrels, require=REQUIRE[d.name], rn=())["MAP"].mean())
+    return float(evaluate_run(run, d.qrels, require=d.require or REQUIRE[d.name], rn=())["MAP"].mean())
 
 
 def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, strength: float) -> np.ndarray:
@@ -173,11 +183,25 @@ def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, str
     return model.fused(d.scores[:, cols], d.groups)
 
 
+def scored(d: Prepared, priors: dict[str, float], strength: float) -> list[dict]:
+    """``teacher.csv``'s rows of one collection: its teacher label-free and with ``priors`` at ``strength``, with and
+    without word_overlap, beside its best single LF."""
+    lf_map = {n: evaluated(d, d.scores[:, i]) for i, n in enumerate(d.names) if n != EXTRA}
+    best = max(lf_map, key=lf_map.get)
+    rows = []
+    for extra in (False, True):
+        for teacher, p in (("label-free", None), ("priors", priors)):
+            found = evaluated(d, teacher_score(d, extra, p, strength))
+            rows.append({"dataset": d.name, "teacher": teacher + (f" +{EXTRA}" if extra else ""),
+                         "map": round(found, 4), "best_lf": best, "best_lf_map": round(lf_map[best], 4)})
+            print(rows[-1], flush=True)
+    return rows
+
+
 def markdown(table: pd.DataFrame) -> str:
     """The README's table from ``teacher.csv``: per collection, the teacher's MAP label-free and with priors it did
     not fit (with and without word_overlap), the best single LF, and the change."""
-    wide = table.pivot_table(index="dataset", columns="teacher", values="map").reindex(
-        [c for c in COLLECTIONS if c in set(table["dataset"])])
+    wide = table.pivot_table(index="dataset", columns="teacher", values="map").reindex(table["dataset"].unique())
     best = table.drop_duplicates("dataset").set_index("dataset")
     out = pd.DataFrame({
         "label-free": wide["label-free"].map("{:.3f}".format),
@@ -195,10 +219,19 @@ def markdown(table: pd.DataFrame) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=COLLECTIONS)
-    parser.add_argument("--markdown", action="store_true", help="only print teacher.csv as the README's table")
+    parser.add_argument("--markdown", nargs="?", const="teacher.csv", choices=["teacher.csv", "teacher_unseen.csv"],
+                        help="only print teacher.csv (or teacher_unseen.csv) as the README's (docs') table")
+    parser.add_argument("--unseen", nargs="+", type=Path, metavar="CONFIG",
+                        help="only score the pipeline configs of collections no constant was fitted on, label-free "
+                             "and with the built-in LFs' declared priors, into teacher_unseen.csv")
     args = parser.parse_args()
     if args.markdown:
-        print(markdown(pd.read_csv(ROOT / "benchmarks" / "teacher.csv")))
+        print(markdown(pd.read_csv(ROOT / "benchmarks" / args.markdown)))
+        return
+    if args.unseen:
+        declared = {name: BUILTIN[name]().prior for name in BUILTIN}
+        rows = [row for config in args.unseen for row in scored(prepare(config.stem, config), declared, PRIOR_STRENGTH)]
+        pd.DataFrame(rows).to_csv(ROOT / "benchmarks" / "teacher_unseen.csv", index=False)
         return
     data = {name: prepare(name) for name in COLLECTIONS}
     rows, fitted = [], []
@@ -209,15 +242,7 @@ def main() -> None:
         print(f"priors without {held_out}: {priors} strength {strength}", flush=True)
         if held_out == "all":
             continue
-        d = data[held_out]
-        lf_map = {n: evaluated(d, d.scores[:, i]) for i, n in enumerate(d.names) if n != EXTRA}
-        best = max(lf_map, key=lf_map.get)
-        for extra in (False, True):
-            for teacher, p in (("label-free", None), ("priors", priors)):
-                found = evaluated(d, teacher_score(d, extra, p, strength))
-                rows.append({"dataset": held_out, "teacher": teacher + (f" +{EXTRA}" if extra else ""),
-                             "map": round(found, 4), "best_lf": best, "best_lf_map": round(lf_map[best], 4)})
-                print(rows[-1], flush=True)
+        rows += scored(data[held_out], priors, strength)
     pd.DataFrame(rows).to_csv(ROOT / "benchmarks" / "teacher.csv", index=False)
     pd.DataFrame(fitted).to_csv(ROOT / "benchmarks" / "teacher_priors.csv", index=False)
 

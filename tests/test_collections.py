@@ -1,5 +1,6 @@
-"""The evaluation collections that benchmarks/collections/ builds into ../shared/datasets: each loads with its
-pipeline's options and has the shape its README states; the conversion scripts on a tiny own-made snapshot."""
+"""The evaluation collections that benchmarks/collections/ builds into ../shared/datasets (and ../collections): each
+loads with its pipeline's options and has the shape its README states; the conversion scripts on a tiny own-made
+snapshot."""
 
 import json
 import subprocess
@@ -16,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks" / "collections"))
 
 import cranfield  # noqa: E402
+import smart  # noqa: E402
 import stackfaq  # noqa: E402
 from beir_layout import split_ids  # noqa: E402
 
@@ -95,3 +97,20 @@ def test_stackfaq_conversion(tmp_path, monkeypatch):
                                           {"_id": "1-r0", "text": "z <b>"}]
     rows = {line for s in ("train", "dev", "test") for line in (out / "qrels" / f"{s}.tsv").read_text().splitlines()[1:]}
     assert rows == {"0-r0\t0-a0\t1", "0-r0\t0-a1\t1", "0-r1\t0-a0\t1", "0-r1\t0-a1\t1", "1-r0\t1-a0\t1"}
+
+
+def test_smart_conversion(tmp_path, monkeypatch):
+    docs = ".I 1\n.T\nDewey  classes\n.A\nSmith\n.W\n  a history of\nthe DDC .\n.X\n1 5 1\n" \
+           ".I 2\n.T\n.W\n.I 3\n.W\nonly an abstract\n"
+    queries = ".I 1\n.W\nwhat is the DDC ?\n.I 2\n.W\nnever judged ?\n.I 3\n.W\nabstracts ?\n"
+    git_dir, commit = snapshot(tmp_path, {"A.ALL": docs.replace("\n", "\r\n"), "A.QRY": queries,
+                                          "A.REL": "01 1 0 0.000000\n 3     3\t0 0\n3 9 0 0\n"})
+    monkeypatch.setitem(smart.SOURCES, "cisi", ("x/y", commit, "A.ALL", "A.QRY", "A.REL"))
+    smart.convert("cisi", git_dir, tmp_path / "out")
+    out = tmp_path / "out"
+    assert read(out, "corpus.jsonl") == [{"_id": "1", "text": "Dewey classes a history of the DDC ."},
+                                         {"_id": "3", "text": "only an abstract"}]  # 2 has no text: left out
+    assert read(out, "queries.jsonl") == [{"_id": "1", "text": "what is the DDC ?"},
+                                          {"_id": "3", "text": "abstracts ?"}]  # 2 has no judgment: left out
+    rows = (out / "qrels" / "test.tsv").read_text().splitlines()
+    assert rows == ["query-id\tcorpus-id\tscore", "1\t1\t1", "3\t3\t1"]  # ids unpadded; unknown passage 9 dropped

@@ -1,5 +1,5 @@
 """What the collection scripts beside this file share: reading a file of a fetched repository snapshot (a bare git
-directory) at a pinned commit, a deterministic split of ids, and writing the BEIR layout that
+directory) at a pinned commit, the records of a SMART-format file, a deterministic split of ids, and writing the BEIR layout that
 ``weakrank/loaders/beir.py`` reads (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``)."""
 
 from __future__ import annotations
@@ -25,6 +25,18 @@ def git_show(git_dir: Path, commit: str, path: str) -> str:
 def squash(text: str) -> str:
     """``text`` with every run of white space one blank, stripped."""
     return re.sub(r"\s+", " ", text).strip()
+
+
+def records(text: str) -> list[tuple[str, dict[str, str]]]:
+    """(``.I`` label, {field letter: text}) of each record of a SMART-format file (``.I n`` then ``.T``, ``.A``,
+    ``.B``, ``.W`` sections)."""
+    out = []
+    for chunk in re.split(r"^\.I\s+", text, flags=re.M)[1:]:
+        label, _, body = chunk.partition("\n")
+        parts = re.split(r"^\.([A-Z])\s*$", body, flags=re.M)
+        fields = {parts[i]: squash(parts[i + 1]) for i in range(1, len(parts) - 1, 2)}
+        out.append((label.strip(), fields))
+    return out
 
 
 def split_ids(ids: Sequence[str], sizes: dict[str, int], seed: int = 0) -> dict[str, str]:

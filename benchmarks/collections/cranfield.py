@@ -20,27 +20,14 @@ under /work/.mirror and ``../shared/datasets/cranfield`` beside the repository).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from beir_layout import command, git_show, split_ids, squash, write_beir
+from beir_layout import command, git_show, records, split_ids, write_beir
 
 REPO = "noramtboraas/information-retrieval"
 COMMIT = "4ea1b8e02da1db64b68b0364d50620b3c95528dc"
 MIRROR = Path("/work/.mirror/noramtboraas+information-retrieval/repo")
 SIZES = {"test": 100, "dev": 25, "train": 100}
-
-
-def records(text: str) -> list[tuple[str, dict[str, str]]]:
-    """(``.I`` label, {field letter: text}) of each record of a SMART-format file (``.I n`` then ``.T``, ``.A``,
-    ``.B``, ``.W`` sections)."""
-    out = []
-    for chunk in re.split(r"^\.I\s+", text, flags=re.M)[1:]:
-        label, _, body = chunk.partition("\n")
-        parts = re.split(r"^\.([A-Z])\s*$", body, flags=re.M)
-        fields = {parts[i]: squash(parts[i + 1]) for i in range(1, len(parts) - 1, 2)}
-        out.append((label.strip(), fields))
-    return out
 
 
 def convert(mirror: Path, out: Path) -> dict[str, int]:

@@ -1,0 +1,58 @@
+"""The whole label-free pipeline on collections no constant was fitted on: what a user of such a collection gets.
+
+Per collection (``benchmarks/collections/<name>.toml``, built by ``benchmarks/collections/smart.py``): ``weakrank run``
+with the defaults (the student learns the questions' pseudo-labels, never gold; skipped where the run directory already
+holds the evaluation), then its evaluation's MAP of the first stage, weakrank's BM25, the best single LF, the LFs'
+RRF and CombSUM, the teacher (the labels) and the shipped ranker. Writes ``benchmarks/unseen.csv`` (``dataset, system,
+map``); ``--markdown`` prints it as the docs' table. Run: ``python benchmarks/bench_unseen.py`` (a few minutes a
+collection on 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+from bench_quality import ROOT
+
+from weakrank import pipeline
+from weakrank.config import load_config
+from weakrank.evaluation.tables import to_markdown
+from weakrank.io import write_text
+
+COLLECTIONS = ["med", "cisi", "cacm"]
+SYSTEMS = {"first stage": "first stage", "bm25 (weakrank)": "BM25", "fusion-rrf": "RRF", "fusion-combsum": "CombSUM",
+           "labels-fusion": "teacher", "model": "shipped ranker"}
+LFS = ["bm25 (weakrank)", "tfidf", "embedding_cosine", "bert_cosine"]
+
+
+def collected(name: str) -> list[dict]:
+    """``unseen.csv``'s rows of one collection, from its run's ``runs/evaluation.csv`` (run first where missing)."""
+    cfg = load_config(ROOT / "benchmarks" / "collections" / f"{name}.toml")
+    evaluation = cfg.run_dir / "runs" / "evaluation.csv"
+    if not evaluation.exists():
+        pipeline.run(cfg, progress=False)
+    found = pd.read_csv(evaluation).set_index("system")["MAP"]
+    first = next(s for s in found.index if s.startswith("first stage"))
+    best = max((lf for lf in LFS if lf in found.index), key=found.get)
+    rows = {**{label: found[first if system == "first stage" else system] for system, label in SYSTEMS.items()},
+            f"best LF ({best})": found[best]}
+    return [{"dataset": name, "system": system, "map": round(float(v), 4)} for system, v in rows.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=COLLECTIONS, choices=COLLECTIONS)
+    parser.add_argument("--markdown", action="store_true", help="only print unseen.csv as the docs' table")
+    args = parser.parse_args()
+    csv = ROOT / "benchmarks" / "unseen.csv"
+    if not args.markdown:
+        write_text(pd.DataFrame([r for name in args.datasets for r in collected(name)]).to_csv(index=False), csv)
+    table = pd.read_csv(csv)
+    table["system"] = table["system"].str.replace(r"^best LF .*", "best LF", regex=True)
+    wide = table.pivot(index="system", columns="dataset", values="map")
+    print(to_markdown(wide.reindex([*SYSTEMS.values(), "best LF"])[table["dataset"].unique()], ".3f"))
+
+
+if __name__ == "__main__":
+    main()
