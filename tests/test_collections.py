@@ -40,6 +40,18 @@ def test_collection_loads_with_its_pipeline_options(name):
     assert per_query["gold"].max().mean() > 0.8  # most queries have a relevant passage in their BM25 top 20
 
 
+@pytest.mark.parametrize(("name", "queries", "passages"), [("med", 30, 1033), ("cisi", 50, 1460), ("cacm", 52, 3204)])
+def test_unseen_collection_loads_with_its_pipeline(name, queries, passages):
+    cfg = load_config(ROOT / "benchmarks" / "collections" / f"{name}.toml")
+    if not Path(cfg.dataset.path).exists():
+        pytest.skip(f"{cfg.dataset.path} not built (benchmarks/collections/smart.py {name})")
+    ds = load_dataset(cfg.dataset.loader, cfg.dataset.path, **cfg.dataset.options)
+    assert ds.queries["split"].value_counts().to_dict() == {"test": queries}
+    assert len(ds.passages) == passages
+    assert (ds.candidates.groupby("query_id").size() == 20).all()
+    assert ds.candidates.groupby("query_id")["gold"].max().mean() > 0.5  # most questions: a relevant one in the top 20
+
+
 def test_split_ids_is_deterministic_and_cuts_in_order():
     ids = [str(i) for i in range(10)]
     a = split_ids(ids, {"test": 3, "train": 99})
