@@ -15,9 +15,10 @@ Writes ``benchmarks/teacher.csv`` (``dataset, teacher, map, best_lf, best_lf_map
 prior, strength``: ``all`` for the shipped fit). Run: ``python benchmarks/bench_teacher.py`` (about 10 minutes on 2
 cores once the votes exist; each collection's arrays are cached under ``benchmarks/results/teacher/``).
 
-``--unseen CONFIG ...`` scores collections that no constant was fitted on instead (the SMART collections of
-``benchmarks/collections/smart.py``, each labelled by its own pipeline config): label-free against the priors the
-built-in LFs declare, into ``benchmarks/teacher_unseen.csv`` (same columns; ``--markdown teacher_unseen.csv`` prints it).
+``--unseen CONFIG ...`` scores collections that no constant was fitted on instead (those that
+``benchmarks/collections/smart.py`` and ``leaderboard.py`` build, each labelled by its own pipeline config):
+label-free against the priors the built-in LFs declare, into ``benchmarks/teacher_unseen.csv`` (same columns;
+``--markdown teacher_unseen.csv`` prints it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The whole label-free pipeline on collections no constant was fitted on: what a user of such a collection gets.
 
-Per collection (``benchmarks/collections/<name>.toml``, built by ``benchmarks/collections/smart.py``): ``weakrank run``
+Per collection (``benchmarks/collections/<name>.toml``, built by ``benchmarks/collections/smart.py`` and
+``leaderboard.py``): ``weakrank run``
 with the defaults (the student learns the questions' pseudo-labels, never gold; skipped where the run directory already
 holds the evaluation), then its evaluation's MAP of the first stage, weakrank's BM25, the best single LF, the LFs'
 RRF and CombSUM, the teacher (the labels) and the shipped ranker. Writes ``benchmarks/unseen.csv`` (``dataset, system,
@@ -20,7 +21,7 @@ from weakrank.config import load_config
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import write_text
 
-COLLECTIONS = ["med", "cisi", "cacm"]
+COLLECTIONS = ["med", "cisi", "cacm", "msmarco", "dbpedia"]
 SYSTEMS = {"first stage": "first stage", "bm25 (weakrank)": "BM25", "fusion-rrf": "RRF", "fusion-combsum": "CombSUM",
            "labels-fusion": "teacher", "model": "shipped ranker"}
 LFS = ["bm25 (weakrank)", "tfidf", "embedding_cosine", "bert_cosine"]

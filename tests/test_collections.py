@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks" / "collections"))
 
 import cranfield  # noqa: E402
+import leaderboard  # noqa: E402
 import smart  # noqa: E402
 import stackfaq  # noqa: E402
 from beir_layout import split_ids  # noqa: E402
@@ -40,7 +41,8 @@ def test_collection_loads_with_its_pipeline_options(name):
     assert per_query["gold"].max().mean() > 0.8  # most queries have a relevant passage in their BM25 top 20
 
 
-@pytest.mark.parametrize(("name", "queries", "passages"), [("med", 30, 1033), ("cisi", 50, 1460), ("cacm", 52, 3204)])
+@pytest.mark.parametrize(("name", "queries", "passages"), [("med", 30, 1033), ("cisi", 50, 1460), ("cacm", 52, 3204),
+                                                          ("msmarco", 43, 5000), ("dbpedia", 40, 5000)])
 def test_unseen_collection_loads_with_its_pipeline(name, queries, passages):
     cfg = load_config(ROOT / "benchmarks" / "collections" / f"{name}.toml")
     if not Path(cfg.dataset.path).exists():
@@ -74,7 +76,7 @@ def snapshot(tmp_path, files):
 
 
 def read(out, name):
-    return [json.loads(line) for line in (out / name).read_text().splitlines()]
+    return [json.loads(line) for line in (out / name).read_text().split("\n") if line]
 
 
 def test_cranfield_conversion(tmp_path, monkeypatch):
@@ -126,3 +128,18 @@ def test_smart_conversion(tmp_path, monkeypatch):
                                           {"_id": "3", "text": "abstracts ?"}]  # 2 has no judgment: left out
     rows = (out / "qrels" / "test.tsv").read_text().splitlines()
     assert rows == ["query-id\tcorpus-id\tscore", "1\t1\t1", "3\t3\t1"]  # ids unpadded; unknown passage 9 dropped
+
+
+def test_leaderboard_conversion(tmp_path, monkeypatch):
+    corpus = '{"_id": "p1", "title": "Fahrenheit", "text": "a scale\u2028of heat", "metadata": {}}\n' \
+             '{"_id": "p2", "text": "no title"}\n'
+    git_dir, commit = snapshot(tmp_path, {"datasets/msmarco/corpus.jsonl": corpus,
+                                          "datasets/msmarco/queries.jsonl": '{"_id": "q1", "text": "what is F?"}\n',
+                                          "datasets/msmarco/qrels/test.tsv": "query-id\tcorpus-id\tscore\n"
+                                                                             "q1\tp1\t3\nq1\tp2\t1\n"})
+    monkeypatch.setattr(leaderboard, "COMMIT", commit)
+    leaderboard.convert("msmarco", git_dir, tmp_path / "out")
+    out = tmp_path / "out"
+    assert read(out, "corpus.jsonl") == [{"_id": "p1", "title": "Fahrenheit", "text": "a scale\u2028of heat"},
+                                         {"_id": "p2", "title": "", "text": "no title"}]  # a line separator in a text
+    assert (out / "qrels" / "test.tsv").read_text().splitlines()[1:] == ["q1\tp1\t3", "q1\tp2\t0"]  # 1: related only
