@@ -1,6 +1,6 @@
 """What the collection scripts beside this file share: reading a file of a fetched repository snapshot (a bare git
-directory) at a pinned commit, the records of a SMART-format file, a deterministic split of ids, and writing the BEIR layout that
-``weakrank/loaders/beir.py`` reads (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``)."""
+directory) at a pinned commit, the records of a SMART-format file, a deterministic split of ids, and writing the BEIR
+layout that ``weakrank/loaders/beir.py`` reads (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``)."""
 
 from __future__ import annotations
 
