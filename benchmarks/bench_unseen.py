@@ -1,12 +1,11 @@
 """The whole label-free pipeline on collections no constant was fitted on: what a user of such a collection gets.
 
 Per collection (``benchmarks/collections/<name>.toml``, built by ``benchmarks/collections/smart.py`` and
-``leaderboard.py``): ``weakrank run``
-with the defaults (the student learns the questions' pseudo-labels, never gold; skipped where the run directory already
-holds the evaluation), then its evaluation's MAP of the first stage, weakrank's BM25, the best single LF, the LFs'
-RRF and CombSUM, the teacher (the labels) and the shipped ranker. Writes ``benchmarks/unseen.csv`` (``dataset, system,
-map``); ``--markdown`` prints it as the docs' table. Run: ``python benchmarks/bench_unseen.py`` (a few minutes a
-collection on 2 cores).
+``leaderboard.py``): ``weakrank run`` with the defaults (the student learns the questions' pseudo-labels, never gold;
+skipped where the run directory already holds the evaluation, unless ``--fresh``), then its evaluation's MAP of the
+first stage, weakrank's BM25, the best single LF, the LFs' RRF and CombSUM, the teacher (the labels) and the shipped
+ranker. Writes ``benchmarks/unseen.csv`` (``dataset, system, map``); ``--markdown`` prints it as the docs' table.
+Run: ``python benchmarks/bench_unseen.py`` (a few minutes a collection on 2 cores).
 """
 
 from __future__ import annotations
@@ -27,11 +26,12 @@ SYSTEMS = {"first stage": "first stage", "bm25 (weakrank)": "BM25", "fusion-rrf"
 LFS = ["bm25 (weakrank)", "tfidf", "embedding_cosine", "bert_cosine"]
 
 
-def collected(name: str) -> list[dict]:
-    """``unseen.csv``'s rows of one collection, from its run's ``runs/evaluation.csv`` (run first where missing)."""
+def collected(name: str, fresh: bool = False) -> list[dict]:
+    """``unseen.csv``'s rows of one collection, from its run's ``runs/evaluation.csv`` (run first where missing, or
+    ``fresh``)."""
     cfg = load_config(ROOT / "benchmarks" / "collections" / f"{name}.toml")
     evaluation = cfg.run_dir / "runs" / "evaluation.csv"
-    if not evaluation.exists():
+    if fresh or not evaluation.exists():
         pipeline.run(cfg, progress=False)
     found = pd.read_csv(evaluation).set_index("system")["MAP"]
     first = next(s for s in found.index if s.startswith("first stage"))
@@ -45,10 +45,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=COLLECTIONS, choices=COLLECTIONS)
     parser.add_argument("--markdown", action="store_true", help="only print unseen.csv as the docs' table")
+    parser.add_argument("--fresh", action="store_true", help="run every pipeline again, its evaluation kept or not "
+                        "(after a change to the defaults)")
     args = parser.parse_args()
     csv = ROOT / "benchmarks" / "unseen.csv"
     if not args.markdown:
-        write_text(pd.DataFrame([r for name in args.datasets for r in collected(name)]).to_csv(index=False), csv)
+        write_text(pd.DataFrame([r for name in args.datasets for r in collected(name, args.fresh)]).to_csv(index=False), csv)
     table = pd.read_csv(csv)
     table["system"] = table["system"].str.replace(r"^best LF .*", "best LF", regex=True)
     wide = table.pivot(index="system", columns="dataset", values="map")
