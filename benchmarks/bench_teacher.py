@@ -65,8 +65,8 @@ class Prepared:
     split: np.ndarray
     gold: np.ndarray
     qrels: pd.DataFrame  # the collection's qrels, as evaluate reads them (a relevant passage outside the candidates counts)
-    eval_split: str = ""  # the split its figures are of, and how a list must be judged to count (evaluate's ``require``)
-    require: str = ""
+    eval_split: str  # the split its figures are of, and how a list must be judged to count (evaluate's ``require``)
+    require: str
 
     def columns(self, extra: bool) -> list[int]:
         return [i for i, n in enumerate(self.names) if extra or n != EXTRA]
@@ -111,13 +111,13 @@ class FastTrainMap:
         where = np.column_stack([inf[:, c].any(axis=1) for c in self.clusters])
         self.corr, self.rows = pairwise_correlation(views, where), where.sum(axis=0)
         views = views / np.asarray(state.scales)
-        gold = d.gold if REQUIRE[d.name] != "relevant" else np.where(d.split == "train", np.nan_to_num(d.gold), d.gold)
+        gold = d.gold if d.require != "relevant" else np.where(d.split == "train", np.nan_to_num(d.gold), d.gold)
         rows = (d.split == "train") & np.isfinite(gold)
         self.views, self.gold, groups = views[rows], gold[rows], d.groups[rows]
         codes, self.groups = np.unique(groups, return_inverse=True)
         positives = np.bincount(self.groups, weights=self.gold, minlength=len(codes))
         sizes = np.bincount(self.groups, minlength=len(codes))
-        both = (positives > 0) & ((positives < sizes) if REQUIRE[d.name] == "both" else True)
+        both = (positives > 0) & ((positives < sizes) if d.require == "both" else True)
         self.keep, self.positives = both, positives
 
     def teacher_map(self, priors: dict[str, float], strength: float) -> float:
@@ -170,9 +170,9 @@ def fit_priors(collections: list[Prepared]) -> tuple[dict[str, float], float]:
 
 def evaluated(d: Prepared, score: np.ndarray) -> float:
     """MAP of ``score`` on the collection's evaluation split, as the project measures it."""
-    rows = d.split == (d.eval_split or EVAL_SPLIT[d.name])
+    rows = d.split == d.eval_split
     run = pd.DataFrame({"query_id": d.groups[rows], "passage_id": d.passages[rows], "score": score[rows]})
-    return float(evaluate_run(run, d.qrels, require=d.require or REQUIRE[d.name], rn=())["MAP"].mean())
+    return float(evaluate_run(run, d.qrels, require=d.require, rn=())["MAP"].mean())
 
 
 def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, strength: float) -> np.ndarray:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "datasets"  # beside the repository: ../shared/datasets
+COLLECTIONS = SHARED.parents[1] / "collections"  # beside the repository: ../collections (built here, not shared)
 
 
 def git_show(git_dir: Path, commit: str, path: str) -> str:

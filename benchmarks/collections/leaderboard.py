@@ -20,8 +20,7 @@ import argparse
 import json
 from pathlib import Path
 
-from beir_layout import git_show, write_beir
-from smart import OUT
+from beir_layout import COLLECTIONS, git_show, write_beir
 
 REPO = "agentset-ai/embedding-leaderboard"
 COMMIT = "7a1376ca20a006b470e3bbb4a08b17affd380d90"
@@ -47,4 +46,4 @@ if __name__ == "__main__":
     parser.add_argument("--mirror", type=Path, default=MIRROR, help=f"bare git directory of {REPO}'s snapshot")
     parser.add_argument("--out", type=Path, help="default: ../collections/<name> beside the repository")
     args = parser.parse_args()
-    print(convert(args.name, args.mirror, args.out or OUT / args.name))
+    print(convert(args.name, args.mirror, args.out or COLLECTIONS / args.name))

@@ -21,12 +21,10 @@ and evaluates).
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
-from beir_layout import SHARED, git_show, records, write_beir
-
-OUT = SHARED.parent.parent / "collections"  # beside the repository: ../collections
+from beir_layout import COLLECTIONS, git_show, records, write_beir
 
 SOURCES = {  # name: (repository, commit, passages, questions, judgments)
     "med": ("lailaglez/belief-network-irs", "9094e4cde738bd93ed1747dc958b5acb0e0fa684",
@@ -50,7 +48,7 @@ def judged_pairs(text: str) -> set[tuple[str, str]]:
 
 
 def convert(name: str, mirror: Path, out: Path) -> dict[str, int]:
-    repo, commit, all_path, qry_path, rel_path = SOURCES[name]
+    _, commit, all_path, qry_path, rel_path = SOURCES[name]
     corpus = [{"_id": str(int(label)), "text": " ".join(t for t in (f.get("T"), f.get("W")) if t)}
               for label, f in records(git_show(mirror, commit, all_path)) if f.get("T") or f.get("W")]
     judged = judged_pairs(git_show(mirror, commit, rel_path))
@@ -58,13 +56,11 @@ def convert(name: str, mirror: Path, out: Path) -> dict[str, int]:
     queries = [{"_id": str(int(label)), "text": f["W"]} for label, f in records(git_show(mirror, commit, qry_path))
                if f.get("W") and str(int(label)) in asked]
     kept = {q["_id"] for q in queries}
-    qrels = sorted((q, p, 1) for q, p in judged if q in kept and p in known)
-    return write_beir(out, corpus, queries, {"test": sorted(qrels, key=lambda r: (int(r[0]), int(r[1])))})
+    qrels = sorted(((q, p, 1) for q, p in judged if q in kept and p in known), key=lambda r: (int(r[0]), int(r[1])))
+    return write_beir(out, corpus, queries, {"test": qrels})
 
 
 if __name__ == "__main__":
-    import argparse
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", choices=list(SOURCES))
     parser.add_argument("--mirror", type=Path, help="bare git directory of the source's snapshot "
@@ -73,4 +69,4 @@ if __name__ == "__main__":
     args = parser.parse_args()
     repo = SOURCES[args.name][0]
     mirror = args.mirror or Path("/work/.mirror") / repo.replace("/", "+") / "repo"
-    print(convert(args.name, mirror, args.out or OUT / args.name), file=sys.stdout)
+    print(convert(args.name, mirror, args.out or COLLECTIONS / args.name))
