@@ -58,6 +58,7 @@ from weakrank.stages.train import model_dir, run_teacher, train_labels, train_ra
 from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length
+from weakrank.training.start_check import START_CHECK
 
 ROOT = Path(__file__).resolve().parents[1]
 # wikiqa_bm25: WikiQA's questions over BM25's top 20 of all its sentences (pipelines/wikiqa_bm25.toml), a stand-in for
@@ -133,14 +134,16 @@ def trained_name(cfg, seed: int, supervised: bool, **overrides) -> str:
 def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     """Scores of ``split`` by the shipped ranker of a cached weak ranker, as a user loads it
     (``load_ranker(model_dir)``: the student with its teacher); the teacher is written into a model trained
-    before models carried it, and a model that judgments did not mix, saved with another label-free share of the
-    student, gets today's (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`)."""
+    before models carried it, and a model whose student's weight was neither chosen by judgments nor earned on held-out
+    lists (:mod:`weakrank.training.start_check`), saved with another label-free share, gets today's
+    (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`)."""
     name = trained_name(cfg, seed, False, **overrides)
     directory = model_dir(cfg, f"bench/models/{name}")
     if not (directory / FUSION_FILE).exists():
         run_teacher(cfg).save(directory)
     saved = read_teacher_state(directory, set(BUILTIN))
-    weight = saved.student_weight if saved.mix is not None else STUDENT_WEIGHT
+    earned = saved.mix is not None or (directory.parent / START_CHECK).exists()  # by judgments, or on held-out lists
+    weight = saved.student_weight if earned else STUDENT_WEIGHT
     if weight != saved.student_weight:  # re-saved by the file's one writer, the teacher as it was
         Teacher.from_checked(directory, saved).save(directory, student_weight=weight)
     cached = cfg.run_dir / "bench" / f"{name}.shipped{'' if weight == 0.5 else f'-w{weight:g}'}.{split}.parquet"
@@ -235,7 +238,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
             scored = votes.assign(p=fit_predict(votes, cfg.label_model(model)))  # as the stages fit it
             runs[f"labels:{model}"] = [column_run(scored, "p", split)]
     minutes: dict[str, float] = {}
-    kinds = [("weak", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
+    kinds = [("student", False, seeds)] + ([("supervised", True, 1)] if supervised else [])
     for system, gold, n in kinds if trained else ():
         runs[system], minutes[system] = [], 0.0
         for seed in range(n):
@@ -243,7 +246,7 @@ def evaluate_dataset(name: str, seeds: int, quiet: bool, supervised: bool, bi_en
             runs[system].append(run)
             minutes[system] += took / n
     if trained:
-        runs["weak+lfs"] = [fuse_ranker(cfg, votes, run, split) for run in runs["weak"]]
+        runs["weak+lfs"] = [fuse_ranker(cfg, votes, run, split) for run in runs["student"]]
         runs["shipped"] = [shipped_run(cfg, split, seed) for seed in range(seeds)]
     if bi_encoder and trained:  # the bi-encoder starts from the embedding LF's own model
         run, minutes["weak:bi-encoder"] = trained_run(cfg, split, 0, False, quiet, **BI_ENCODER)
@@ -272,7 +275,7 @@ def significance(name: str, per_query_map: dict[str, pd.Series], labels: str) ->
     lfs = [s for s in per_query_map if s.startswith("lf:") or s == "bm25"]
     best_lf = max(lfs, key=lambda s: per_query_map[s].mean())
     out = []
-    for system in ("weak", "shipped"):
+    for system in ("student", "shipped"):
         for other in dict.fromkeys(("bm25", labels, best_lf)):
             if other in per_query_map:
                 a, b = per_query_map[system].align(per_query_map[other], join="inner")

@@ -95,14 +95,14 @@ CHECKS = [
     Check("gm_labels_vs_bm25_lf", "lf_quality", "gm", "bm25", "P@1"),
     # Xu et al. (BERT-PR), Table 3 (the paper's hinge BERT-PR in grid `weak`; today's listwise default in quality.csv)
     Check("bert_pr_gm_beats_bm25", "weak", row("hinge", "generative"), "bm25", "MAP"),
-    Check("bert_pr_gm_beats_bm25", "quality", "weak", "bm25", "MAP"),
+    Check("bert_pr_gm_beats_bm25", "quality", "student", "bm25", "MAP"),
     Check("bert_pr_bm25_votes_beats_bm25", "weak_votes", row("hinge", "votes:bm25"), "bm25", "MAP"),
     Check("bert_pr_gm_beats_bert_pr_bm25_votes", "weak_votes", row("hinge", "generative"), row("hinge", "votes:bm25"),
           "MAP"),
     Check("bert_pr_mv_vs_gm", "weak", row("hinge", "majority"), row("hinge", "generative"), "MAP"),
     Check("noise_aware_no_gain", "weak", row("noise-aware", "generative"), row("hinge", "generative"), "MAP", "~"),
     Check("full_supervision_gap", "weak", "BERT-PR supervised", row("hinge", "generative"), "MAP"),
-    Check("full_supervision_gap", "quality", "supervised", "weak", "MAP"),
+    Check("full_supervision_gap", "quality", "supervised", "student", "MAP"),
     # Penha & Hauff (WSLS; gold labels, BM25 negatives, grid `wsls`)
     Check("tls_beats_plain_bm25_negatives", "wsls", row(TLS, "gold"), row(CE, "gold"), "R_10@1"),
     Check("ls_vs_plain_bm25_negatives", "wsls", row(LS, "gold"), row(CE, "gold"), "R_10@1", "~"),
@@ -411,7 +411,7 @@ POWER_CLAIMS = {"twsls_beats_plain_test": "wsls", "tls_beats_plain_bm25_negative
 def power_section(claims: dict, plans: dict) -> str:
     """The power calculation from the measured seed spread of test MAP (quality.csv's trained rows)."""
     quality = pd.read_csv(BENCH / "quality.csv")
-    spread = quality[(quality["seeds"] > 1) & quality["system"].isin(["weak", "shipped"])]
+    spread = quality[(quality["seeds"] > 1) & quality["system"].isin(["student", "shipped"])]
     top = spread.loc[spread["map_std"].idxmax()]
     sigma = float(top["map_std"]) * math.sqrt(top["seeds"] / (top["seeds"] - 1))  # sample std from the stored ddof=0
     lines = [f"Seed spread: the largest spread of test MAP over seeds measured for a trained ranker in "

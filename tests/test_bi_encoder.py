@@ -80,8 +80,9 @@ def test_the_trainer_fine_tunes_a_bi_encoder_listwise(tiny, tmp_path):
 
 
 def test_in_batch_needs_a_bi_encoder():
-    for bad in ({"mode": "in_batch", "loss": "ce"}, {"architecture": "bi-encoder", "mode": "in_batch", "loss": "ce",
-                                                      "target": "wsls"}, {"architecture": "bi"}):
+    for bad in ({"mode": "in_batch", "loss": "ce", "architecture": "cross-encoder"},
+                {"architecture": "bi-encoder", "mode": "in_batch", "loss": "ce", "target": "wsls"},
+                {"architecture": "bi"}):
         try:
             TrainConfig(**bad)
         except ConfigError:
@@ -103,7 +104,8 @@ def test_interpolate_saves_the_wise_ft_mix_of_start_and_fine_tuned_weights(tiny,
     for k in moved:
         assert torch.allclose(saved[k], 0.25 * tuned[k] + 0.75 * start[k], atol=1e-6)
     assert "WiSE-FT" in (tmp_path / "m" / "final" / "README.md").read_text()
-    for bad in ({"interpolate": 0.0}, {"interpolate": 1.5}, {"interpolate": 0.5}):  # the last: a cross-encoder
+    for bad in ({"interpolate": 0.0}, {"interpolate": 1.5}, {"interpolate": "half"},
+                {"interpolate": 0.5, "architecture": "cross-encoder"}):
         try:
             TrainConfig(**bad)
         except ConfigError:

@@ -41,8 +41,10 @@ def tiny_data(tiny):
 
 
 def small(**changes) -> TrainConfig:
-    """A tiny pairwise hinge run (epochs, not steps; no head learning rate, no frozen embeddings) unless ``changes``."""
-    base = dict(mode="pairwise", loss="hinge", batch_size=2, max_length=32, lr=5e-4, head_lr=0.0, warmup=0.0,
+    """A tiny pairwise hinge run of a cross-encoder (epochs, not steps; no head learning rate, no frozen embeddings)
+    unless ``changes``."""
+    base = dict(architecture="cross-encoder", mode="pairwise", loss="hinge", batch_size=2, max_length=32, lr=5e-4,
+                head_lr=0.0, warmup=0.0,
                 max_steps=0, max_epochs=0.0, freeze_embeddings=False, eval_every=0, checkpoint_every=0, seed=0)
     return TrainConfig(**{**base, **changes})
 

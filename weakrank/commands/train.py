@@ -51,9 +51,38 @@ def print_trained(model: Path) -> None:
     measured = history.exists() and any(name.startswith("dev_") for name in history.open().readline().split(","))
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
-    mix = read_teacher_state(model, set(BUILTIN)).mix if model_manifest(model).teacher else None
-    for line in mix.mix_lines() if mix else []:
+    state = read_teacher_state(model, set(BUILTIN)) if model_manifest(model).teacher else None
+    for line in start_lines(model.parent, state.student_weight if state else None):
         print(line)
+    for line in state.mix.mix_lines() if state and state.mix else []:
+        print(line)
+
+
+def start_lines(root: Path, weight: float | None) -> list[str]:
+    """What the student's check against its start (``root``'s :data:`~weakrank.training.start_check.START_CHECK`)
+    says, and its ``weight`` in the shipped ranker: a warning, with what would help, where it made up little of
+    its start's disagreement with the teacher."""
+    import json
+
+    from weakrank.training.start_check import FULL_GAIN, START_CHECK
+
+    path = root / START_CHECK
+    if not path.exists():
+        return []
+    check = json.loads(path.read_text())
+    scores, share = check["scores"], check["share"]
+    kept = scores[f"{share:g}"]
+    line = (f"student: {check['metric']} {kept:.3f} on the dev lists, its start (the pretrained encoder) "
+            f"{scores['0']:.3f}; saved as {share:g} of the fine-tuned weights (WiSE-FT)")
+    lines = [line + (f", weight {weight:g} in the shipped ranker" if weight is not None else "")]
+    if share == 0:
+        lines.append("warning: training did not bring the student closer to its teacher than its start: the start "
+                     "encoder is kept as the student (weight 0 beside the teacher); more steps (--max-steps) or more "
+                     "training queries may help")
+    elif check["gain"] < FULL_GAIN:
+        lines.append(f"note: the student made up {check['gain']:.0%} of its start's disagreement with the teacher, "
+                     f"so it gets a small share of the shipped ranker; more steps (--max-steps) may earn it more")
+    return lines
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -102,14 +131,20 @@ def cmd_rerank(args: argparse.Namespace) -> None:
         print(f"wrote {path}")
 
 
-def int_or_auto(text: str) -> int | str:
-    """A flag value that is a whole number or ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number or 'auto', got {text!r}") from None
+def or_auto(kind: type) -> Any:
+    """The flag type of a value that is a ``kind`` (a whole number, a number) or ``auto``."""
+    what = "a whole number" if kind is int else "a number"
+
+    def parse(text: str) -> int | float | str:
+        if text == "auto":
+            return text
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} or 'auto', got {text!r}") from None
+
+    parse.__name__ = f"{kind.__name__}_or_auto"  # as --help and the options snapshot name it
+    return parse
 
 
 def toml_value(value: Any) -> str:
@@ -146,8 +181,8 @@ def flag_options(f: Field, hint: Any) -> dict[str, Any]:
     options = {"dest": f.name, "help": f"{f.metadata['help']} (default: {toml_value(f.default)})"}
     if hint is bool:
         return {**options, "action": argparse.BooleanOptionalAction}
-    if hint == int | str:
-        return {**options, "type": int_or_auto}
+    if hint in (int | str, float | str):
+        return {**options, "type": or_auto(get_args(hint)[0])}
     if get_origin(hint) is tuple:
         return {**options, "type": get_args(hint)[0], "nargs": len(get_args(hint)), "metavar": f.metadata["metavar"]}
     choices = f.metadata.get("choices")

@@ -18,7 +18,7 @@ from weakrank.judged.estimate import sample_estimate
 from weakrank.judged.evaluator import DESIGN
 from weakrank.judged.rule import Choice, Rule, choose
 
-WEIGHTS = (STUDENT_WEIGHT, 0.0, 0.5, 0.75, 1.0)  # the student's weight; the label-free default first, kept unless beaten
+WEIGHTS = (0.0, STUDENT_WEIGHT, 0.5, 0.75, 1.0)  # the student's weights graded, after the label-free one (kept unless beaten)
 
 
 class Blends(Protocol):
@@ -50,8 +50,10 @@ class StudentWeightSelector:
     chooses the teacher (:mod:`.rule`). A student graded on queries it was trained on would grade itself (measured:
     its judged AP rises to the student alone, where test MAP is lowest)."""
 
-    def __init__(self, base: Blends, weights: Sequence[float] = WEIGHTS, rule: Rule = Rule()) -> None:
-        self.base, self.weights, self.rule = base, tuple(weights), rule
+    def __init__(self, base: Blends, label_free: float = STUDENT_WEIGHT, weights: Sequence[float] = WEIGHTS,
+                 rule: Rule = Rule()) -> None:
+        self.base, self.rule = base, rule
+        self.weights = (label_free, *(w for w in weights if w != label_free))
         self.weight_: float | None = None
         self.choice_: Choice | None = None
         self.record_: ChoiceRecord | None = None
@@ -61,8 +63,8 @@ class StudentWeightSelector:
         pairs = pairs.reset_index(drop=True)
         names = [weight_name(w) for w in self.weights]
         scores = pd.DataFrame(self.base.blends(pairs, self.weights), columns=names)
-        kept = f"the label-free share ({names[0]})" if self.weights[0] == STUDENT_WEIGHT else names[0]
-        self.choice_ = choose(sample_estimate(pairs, scores, names[0]), self.rule, kept=kept)
+        self.choice_ = choose(sample_estimate(pairs, scores, names[0]), self.rule,
+                              kept=f"the label-free share ({names[0]})")
         self.weight_ = self.weights[names.index(self.choice_.name)]
         seen = np.isfinite(pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float))
         self.record_ = replace(self.choice_.record(), judged_map=self.choice_.estimates,
@@ -88,14 +90,15 @@ def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_sp
 
 
 def choose_student_weight(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str,
-                          shipped: Callable[[], Blends]) -> tuple[float, ChoiceRecord | None]:
+                          shipped: Callable[[], Blends], label_free: float = STUDENT_WEIGHT
+                          ) -> tuple[float, ChoiceRecord | None]:
     """The student's weight in the shipped ranker of a run trained on labels ``table`` over ``dataset``, and how it
     was chosen: the :class:`StudentWeightSelector` of ``shipped()`` (the shipped ranker, its student the one graded:
     saved before the judged queries joined training when ``held_out``; built only where there is something to
-    grade) on :func:`unseen_pairs`; the default weight and None where no judging file made the labels or no judged
-    query is unseen."""
+    grade) on :func:`unseen_pairs`, ``label_free`` (the weight earned without judgments) kept unless another is
+    clearly ahead; ``label_free`` and None where no judging file made the labels or no judged query is unseen."""
     pairs = unseen_pairs(table, dataset, held_out, train_split)
     if pairs is None:
-        return STUDENT_WEIGHT, None
-    selector = StudentWeightSelector(shipped()).fit(pairs)
+        return label_free, None
+    selector = StudentWeightSelector(shipped(), label_free).fit(pairs)
     return selector.weight_, selector.record_

@@ -28,14 +28,18 @@ CONFIG_FILE = "bi_encoder.json"
 
 
 class BiEncoder(nn.Module, RanksPassages):
-    """Scores aligned (query, passage) pairs by the scaled cosine of their sentence embeddings."""
+    """Scores aligned (query, passage) pairs by the scaled cosine of their sentence embeddings: texts of up to
+    ``max_length`` tokens in training, of the model's own length (``read_length``) when it ranks and is saved."""
 
     architecture, backends = "bi-encoder", ("torch",)  # what its directory's manifest says (ONNX: cross-encoders)
 
     def __init__(self, model, scale: float = 20.0, max_length: int = 256) -> None:
         super().__init__()
+        # what it reads when it ranks (and saves): at least the model's own length, as the embedding LF reads its
+        # first window; training may read less (``max_length``: a step's cost)
+        self.read_length = max(model.max_seq_length, max_length)
         self.model, self.scale, self.max_length = model, float(scale), max_length
-        self.model.max_seq_length = max_length
+        self.model.max_seq_length = self.max_length
         self.head = nn.ModuleList()  # no head: parameters the trainer gives a separate learning rate
 
     @classmethod
@@ -93,13 +97,21 @@ class BiEncoder(nn.Module, RanksPassages):
 
     @torch.inference_mode()
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
-        """Normalised embeddings of ``texts`` (float32, one row each)."""
+        """Normalised embeddings of ``texts`` (float32, one row each), encoded longest first so that a batch holds
+        texts of about one length (little padding), as ``SentenceTransformer.encode`` does."""
         was_training = self.training
         self.eval()
-        out = [self.embed(self._features(texts[i : i + batch_size])).float().cpu().numpy()
+        self.model.max_seq_length = self.read_length
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        out = [self.embed(self._features([texts[j] for j in order[i : i + batch_size]])).float().cpu().numpy()
                for i in range(0, len(texts), batch_size)]
+        self.model.max_seq_length = self.max_length
         self.train(was_training)
-        return np.concatenate(out) if out else np.zeros((0, self.encoder.config.hidden_size), dtype=np.float32)
+        if not out:
+            return np.zeros((0, self.encoder.config.hidden_size), dtype=np.float32)
+        embeddings = np.empty((len(texts), out[0].shape[1]), dtype=np.float32)
+        embeddings[order] = np.concatenate(out)
+        return embeddings
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
         """Scores of ``(query, passage)`` pairs; each distinct text is encoded once."""
@@ -114,8 +126,10 @@ class BiEncoder(nn.Module, RanksPassages):
         """A sentence-transformers directory (``SentenceTransformer(directory)`` loads it) + the scale and the
         manifest."""
         directory = Path(directory)
+        self.model.max_seq_length = self.read_length
         self.model.save(str(directory))
-        (directory / CONFIG_FILE).write_text(json.dumps({"scale": self.scale, "max_length": self.max_length}))
+        self.model.max_seq_length = self.max_length
+        (directory / CONFIG_FILE).write_text(json.dumps({"scale": self.scale, "max_length": self.read_length}))
         write_manifest(directory, student_manifest(type(self)))
         return directory
 

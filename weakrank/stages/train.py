@@ -17,7 +17,7 @@ import pandas as pd
 from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError
-from weakrank.fusion_state import FusionState
+from weakrank.fusion_state import STUDENT_WEIGHT, FusionState
 from weakrank.io import read_parquet
 from weakrank.label_models import labels_file
 from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info
@@ -81,18 +81,20 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     """A :class:`~weakrank.training.trainer.Trainer` over the run directory's ``dataset`` (default: loaded here) and
     ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its
     evaluator the judged estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged
-    mode), else the dev split's (:func:`~weakrank.training.evaluators.dev_evaluator`)."""
+    mode), else the dev split's (:func:`~weakrank.training.evaluators.dev_evaluator`), else, for a student checked
+    against its start, agreement on train lists held out of training
+    (:func:`~weakrank.training.start_check.check_queries`)."""
     from weakrank.judged.evaluator import judged_evaluator
     from weakrank.training.build import trainer_from_config, training_data
-    from weakrank.training.evaluators import Evaluator, dev_evaluator
+    from weakrank.training.evaluators import AgreementEvaluator, Evaluator, dev_evaluator
     from weakrank.training.label_checks import check_label_table
+    from weakrank.training.start_check import check_queries, checks_start
 
     paths = RunPaths(cfg.run_dir)
     dataset = dataset if dataset is not None else Dataset.load(paths.dataset)
     labels = labels or train_labels(paths, tc)
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
-    data = training_data(table, dataset, tc, tc.train_split)
     gold = labels.info.judged_queries
     # judged mode: the judged queries pick the checkpoint by their estimate
     evaluator: Evaluator | None = judged_evaluator(table, gold, dataset, tc.dev_split)
@@ -100,6 +102,13 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
         evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split), tc)
     elif evaluator is None and tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
+    if evaluator is None and checks_start(tc):  # no dev lists: some train lists check the student against its start
+        held = check_queries(sorted(set(table.loc[table["split"] == tc.train_split, "query_id"])), tc.seed)
+        if held:
+            evaluator = AgreementEvaluator(training_data(table[table["query_id"].isin(held)], dataset, tc,
+                                                         tc.train_split))
+            table = table[~table["query_id"].isin(held)]
+    data = training_data(table, dataset, tc, tc.train_split)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name}
     if gold:
@@ -120,6 +129,7 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     from weakrank.ranker import load_student
     from weakrank.ranker.directory import mark_judged
     from weakrank.ranker.fused import FusedRanker
+    from weakrank.training.start_check import earned_weight
     from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
@@ -141,7 +151,8 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
         """The shipped ranker whose student is graded: saved before the judged queries joined training."""
         return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)), teacher)
 
-    weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded)
+    earned = earned_weight(trainer.start_check_, STUDENT_WEIGHT)  # on held-out lists, without judgments
+    weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded, earned)
     for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
         teacher.save(directory, student_weight=weight, mix=mix, taught_splits=taught)
     return result

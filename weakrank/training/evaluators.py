@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
+
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
-from weakrank.training.measures import ranking_metrics
+from weakrank.training.measures import agreements, ranking_metrics
 from weakrank.training.rankers import Ranker
 
 GOLD_NOTE = "Measured against the gold labels of the dev queries."
@@ -69,6 +71,10 @@ class AgreementEvaluator(ListEvaluator):
     model does is kept; the card shows no MAP against pseudo-labels that reads as one against gold."""
 
     primary_metric = "dev_agreement"
+
+    def per_list(self, model: Ranker, temperature: float) -> np.ndarray:
+        """The agreement of each evaluated list that the teacher ranks (their mean is ``dev_agreement``)."""
+        return agreements(model, self.data, self.queries, temperature=temperature)
 
     @staticmethod
     def describe(figures: dict[str, float]) -> tuple[dict[str, float], str]:

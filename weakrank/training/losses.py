@@ -18,7 +18,8 @@ of the batch (the other queries' positives and all hard negatives), a softmax ov
 cross-entropy, LS spreads ε uniformly (target (1 − ε)·y + ε/C), label relaxation takes the credal set
 {p : p(y) ≥ 1 − α} with the projection p_r(y) = 1 − α, p_r(k) ∝ p̂(k) elsewhere.
 Listwise distillation passes on the label model's whole ranking of a group of a query's candidates:
-KL(softmax(teacher / T) ‖ softmax(student)).
+KL(softmax(teacher / T) ‖ softmax(student)), the student's scores standardised over the group first where
+``scale_free`` (only the teacher's order and relative gaps are passed on).
 """
 
 from __future__ import annotations
@@ -66,15 +67,25 @@ def weighted_mean(losses: torch.Tensor, weights: torch.Tensor | None) -> torch.T
     return losses.mean() if weights is None else (losses * weights).mean()
 
 
+def standardized(scores: torch.Tensor) -> torch.Tensor:
+    """``scores`` less their mean, over their standard deviation (one group; a constant group stays 0)."""
+    centred = scores - scores.mean()
+    return centred / centred.pow(2).mean().add(1e-12).sqrt()
+
+
 def listwise_kl(student: torch.Tensor, teacher: torch.Tensor, temperature: float = 1.0,
-                start: torch.Tensor | None = None, anchor: float = 0.0) -> torch.Tensor:
+                start: torch.Tensor | None = None, anchor: float = 0.0, scale_free: bool = False) -> torch.Tensor:
     """KL(softmax(teacher / T) ‖ softmax(student)) over one group of candidates; with ``start`` (the scores of
     the model training began from) plus ``anchor`` · KL(softmax(start) ‖ softmax(student)), written as one KL
-    to the mixed target (up to a constant and the factor 1 + ``anchor``)."""
+    to the mixed target (up to a constant and the factor 1 + ``anchor``). ``scale_free``: the student's scores
+    are standardised over the group and divided by T, as the teacher's are, so only their order and relative
+    gaps are distilled, not their spread (a pretrained bi-encoder's cosines need not shrink to the teacher's)."""
+    view = (lambda s: standardized(s) / temperature) if scale_free else (lambda s: s)
     target = F.softmax(teacher / temperature, dim=-1)
     if start is not None and anchor > 0:
-        target = (target + anchor * F.softmax(start, dim=-1)) / (1 + anchor)
-    return F.kl_div(F.log_softmax(student, dim=-1), target, reduction="sum")
+        target = (target + anchor * F.softmax(view(start), dim=-1)) / (1 + anchor)
+    logits = view(student)
+    return F.kl_div(F.log_softmax(logits, dim=-1), target, reduction="sum")
 
 
 def in_batch_cross_entropy(logits: torch.Tensor, target: torch.Tensor, epsilon: float = 0.0) -> torch.Tensor:

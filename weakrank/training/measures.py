@@ -25,18 +25,35 @@ def teacher_ndcg(scores: np.ndarray, teacher: np.ndarray, temperature: float = 1
     return float(gains[np.argsort(-scores, kind="stable")] @ discount / ideal)
 
 
+def list_scores(model: Ranker, data: TrainingData, query_ids: list[str],
+                batch_size: int = 64) -> list[tuple[str, np.ndarray]]:
+    """The model's scores of each list of ``query_ids`` with at least two candidates, every pair scored in one call
+    (full batches)."""
+    ranked = [qid for qid in query_ids if len(data.lists[qid].passage_ids) >= 2]
+    pairs = [(data.query_text[qid], data.passage_text[p]) for qid in ranked for p in data.lists[qid].passage_ids]
+    if not pairs:
+        return []
+    flat = np.asarray(model.predict(pairs, batch_size=batch_size), dtype=np.float64)
+    ends = np.cumsum([len(data.lists[qid].passage_ids) for qid in ranked])
+    return list(zip(ranked, np.split(flat, ends[:-1])))
+
+
+def agreements(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
+               temperature: float = 1.0) -> np.ndarray:
+    """:func:`teacher_ndcg` of each list of ``query_ids`` that the teacher ranks, in order."""
+    return np.array([teacher_ndcg(scores, data.lists[qid].teacher, temperature)
+                     for qid, scores in list_scores(model, data, query_ids, batch_size)
+                     if data.lists[qid].teacher.std() > 0])
+
+
 def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
                     temperature: float = 1.0) -> dict[str, float]:
     """The model's ranking of each query's list against its labels: MAP and recall@1 (ir-measures; tied scores in
     random order) on the lists with a relevant and a non-relevant pair, ``agreement`` (:func:`teacher_ndcg`) on
     every list the teacher ranks; ``map_queries`` and ``agreement_queries`` count the lists each used."""
     lists, agreement = [], []
-    for qid in query_ids:
+    for qid, scores in list_scores(model, data, query_ids, batch_size):
         ql = data.lists[qid]
-        if len(ql.passage_ids) < 2:
-            continue
-        pairs = [(data.query_text[qid], data.passage_text[p]) for p in ql.passage_ids]
-        scores = model.predict(pairs, batch_size=batch_size)
         if ql.teacher.std() > 0:
             agreement.append(teacher_ndcg(scores, ql.teacher, temperature))
         relevant = (ql.labels == 1).astype(int)

@@ -21,7 +21,7 @@ class ModelOptions:
 
     encoder: str = field(default="minilm", metadata={
         "group": "model", "help": "pretrained encoder: 'minilm' (packaged), a Hugging Face name or a local path"})
-    architecture: str = field(default="cross-encoder", metadata={
+    architecture: str = field(default="bi-encoder", metadata={
         "group": "model", "choices": ARCHITECTURES,
         "help": "cross-encoder (BERT-PR: query [SEP] passage → score) or bi-encoder (scale · cos of the separately "
                 "embedded query and passage)"})
@@ -30,9 +30,11 @@ class ModelOptions:
         "help": "cross-encoder: the head reads the [CLS] vector (cls) or the tokens' mean (mean)"})
     scale: float = field(default=20.0, metadata={
         "group": "model", "help": "bi-encoder: cosine → logit factor (sentence-transformers' MNRL default)"})
-    interpolate: float = field(default=1.0, metadata={
+    interpolate: float | str = field(default=AUTO, metadata={
         "group": "model", "help": "bi-encoder: the saved weights are this share of the fine-tuned ones, the rest the "
-                                  "start encoder's (WiSE-FT; 1: plain fine-tuning)"})
+                                  "start encoder's (WiSE-FT; 1: plain fine-tuning), or auto: the share of 0, 0.25, "
+                                  "0.5, 0.75, 1 that agrees best with the teacher on the dev lists (0: the start "
+                                  "itself, so the student never ends below where it started)"})
     max_length: int | str = field(default=AUTO, metadata={
         "group": "model", "help": "max tokens of query + passage, or auto: 3 of 4 training pairs whole, at most 128 "
                                   "(weakrank.training.lengths)"})
@@ -45,8 +47,10 @@ class ModelOptions:
             raise ConfigError(f"[train] max_length must be 'auto' or a whole number >= 8, got {self.max_length!r}")
         if self.scale <= 0:
             raise ConfigError("[train] scale must be > 0")
-        if not 0 < self.interpolate <= 1:
-            raise ConfigError("[train] interpolate must be in (0, 1]")
+        if self.interpolate == AUTO:
+            return
+        if isinstance(self.interpolate, str) or not 0 < self.interpolate <= 1:
+            raise ConfigError(f"[train] interpolate must be 'auto' or in (0, 1], got {self.interpolate!r}")
         if self.interpolate < 1 and self.architecture != "bi-encoder":
             raise ConfigError("[train] interpolate < 1 (WiSE-FT) needs architecture = 'bi-encoder': a cross-encoder's "
                               "head starts untrained")

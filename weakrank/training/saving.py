@@ -59,6 +59,7 @@ class ModelSaving:
     progress: Progress
     evaluator: Evaluator | None
     start_weights: dict[str, torch.Tensor] | None
+    share: float  # of the fine-tuned weights in what is saved (WiSE-FT), the rest the start encoder's
     average: dict[str, torch.Tensor] | None
     average_after: int
     switch_step: int
@@ -74,12 +75,12 @@ class ModelSaving:
         last = self.progress.history[-1] if self.progress.history else None
         if self.average is not None:
             info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
-        if args.interpolate < 1:
-            info["interpolated with the start encoder"] = f"{args.interpolate:g} fine-tuned (WiSE-FT)"
+        if self.start_weights is not None and self.share < 1:
+            info["interpolated with the start encoder"] = f"{self.share:g} fine-tuned (WiSE-FT)"
         if self.switch_step:
             info["judged queries trained from step"] = self.switch_step
         with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
-              interpolated(self.model.encoder, self.start_weights, args.interpolate)):
+              interpolated(self.model.encoder, self.start_weights, self.share)):
             self.model.save(tmp)
             write_model_card(tmp, info, *self.dev_figures(last))
 

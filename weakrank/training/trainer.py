@@ -30,14 +30,15 @@ from weakrank.progress import tqdm
 from weakrank.training import distributed
 from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.checkpoints import CHECKPOINT, Checkpoints, Progress
-from weakrank.training.config import TrainConfig
+from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
-from weakrank.training.evaluators import Evaluator, ListEvaluator
+from weakrank.training.evaluators import AgreementEvaluator, Evaluator, ListEvaluator
 from weakrank.training.measures import ranking_metrics
 from weakrank.training.objectives import Objective
 from weakrank.training.rankers import Ranker
 from weakrank.training.samplers import NegativeSampler
-from weakrank.training.saving import HELD_OUT, TRAIN_CONFIG, ModelSaving
+from weakrank.training.saving import HELD_OUT, TRAIN_CONFIG, ModelSaving, loaded
+from weakrank.training.start_check import StartCheck, checks_start, choose_share
 
 
 def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
@@ -105,9 +106,15 @@ class Trainer(Checkpoints, ModelSaving):
         if self.device.type == "cuda":
             self.device = torch.device("cuda", self.dist.local_rank)
         self.model = model.to(self.device)
-        # WiSE-FT (Wortsman et al., 2022): what is saved mixes the fine-tuned encoder with the one it started from
+        # WiSE-FT (Wortsman et al., 2022): what is saved mixes the fine-tuned encoder with the one it started from,
+        # by a share chosen on held-out lists with interpolate = "auto" (:mod:`.start_check`); a cross-encoder's
+        # fresh head is no start
+        self.share = 1.0 if args.interpolate == AUTO else args.interpolate
+        mixes = checks_start(args) or (args.interpolate != AUTO and args.interpolate < 1)
         self.start_weights = ({k: v.detach().cpu().clone() for k, v in self.model.encoder.state_dict().items()}
-                              if args.interpolate < 1 else None)
+                              if mixes else None)
+        self.best_weights: dict[str, torch.Tensor] | None = None  # the best evaluation's, kept to choose the share
+        self.start_check_: StartCheck | None = None
         objective.begin(self.model)  # the model as it starts (a resume loads its checkpoint later)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
         # fused AdamW: one kernel over all tensors (on CPU ~7x faster than the per-tensor loop)
@@ -211,9 +218,31 @@ class Trainer(Checkpoints, ModelSaving):
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
             self.save_model(self.out_dir / "best")
+            if self.choosing_share:
+                self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
             return False
         self.progress.bad_evals += 1
         return self.progress.bad_evals >= self.args.patience
+
+    @property
+    def choosing_share(self) -> bool:
+        """Whether the saved share of the fine-tuned weights is chosen on held-out lists (``interpolate = "auto"``
+        with a start encoder and the teacher's dev lists)."""
+        return checks_start(self.args) and isinstance(self.evaluator, AgreementEvaluator)
+
+    def check_start(self) -> None:
+        """Choose the share of the fine-tuned weights (the best evaluation's, else the last step's) that agrees best
+        with the teacher on the dev lists, the start itself among them (:func:`choose_share`), and save that mix as
+        ``best/`` with its record (:data:`~weakrank.training.start_check.START_CHECK`)."""
+        evaluator = self.evaluator
+        with loaded(self.model, self.best_weights):
+            self.start_check_ = choose_share(
+                self.model.encoder, self.start_weights, lambda: evaluator.per_list(self.model, self.args.temperature),
+                evaluator.primary_metric)
+            self.share = self.start_check_.share
+            self.save_model(self.out_dir / "best")
+        if self.dist.is_main:
+            self.start_check_.save(self.out_dir)
 
     def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
         """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``. ``checkpoint.pt``
@@ -271,6 +300,8 @@ class Trainer(Checkpoints, ModelSaving):
             not self.progress.history or self.progress.history[-1]["step"] != self.progress.step
         ):
             self._after_eval(self.evaluate())
+        if self.choosing_share:
+            self.check_start()
         self.save_model(self.out_dir / "final")
         if self.dist.is_main:
             write_text(json.dumps(asdict(args), indent=1), self.out_dir / TRAIN_CONFIG)

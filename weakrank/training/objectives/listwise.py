@@ -27,6 +27,9 @@ class ListwiseOptions:
     anchor: float = field(default=0.0, metadata={
         "group": "objective", "help": "listwise bi-encoder: weight of a KL term to the list distribution of the "
                                       "model training started from (its zero-shot ranking), >= 0; 0: off"})
+    scale_free: bool = field(default=True, metadata={
+        "group": "objective", "help": "listwise: standardise the student's scores over each group too, so only the "
+                                      "teacher's order and relative gaps are distilled, not its spread"})
 
 
 def check_kl_settings(temperature: float, anchor: float, who: str) -> None:
@@ -36,7 +39,8 @@ def check_kl_settings(temperature: float, anchor: float, who: str) -> None:
 
 @dataclass(frozen=True)
 class ListwiseKL(Objective):
-    """Mean over queries of KL(softmax(teacher / ``temperature``) ‖ softmax(student)) over each query's group;
+    """Mean over queries of KL(softmax(teacher / ``temperature``) ‖ softmax(student)) over each query's group (the
+    student's scores standardised over the group and divided by ``temperature`` first with ``scale_free``);
     ``anchor`` > 0 adds ``anchor`` · KL to the group's distribution under the model as training began (a frozen
     copy taken by :meth:`begin`), which keeps a student that starts from a pretrained ranker (the bi-encoder:
     the embedding LF's own model) near its zero-shot ranking."""
@@ -46,6 +50,7 @@ class ListwiseKL(Objective):
     options = ListwiseOptions
     temperature: float = 1.0
     anchor: float = 0.0
+    scale_free: bool = False
     _start: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -57,7 +62,7 @@ class ListwiseKL(Objective):
 
     @classmethod
     def from_config(cls, cfg: TrainSettings) -> ListwiseKL:
-        return cls(cfg.temperature, cfg.anchor)
+        return cls(cfg.temperature, cfg.anchor, cfg.scale_free)
 
     @classmethod
     def check_config(cls, cfg: TrainSettings) -> None:
@@ -100,7 +105,7 @@ class ListwiseKL(Objective):
         scores = model.score(queries, passages).float()
         starts = torch.split(start, sizes) if start is not None else [None] * len(sizes)
         losses = [
-            listwise_kl(s, torch.as_tensor(t, device=scores.device), self.temperature, s0, self.anchor)
+            listwise_kl(s, torch.as_tensor(t, device=scores.device), self.temperature, s0, self.anchor, self.scale_free)
             for s, t, s0 in zip(torch.split(scores, sizes), batch.teacher, starts)
         ]
         return torch.stack(losses).mean()
