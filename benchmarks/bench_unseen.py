@@ -3,8 +3,8 @@
 Per collection (``benchmarks/collections/<name>.toml``, built by ``benchmarks/collections/smart.py`` and
 ``leaderboard.py``): ``weakrank run`` with the defaults (the student learns the questions' pseudo-labels, never gold;
 skipped where the run directory already holds the evaluation, unless ``--fresh``), then its evaluation's MAP of the
-first stage, weakrank's BM25, the best single LF, the LFs' RRF and CombSUM, the teacher (the labels) and the shipped
-ranker. Writes ``benchmarks/unseen.csv`` (``dataset, system, map``); ``--markdown`` prints it as the docs' table.
+first stage, weakrank's BM25, the best single LF, the LFs' RRF and CombSUM, the teacher (the labels), the shipped
+ranker and its student alone (what sentence-transformers loads). Writes ``benchmarks/unseen.csv`` (``dataset, system, map``); ``--markdown`` prints it as the docs' table.
 Run: ``python benchmarks/bench_unseen.py`` (a few minutes a collection on 2 cores).
 """
 
@@ -17,8 +17,11 @@ from bench_quality import ROOT
 
 from weakrank import pipeline
 from weakrank.config import load_config
+from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
-from weakrank.io import write_text
+from weakrank.io import read_parquet, write_text
+from weakrank.stages.rerank import score_split
+from weakrank.stages.train import model_dir
 
 COLLECTIONS = ["med", "cisi", "cacm", "msmarco", "dbpedia"]
 SYSTEMS = {"first stage": "first stage", "bm25 (weakrank)": "BM25", "fusion-rrf": "RRF", "fusion-combsum": "CombSUM",
@@ -36,7 +39,10 @@ def collected(name: str, fresh: bool = False) -> list[dict]:
     found = pd.read_csv(evaluation).set_index("system")["MAP"]
     first = next(s for s in found.index if s.startswith("first stage"))
     best = max((lf for lf in LFS if lf in found.index), key=found.get)
+    student = score_split(cfg, model_dir(cfg), cfg.evaluate.split)  # the student alone, as sentence-transformers loads it
+    qrels = read_parquet(cfg.run_dir / "dataset" / "qrels.parquet")
     rows = {**{label: found[first if system == "first stage" else system] for system, label in SYSTEMS.items()},
+            "student": evaluate_run(student, qrels, require=cfg.evaluate.require, rn=())["MAP"].mean(),
             f"best LF ({best})": found[best]}
     return [{"dataset": name, "system": system, "map": round(float(v), 4)} for system, v in rows.items()]
 
@@ -54,7 +60,7 @@ def main() -> None:
     table = pd.read_csv(csv)
     table["system"] = table["system"].str.replace(r"^best LF .*", "best LF", regex=True)
     wide = table.pivot(index="system", columns="dataset", values="map")
-    print(to_markdown(wide.reindex([*SYSTEMS.values(), "best LF"])[table["dataset"].unique()], ".3f"))
+    print(to_markdown(wide.reindex([*SYSTEMS.values(), "student", "best LF"])[table["dataset"].unique()], ".3f"))
 
 
 if __name__ == "__main__":

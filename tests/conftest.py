@@ -83,6 +83,6 @@ def trained(tmp_path_factory):
     cfg = replace(cfg, run_dir=root / "run", label=replace(cfg.label, lfs=lfs))
     for stage in (pipeline.ingest, pipeline.label, pipeline.aggregate):
         stage(cfg, **({"progress": False} if stage is pipeline.label else {}))
-    train_ranker(cfg, train_config(cfg, fuse_lfs=True), progress=False)
+    train_ranker(cfg, train_config(cfg, fuse_lfs=True, architecture="cross-encoder"), progress=False)
     yield cfg, root
     torch.set_num_threads(threads)

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from weakrank.cli import main
+from weakrank.commands.train import student_warning
 from weakrank.config import load_config
 from weakrank.io import read_qrels, read_run
 from weakrank.loaders import load_dataset
@@ -63,6 +64,14 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
     assert (history["dev_agreement_queries"] == 2).all() and history["dev_map_queries"].between(0, 2).all()
     assert (model / "final").is_dir() and (model / "best").is_dir()
     assert "| train queries | 4 |" in (model / "best" / "README.md").read_text()  # the model card
+    # the student kept is the mix of start and fine-tuned weights that agrees best with the teacher on the dev lists,
+    # said at the train stage, and again last where it ended at its start or earned less than its full share
+    check = json.loads((model / "start_check.json").read_text())
+    assert set(check["scores"]) == {"0", "0.5", "1"}
+    kept = check["scores"][f"{check['share']:g}"]
+    assert kept == max(check["scores"].values()) and f"student: dev_agreement {kept:.3f} on held-out lists" in out
+    warning = student_warning(model / "best")
+    assert warning is None or warning in out.split("time per stage")[1]
 
     # every test pair scored, by the model that loads back from its folder with the same scores
     run = read_run(paths.runs / "model.trec")

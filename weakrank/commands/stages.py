@@ -16,7 +16,7 @@ from weakrank.commands import (
     pipeline_config,
     repeated_flags,
 )
-from weakrank.commands.train import add_train_flags, print_trained, train_flags, train_overrides
+from weakrank.commands.train import add_train_flags, print_trained, student_warning, train_flags, train_overrides
 from weakrank.config import PipelineConfig
 from weakrank.names import LABEL_MODELS
 from weakrank.paths import RunPaths
@@ -262,7 +262,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         return f"warning: {overlooked_line(warning, cfg, args)}" if warning and "analyze" not in done.results else None
 
     lines = {"aggregate": aggregated, "analyze": lambda tables: analysis_advice(cfg, tables, args),
-             "evaluate": lambda result: final_line(cfg, result, args)}
+             "train": student_warning, "evaluate": lambda result: final_line(cfg, result, args)}
     said = [lines[stage](result) for stage, result in done.results.items() if stage in lines]  # printed last
     commands, shown = judge_commands(args, cfg) if any(said) else "", False
     for line in filter(None, said):  # the judging commands once

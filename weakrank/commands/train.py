@@ -8,12 +8,15 @@ import os
 import sys
 from dataclasses import Field, fields
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 from weakrank.commands import AddCommand, defer, pipeline_config
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.keys import schema
 from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backend
+
+if TYPE_CHECKING:
+    from weakrank.ranker.teacher_state import TeacherState
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -39,50 +42,72 @@ def train_flags(args: argparse.Namespace) -> str:
 
 
 def print_trained(model: Path) -> None:
-    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun) and, where a chosen student's weight
-    came with it, what its record says (:meth:`~weakrank.fusion_state.ChoiceRecord.mix_lines`)."""
-    from labeling_functions import BUILTIN
-    from weakrank.ranker.directory import model_manifest
-    from weakrank.ranker.teacher_state import read_teacher_state
-
+    """Where :func:`weakrank.pipeline.train` put the model (once under torchrun), how its student was kept
+    (:func:`student_lines`) and, where a chosen student's weight came with it, what its record says
+    (:meth:`~weakrank.fusion_state.ChoiceRecord.mix_lines`)."""
     if int(os.environ.get("RANK", "0")) != 0:
         return
     history = model.parent / "history.csv"
     measured = history.exists() and any(name.startswith("dev_") for name in history.open().readline().split(","))
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
-    state = read_teacher_state(model, set(BUILTIN)) if model_manifest(model).teacher else None
-    for line in start_lines(model.parent, state.student_weight if state else None):
+    state = teacher_state(model)
+    for line in student_lines(model):
         print(line)
     for line in state.mix.mix_lines() if state and state.mix else []:
         print(line)
 
 
-def start_lines(root: Path, weight: float | None) -> list[str]:
-    """What the student's check against its start (``root``'s :data:`~weakrank.training.start_check.START_CHECK`)
-    says, and its ``weight`` in the shipped ranker: a warning, with what would help, where it made up little of
-    its start's disagreement with the teacher."""
+def teacher_state(model: Path) -> TeacherState | None:
+    """The teacher's state saved in model directory ``model`` (None: the student alone)."""
+    from labeling_functions import BUILTIN
+    from weakrank.ranker.directory import model_manifest
+    from weakrank.ranker.teacher_state import read_teacher_state
+
+    return read_teacher_state(model, set(BUILTIN)) if model_manifest(model).teacher else None
+
+
+def start_check(model: Path) -> dict | None:
+    """The record of how the student of ``model`` was kept against its start
+    (:data:`~weakrank.training.start_check.START_CHECK`, beside it), or None."""
     import json
 
-    from weakrank.training.start_check import FULL_GAIN, START_CHECK
+    from weakrank.training.start_check import START_CHECK
 
-    path = root / START_CHECK
-    if not path.exists():
+    path = model.parent / START_CHECK
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def student_lines(model: Path) -> list[str]:
+    """What the check of the student of ``model`` against its start says, with its weight in the shipped ranker;
+    then :func:`student_warning`'s line, where it has one."""
+    check, state = start_check(model), teacher_state(model)
+    if check is None:
         return []
-    check = json.loads(path.read_text())
     scores, share = check["scores"], check["share"]
-    kept = scores[f"{share:g}"]
-    line = (f"student: {check['metric']} {kept:.3f} on the dev lists, its start (the pretrained encoder) "
-            f"{scores['0']:.3f}; saved as {share:g} of the fine-tuned weights (WiSE-FT)")
-    lines = [line + (f", weight {weight:g} in the shipped ranker" if weight is not None else "")]
-    if share == 0:
-        lines.append("warning: training did not bring the student closer to its teacher than its start: the start "
-                     "encoder is kept as the student (weight 0 beside the teacher); more steps (--max-steps) or more "
-                     "training queries may help")
-    elif check["gain"] < FULL_GAIN:
-        lines.append(f"note: the student made up {check['gain']:.0%} of its start's disagreement with the teacher, "
-                     f"so it gets a small share of the shipped ranker; more steps (--max-steps) may earn it more")
-    return lines
+    line = (f"student: {check['metric']} {scores[f'{share:g}']:.3f} on held-out lists, its start (the pretrained "
+            f"encoder) {scores['0']:.3f}; saved as {share:g} of the fine-tuned weights (WiSE-FT)")
+    line += f", weight {state.student_weight:g} in the shipped ranker" if state else ""
+    return [line, *filter(None, [student_warning(model)])]
+
+
+def student_warning(model: Path) -> str | None:
+    """The line that says the student of ``model`` ended at its start, or made up too little of its start's
+    disagreement with the teacher to earn its full share of the shipped ranker, and what would help; else None."""
+    from weakrank.fusion_state import STUDENT_WEIGHT
+
+    check, state = start_check(model), teacher_state(model)
+    if check is None:
+        return None
+    if check["share"] == 0:
+        return ("warning: training did not bring the student closer to its teacher than its start, so the start "
+                "encoder is kept as the student" + (" and the shipped ranker is its teacher alone" if state else "")
+                + "; more steps (--max-steps) or more training queries may help")
+    if state and state.student_weight < STUDENT_WEIGHT:
+        return (f"note: the student surely made up {check['gain']:.0%} of its start's disagreement with the teacher "
+                f"on held-out lists, so it weighs {state.student_weight:g} (of {STUDENT_WEIGHT:g}) in the shipped "
+                "ranker; more steps (--max-steps) may earn it more")
+    return None
 
 
 def cmd_train(args: argparse.Namespace) -> None:

@@ -168,6 +168,10 @@ def write_model_card(directory: str | Path, info: Mapping[str, object], metrics:
     if read_manifest(directory).architecture == CrossEncoderRanker.architecture:
         lines += ["", "from sentence_transformers import CrossEncoder  # sentence-transformers >= 6: the same scores", "",
                   'scores = CrossEncoder("path/to/model").predict([("query", "passage")])']
+    else:  # a bi-encoder: the same order (its scores are the cosine times its scale)
+        lines += ["", "from sentence_transformers import SentenceTransformer  # the student alone: the same order", "",
+                  'model = SentenceTransformer("path/to/model")',
+                  'scores = model.similarity(model.encode(["query"]), model.encode(["passage"]))']
     lines += ["```", "", "## Training", "", "| | |", "|---|---|"]
     lines += [f"| {key} | {_cell(value)} |" for key, value in info.items()]
     if metrics:

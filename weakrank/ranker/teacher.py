@@ -27,8 +27,12 @@ from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import RankingLF, factory_precisions
 from weakrank.ranker.directory import mark_shipped
+from weakrank.ranker.manifest import read_manifest
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
 from weakrank.registry import resolve_lf
+
+# how sentence-transformers loads a student alone, by its architecture
+STUDENT_LOADERS = {"cross-encoder": "`CrossEncoder(dir)`", "bi-encoder": "`SentenceTransformer(dir)` (cosine similarity)"}
 
 
 class Teacher:
@@ -122,7 +126,8 @@ class Teacher:
                  f"the shipped ranker, the student (weight {student_weight:g}) averaged with its teacher per query "
                  "(both standardised over the query's list). The teacher is the fusion label model over the LFs, "
                  f"weights {weights}.\n"
-                 "- `CrossEncoder(dir)` and `load_ranker(dir, student_only=True)`: the student alone, one logit per pair.\n")
+                 f"- {STUDENT_LOADERS[read_manifest(directory).architecture]} and `load_ranker(dir, student_only=True)`: "
+                 "the student alone, one score per pair.\n")
         if self.fusion_state.lfs:
             text += ("- What the teacher made of each LF (family, prior, the loading agreement alone gave, the loading "
                      "used, weight, what decided it): " + "; ".join(

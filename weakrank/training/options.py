@@ -77,7 +77,7 @@ class LoopOptions:
     epochs: int = field(default=1, metadata={
         "group": "loop", "alias": "num_train_epochs",
         "help": "passes over the training queries (used only when max-steps is 0)"})
-    max_steps: int = field(default=400, metadata={
+    max_steps: int = field(default=200, metadata={
         "group": "loop", "help": "train this many steps, over as many epochs as it takes (0: use the epochs)"})
     max_epochs: float = field(default=8, metadata={
         "group": "loop", "help": "but stop after this many epochs (0: no cap), so a small train split is not "
@@ -100,9 +100,10 @@ class LoopOptions:
     train_split: str = field(default="train", metadata={"group": "loop", "help": "split to train on"})
     dev_split: str = field(default="dev", metadata={
         "group": "loop", "help": "split for early stopping ('' for none)"})
-    eval_every: int = field(default=100, metadata={
+    eval_every: int = field(default=0, metadata={
         "group": "loop", "alias": "eval_steps",
-        "help": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end)"})
+        "help": "evaluate on dev queries every N steps, keeping the best model (0: once, at the end, where a "
+                "bi-encoder's check against its start chooses what is saved)"})
     patience: int = field(default=3, metadata={
         "group": "loop", "help": "stop after N evaluations without a better dev MAP"})
     dev_queries: int = field(default=0, metadata={
