@@ -1,5 +1,6 @@
 """The fusion label model with LF families and priors (weakrank.label_models.family_factor): evidence across
-families outweighs a wrong prior, the prior decides where agreement cannot, an LF with no declaration is neutral,
+families outweighs a wrong prior, the prior decides where agreement cannot, an LF with no declaration is pulled like
+the rest,
 and a redundant LF of a family adds little. Own-made lists: a latent relevance per candidate and LFs that see it
 through noise."""
 
@@ -69,19 +70,36 @@ def test_where_agreement_is_symmetric_the_prior_decides(better: str):
     assert np.allclose(plain.lf_weights(2) / plain.lf_weights(2).sum(), 0.5, atol=0.05)  # today: an even split
 
 
-def test_an_lf_without_a_declaration_is_neutral():
+def test_an_lf_without_a_declaration_is_pulled_like_the_rest():
     f, groups, rng = lists(2)
     scores = np.column_stack([view(f, rng, 0.8), view(f, rng, 0.5), view(f, rng, 0.3)])
     names = ["a", "b", "user"]
     undeclared = ScoreFusionModel().fit(scores, groups, names)
     declared_none = ScoreFusionModel(priors={n: {"family": None, "prior": None} for n in names}).fit(
         scores, groups, names)
-    assert np.array_equal(undeclared.lf_weights(3), declared_none.lf_weights(3))  # no declaration: today's model
+    assert np.array_equal(undeclared.lf_weights(3), declared_none.lf_weights(3))  # nobody declares: no pull at all
     mixed = ScoreFusionModel(priors={"a": {"family": "lexical", "prior": 0.8}, "b": {"family": "semantic",
                                                                                  "prior": 0.5}}).fit(scores, groups, names)
     user = next(w for w in mixed.state_.lfs if w.lf == "user")
+    # kin of no declared LF: pulled towards the mean declared prior (0.65), shown as undeclared and never as decided
     assert user.prior is None and user.family is None and not user.prior_decided
-    assert user.loading == pytest.approx(user.agreement, abs=0.05)
+    assert user.agreement < user.loading < 0.65
+
+
+def test_an_undeclared_lf_among_declared_lexical_ones_takes_no_more_weight_than_they_do():
+    """The README's own-collection LFs (three lexical, declared) and a user's crude word count that declares nothing
+    and reads the same words: it is pulled as their family, not left free to take the weight."""
+    f, groups, rng = lists(5)
+    style = rng.normal(size=len(f)) * 0.8  # what term matching sees besides relevance
+    lexical = [view(f, rng, 0.45, style) for _ in range(3)]
+    crude = 0.7 * lexical[0] + 0.7 * rng.normal(size=len(f))  # reads the same words, its own noise
+    names = ["bm25", "tfidf", "word_overlap", "word_count"]
+    priors = {n: {"family": "lexical", "prior": resolve_lf("bm25").prior} for n in names[:3]}
+    model = ScoreFusionModel(priors=priors).fit(np.column_stack([*lexical, crude]), groups, names)
+    weights = weights_by_lf(model)
+    assert weights["word_count"] <= max(weights[n] for n in names[:3]) + 1e-9, weights
+    counted = next(w for w in model.state_.lfs if w.lf == "word_count")
+    assert counted.prior is None and counted.family is None and not counted.prior_decided
 
 
 def test_a_redundant_lf_of_a_family_adds_little():

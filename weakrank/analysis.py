@@ -151,7 +151,8 @@ def lf_weights(state: FusionState) -> pd.DataFrame:
     """What the fusion fit made of each LF (``state.lfs``), a row each: its declared ``family`` and ``prior``, the
     loading ``agreement`` alone gave it, the ``loading`` used, its share of the fused score's ``weight`` and what
     ``decided`` the loading (``prior`` or ``agreement``); empty where no LF declared a family or prior."""
-    rows = [{"lf": w.lf, "family": w.family or "(own)", "prior": w.prior, "agreement": w.agreement,
+    rows = [{"lf": w.lf, "family": w.family or "(own)", "prior": "—" if w.prior is None else f"{w.prior:.2f}",
+             "agreement": w.agreement,
              "loading": w.loading, "weight": w.weight, "decided": "prior" if w.prior_decided else "agreement"}
             for w in state.lfs]
     return pd.DataFrame(rows, columns=["lf", "family", "prior", "agreement", "loading", "weight", "decided"]
