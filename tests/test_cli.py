@@ -219,7 +219,7 @@ def test_run_evaluates_beir_qrels_as_evaluate_require_says(tmp_path, capsys):
     # issue 43: the table explains itself (p-values, marks, rows) and a closing line says what happened
     assert "p MAP" in out and "† significantly better than the baseline (first stage (BM25 top 4)), ‡ significantly worse" in out
     assert "fusion-rrf, fusion-combsum: the LFs' rankings fused without labels" in out
-    assert "model: the shipped ranker: the trained cross-encoder (the student) averaged per query" in out
+    assert "model: the shipped ranker: the trained bi-encoder (the student) averaged per query" in out
     last = out.rstrip().splitlines()[-1]
     assert last.startswith("the shipped ranker (model): MAP ") and " vs first stage (BM25 top 4) " in last
     assert "3 queries" in last and "first stage (BM25 top 4): the candidates' own order" in out

@@ -210,6 +210,7 @@ READERS = {
     "weakrank.ranker.bi_encoder": "a bi-encoder student's own config",
     "weakrank.ranker.onnx_runtime": "the ONNX export's cache record",
     "weakrank.retrieval": "the Faiss index's cache record",
+    "weakrank.training.start_check": "a training run's check of its student against its start (StartCheck)",
     "weakrank.labeling": "an LF score cache's fingerprint",
     "weakrank.reproduction.grid": "a grid cell's cache",
     "weakrank.reproduction.report": "a grid cell's cache",

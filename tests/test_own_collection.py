@@ -16,6 +16,7 @@ from weakrank.io import read_qrels, read_run
 from weakrank.loaders import load_dataset
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
+from weakrank.training.start_check import StartCheck
 
 ROOT = Path(__file__).resolve().parents[1]
 OWN = ROOT / "data" / "fixtures" / "own_collection"
@@ -66,10 +67,10 @@ def test_own_trec_collection_runs_end_to_end_with_training(tmp_path, monkeypatch
     assert "| train queries | 4 |" in (model / "best" / "README.md").read_text()  # the model card
     # the student kept is the mix of start and fine-tuned weights that agrees best with the teacher on the dev lists,
     # said at the train stage, and again last where it ended at its start or earned less than its full share
-    check = json.loads((model / "start_check.json").read_text())
-    assert set(check["scores"]) == {"0", "0.5", "1"}
-    kept = check["scores"][f"{check['share']:g}"]
-    assert kept == max(check["scores"].values()) and f"student: dev_agreement {kept:.3f} on held-out lists" in out
+    assert (model / "start_check.json").exists()
+    check = StartCheck.load(model)
+    assert set(check.scores) == {0.0, 0.5, 1.0} and check.kept == max(check.scores.values())
+    assert f"student: dev_agreement {check.kept:.3f} on held-out lists" in out
     warning = student_warning(model / "best")
     assert warning is None or warning in out.split("time per stage")[1]
 

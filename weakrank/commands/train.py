@@ -17,6 +17,7 @@ from weakrank.names import BACKENDS, COMBINED_BACKENDS, PRECISIONS, split_backen
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher_state import TeacherState
+    from weakrank.training.start_check import StartCheck
 
 
 def train_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -67,15 +68,11 @@ def teacher_state(model: Path) -> TeacherState | None:
     return read_teacher_state(model, set(BUILTIN)) if model_manifest(model).teacher else None
 
 
-def start_check(model: Path) -> dict | None:
-    """The record of how the student of ``model`` was kept against its start
-    (:data:`~weakrank.training.start_check.START_CHECK`, beside it), or None."""
-    import json
+def start_check(model: Path) -> StartCheck | None:
+    """How the student of ``model`` was kept against its start (its record beside it), or None."""
+    from weakrank.training.start_check import StartCheck
 
-    from weakrank.training.start_check import START_CHECK
-
-    path = model.parent / START_CHECK
-    return json.loads(path.read_text()) if path.exists() else None
+    return StartCheck.load(model.parent)
 
 
 def student_lines(model: Path) -> list[str]:
@@ -84,9 +81,8 @@ def student_lines(model: Path) -> list[str]:
     check, state = start_check(model), teacher_state(model)
     if check is None:
         return []
-    scores, share = check["scores"], check["share"]
-    line = (f"student: {check['metric']} {scores[f'{share:g}']:.3f} on held-out lists, its start (the pretrained "
-            f"encoder) {scores['0']:.3f}; saved as {share:g} of the fine-tuned weights (WiSE-FT)")
+    line = (f"student: {check.metric} {check.kept:.3f} on held-out lists, its start (the pretrained encoder) "
+            f"{check.start:.3f}; saved as {check.share:g} of the fine-tuned weights (WiSE-FT)")
     line += f", weight {state.student_weight:g} in the shipped ranker" if state else ""
     return [line, *filter(None, [student_warning(model)])]
 
@@ -99,12 +95,12 @@ def student_warning(model: Path) -> str | None:
     check, state = start_check(model), teacher_state(model)
     if check is None:
         return None
-    if check["share"] == 0:
+    if check.share == 0:
         return ("warning: training did not bring the student closer to its teacher than its start, so the start "
                 "encoder is kept as the student" + (" and the shipped ranker is its teacher alone" if state else "")
                 + "; more steps (--max-steps) or more training queries may help")
     if state and state.student_weight < STUDENT_WEIGHT:
-        return (f"note: the student surely made up {check['gain']:.0%} of its start's disagreement with the teacher "
+        return (f"note: the student surely made up {check.gain:.0%} of its start's disagreement with the teacher "
                 f"on held-out lists, so it weighs {state.student_weight:g} (of {STUDENT_WEIGHT:g}) in the shipped "
                 "ranker; more steps (--max-steps) may earn it more")
     return None

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from weakrank.errors import DataError
 from weakrank.io import write_text
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.saving import interpolated
@@ -61,6 +62,23 @@ class StartCheck:
     def save(self, directory: Path) -> None:
         """Write the record as ``START_CHECK`` into ``directory``."""
         write_text(json.dumps(self.to_dict(), indent=1), directory / START_CHECK)
+
+    @classmethod
+    def load(cls, directory: Path) -> StartCheck | None:
+        """The record :meth:`save` wrote into ``directory`` (None where there is none), checked: a file that is not
+        one is a :class:`~weakrank.errors.DataError` naming it."""
+        path = Path(directory) / START_CHECK
+        if not path.exists():
+            return None
+        try:
+            saved = json.loads(path.read_text())
+            scores = {float(k): float(v) for k, v in saved["scores"].items()}
+            check = cls(str(saved["metric"]), scores, float(saved["share"]), float(saved["lower"]))
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            raise DataError(f"not a start check record ({type(err).__name__}: {err})", file=path) from None
+        if 0.0 not in scores or check.share not in scores:
+            raise DataError("its scores lack the start (0) or the share kept", file=path)
+        return check
 
 
 def lower_bound(differences: np.ndarray, z: float = Z) -> float:

@@ -50,7 +50,7 @@ class ListwiseKL(Objective):
     options = ListwiseOptions
     temperature: float = 1.0
     anchor: float = 0.0
-    scale_free: bool = False
+    scale_free: bool = True
     _start: dict = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
