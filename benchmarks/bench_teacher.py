@@ -200,8 +200,8 @@ def scored(d: Prepared, priors: dict[str, float], strength: float) -> list[dict]
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The README's table from ``teacher.csv``: per collection, the teacher's MAP label-free and with priors it did
-    not fit (with and without word_overlap), the best single LF, and the change."""
+    """The docs' table (docs/benchmarks.md) from ``teacher.csv``: per collection, the teacher's MAP label-free and
+    with priors it did not fit (with and without word_overlap), the best single LF, and the change."""
     wide = table.pivot_table(index="dataset", columns="teacher", values="map").reindex(table["dataset"].unique())
     best = table.drop_duplicates("dataset").set_index("dataset")
     out = pd.DataFrame({
@@ -221,7 +221,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+", default=COLLECTIONS)
     parser.add_argument("--markdown", nargs="?", const="teacher.csv", choices=["teacher.csv", "teacher_unseen.csv"],
-                        help="only print teacher.csv (or teacher_unseen.csv) as the README's (docs') table")
+                        help="only print teacher.csv (or teacher_unseen.csv) as the docs' table")
     parser.add_argument("--unseen", nargs="+", type=Path, metavar="CONFIG",
                         help="only score the pipeline configs of collections no constant was fitted on, label-free "
                              "and with the built-in LFs' declared priors, into teacher_unseen.csv")
