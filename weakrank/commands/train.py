@@ -53,7 +53,7 @@ def print_trained(model: Path) -> None:
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
     state = teacher_state(model)
-    for line in student_lines(model):
+    for line in student_lines(model, state):
         print(line)
     for line in state.mix.mix_lines() if state and state.mix else []:
         print(line)
@@ -75,26 +75,30 @@ def start_check(model: Path) -> StartCheck | None:
     return StartCheck.load(model.parent)
 
 
-def student_lines(model: Path) -> list[str]:
-    """What the check of the student of ``model`` against its start says, with its weight in the shipped ranker;
-    then :func:`student_warning`'s line, where it has one."""
-    check, state = start_check(model), teacher_state(model)
+def student_lines(model: Path, state: TeacherState | None) -> list[str]:
+    """What the check of the student of ``model`` (its teacher's ``state``) against its start says, with its weight
+    in the shipped ranker, and :func:`warning_line`'s line where there is one."""
+    check = start_check(model)
     if check is None:
         return []
     line = (f"student: {check.metric} {check.kept:.3f} on held-out lists, its start (the pretrained encoder) "
             f"{check.start:.3f}; saved as {check.share:g} of the fine-tuned weights (WiSE-FT)")
     line += f", weight {state.student_weight:g} in the shipped ranker" if state else ""
-    return [line, *filter(None, [student_warning(model)])]
+    return [line, *filter(None, [warning_line(check, state)])]
 
 
 def student_warning(model: Path) -> str | None:
-    """The line that says the student of ``model`` ended at its start, or made up too little of its start's
-    disagreement with the teacher to earn its full share of the shipped ranker, and what would help; else None."""
+    """:func:`warning_line` of the student of ``model`` (what ``run`` says again last), or None."""
+    check = start_check(model)
+    return warning_line(check, teacher_state(model)) if check else None
+
+
+def warning_line(check: StartCheck, state: TeacherState | None) -> str | None:
+    """The line that says a student kept as ``check`` says (its teacher's ``state``) ended at its start, or made up
+    too little of its start's disagreement with the teacher to earn its full share of the shipped ranker, and what
+    would help; else None."""
     from weakrank.fusion_state import STUDENT_WEIGHT
 
-    check, state = start_check(model), teacher_state(model)
-    if check is None:
-        return None
     if check.share == 0:
         return ("warning: training did not bring the student closer to its teacher than its start, so the start "
                 "encoder is kept as the student" + (" and the shipped ranker is its teacher alone" if state else "")

@@ -98,8 +98,8 @@ def choose_share(encoder: torch.nn.Module, start: dict[str, torch.Tensor], measu
         with interpolated(encoder, start, share):
             per_list[share] = np.asarray(measure(), dtype=np.float64)
     scores = {share: float(values.mean()) if len(values) else float("nan") for share, values in per_list.items()}
-    best = max(scores.values())
-    kept = min(s for s, v in scores.items() if v >= best)
+    best = max((v for v in scores.values() if v == v), default=None)
+    kept = 0.0 if best is None else min(s for s, v in scores.items() if v >= best)  # nothing measured: the start
     return StartCheck(metric, scores, kept, lower_bound(per_list[kept] - per_list[0.0]))
 
 
@@ -122,7 +122,8 @@ def earned_weight(check: StartCheck | None, full: float) -> float:
     """The student's weight in the shipped ranker, earned on held-out lists: ``full`` (the label-free share of a
     student that learned) times its :attr:`~StartCheck.gain` over :data:`FULL_GAIN`, at most ``full``; 0 for a
     student that surely made up none of its start's shortfall (it is its start, already one of the teacher's LFs).
-    ``full`` itself where there is no start to compare with (a cross-encoder starts from an untrained head)."""
+    ``full`` itself where there is no check (a cross-encoder starts from an untrained head; or no list was held out:
+    fewer than 6 train queries and no dev split)."""
     if check is None:
         return full
     return round(full * min(check.gain / FULL_GAIN, 1.0), 4)
