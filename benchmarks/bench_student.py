@@ -89,7 +89,7 @@ def markdown(table: pd.DataFrame) -> str:
     })
     columns = ["dataset", "budget", "student", "best_encoder_map", "teacher", "shipped", "combsum", "rrf", "share",
                "weight", "student ≥ encoder LF − 0.01", "student ≥ teacher − 0.01", "shipped ≥ teacher − 0.005"]
-    return to_markdown(out[columns].set_index(["dataset", "budget"]), ".3f")
+    return to_markdown(out[columns].set_index("dataset"), ".3f")
 
 
 def main() -> None:

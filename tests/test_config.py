@@ -129,7 +129,8 @@ def test_a_bare_train_section_trains_with_the_defaults_the_guide_lists(tmp_path)
         listed[key] = tomllib.loads(f"v = {default}")["v"]
     tc = asdict(train_config(load_config(config(tmp_path, BASE + "[train]\n"))))
     assert listed == {k: list(v) if isinstance(v, tuple) else v for k, v in tc.items()}
-    assert (tc["mode"], tc["loss"], tc["batch_size"], tc["max_steps"], tc["fuse_lfs"]) == ("listwise", "kl", 4, 400, True)
+    assert (tc["mode"], tc["loss"], tc["batch_size"], tc["max_steps"], tc["fuse_lfs"]) == ("listwise", "kl", 4, 200, True)
+    assert (tc["architecture"], tc["interpolate"], tc["scale_free"]) == ("bi-encoder", "auto", True)
 
 
 def test_lf_files_and_the_beir_run_resolve_against_the_config_folder(tmp_path, monkeypatch):
