@@ -35,8 +35,9 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
 
     The student is not one more LF of the fusion model: it learned from that fusion, so its agreement with the
     LFs is theirs, and the factor model would count it twice (measured: one more LF gave WikiQA 0.683, below its
-    labels' 0.688; the average 0.694). Two views and no gold: the student's weight is a constant, fitted on dev
-    splits (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`)."""
+    labels' 0.688; the average 0.694). Two views and no gold: the student's weight is at most a constant fitted on dev
+    splits (:data:`~weakrank.fusion_state.STUDENT_WEIGHT`), a bi-encoder's earned on held-out lists by how much closer
+    to its teacher it came than its start (:func:`~weakrank.training.start_check.earned_weight`)."""
     views = standardize_within(np.column_stack([teacher, ranker]).astype(np.float64), groups)
     return views @ np.array([1.0 - student_weight, student_weight])
 

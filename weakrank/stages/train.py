@@ -121,10 +121,10 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
     ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
     (:func:`run_teacher`, written by :meth:`~weakrank.ranker.teacher.Teacher.save`) and the student's weight beside it,
-    chosen by judged mode's one call after training
-    (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the shipped ranker
-    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that
-    locks it)."""
+    earned on held-out lists (:func:`~weakrank.training.start_check.earned_weight`) unless judged mode's one call
+    after training chooses another (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the
+    shipped ranker (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that locks
+    it)."""
     from weakrank.judged.student_weight import choose_student_weight
     from weakrank.ranker import load_student
     from weakrank.ranker.directory import mark_judged
