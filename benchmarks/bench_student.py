@@ -32,7 +32,7 @@ from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
 from weakrank.ranker.teacher_state import read_teacher_state
 from weakrank.stages.train import model_dir
-from weakrank.training.start_check import START_CHECK
+from weakrank.training.start_check import StartCheck
 
 UNSEEN = ["med", "cisi", "cacm", "msmarco", "dbpedia"]
 ENCODER_LFS = ("embedding_cosine", "bert_cosine")
@@ -69,13 +69,13 @@ def measured(name: str, budget: str, quiet: bool) -> dict:
     best_encoder = max(encoders, key=maps.get) if encoders else None
     best_lf = max(lfs, key=maps.get)
     directory = model_dir(cfg, f"bench/models/{trained_name(cfg, 0, False, **overrides)}")
-    check = json.loads((directory.parent / START_CHECK).read_text()) if (directory.parent / START_CHECK).exists() else {}
+    check = StartCheck.load(directory.parent)  # None for a student not checked against its start
     weight = read_teacher_state(directory, set(BUILTIN)).student_weight
     return {"dataset": name, "budget": budget, "student": maps["student"], "teacher": maps["teacher"],
             "shipped": maps["shipped"], "best_encoder_lf": best_encoder, "best_encoder_map": maps.get(best_encoder),
             "best_lf": best_lf, "best_lf_map": maps[best_lf], "combsum": maps.get("combsum"), "rrf": maps.get("rrf"),
-            "share": check.get("share"), "start_agreement": check.get("scores", {}).get("0"),
-            "kept_agreement": check.get("scores", {}).get(f"{check['share']:g}") if check else None,
+            "share": check and check.share, "start_agreement": check and check.start,
+            "kept_agreement": check and check.kept,
             "weight": weight, "minutes": round(minutes, 2)}
 
 
