@@ -14,6 +14,7 @@ from tests.test_training import small
 from weakrank.dataset import Dataset, candidates_from_rows
 from weakrank.ranker import load_ranker
 from weakrank.training.build import trainer_from_config
+from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.data import TrainingData
 from weakrank.training.evaluators import AgreementEvaluator
 from weakrank.training.losses import listwise_kl
@@ -102,3 +103,52 @@ def test_a_student_trained_on_noise_gets_a_small_share_and_never_ends_below_its_
     assert earned_weight(check, 0.35) <= 0.1
     shipped = load_ranker(tmp_path / "m" / "best")  # what is saved is the mix measured
     assert dev(shipped, cfg.temperature)["dev_agreement"] == pytest.approx(check.kept, abs=1e-4)
+
+
+class Stop(TrainerCallback):
+    """Kills training after step ``at`` (a run cut off)."""
+
+    def __init__(self, at: int) -> None:
+        self.at = at
+
+    def on_step(self, trainer, batch, loss, grad_norm) -> None:
+        if trainer.progress.step == self.at:
+            raise KeyboardInterrupt
+
+
+class Counting(AgreementEvaluator):
+    """The agreement evaluator, counting how often it scores the dev lists."""
+
+    scored = 0
+
+    def __call__(self, model, temperature):
+        self.scored += 1
+        return super().__call__(model, temperature)
+
+    def per_list(self, model, temperature):
+        self.scored += 1
+        return super().per_list(model, temperature)
+
+
+def test_the_check_reuses_the_best_evaluation_and_a_resumed_run_brings_it_back(tmp_path):
+    dataset = noise_dataset()
+    labels = dataset.candidates.assign(label=0, confidence=0.5,
+                                       score=np.random.default_rng(2).normal(size=len(dataset.candidates)))
+    data = TrainingData(labels, dataset.queries, dataset.passages, "train", ns_lf=None)
+    dev = TrainingData(labels, dataset.queries, dataset.passages, "dev", ns_lf=None)
+    cfg = small(architecture="bi-encoder", mode="listwise", loss="kl", group_size=5, batch_size=4, max_steps=12,
+                lr=1e-4, max_length=32, eval_every=4, checkpoint_every=4)
+    with pytest.raises(KeyboardInterrupt):
+        trainer_from_config(cfg, data, Counting(dev), tmp_path / "m", dataset.passages, callbacks=[Stop(10)]).fit(
+            show_progress=False)
+    evaluator = Counting(dev)
+    trainer = trainer_from_config(cfg, data, evaluator, tmp_path / "m", dataset.passages)
+    trainer.resume()  # what the checkpoint of step 8 brings back: the best of the evaluations at steps 4 and 8
+    before = pd.DataFrame(trainer.progress.history)["dev_agreement"]
+    assert trainer.best_weights is not None and trainer.best_per_list.mean() == pytest.approx(before.max())
+    trainer.fit(resume=True, show_progress=False)
+    history = pd.DataFrame(trainer.progress.history)
+    assert list(history["step"]) == [4, 8, 12]  # steps 4 and 8 evaluated before the cut, 12 after the resume
+    assert evaluator.scored == 1 + 2  # one evaluation after the resume, then the start and the halfway mix only
+    best = history["dev_agreement"].max()
+    assert trainer.start_check_.scores[1.0] == pytest.approx(best)  # the fine-tuned weights: the best evaluation's

@@ -73,6 +73,8 @@ class Checkpoints:
     scaler: torch.amp.GradScaler
     progress: Progress
     average: dict[str, torch.Tensor] | None
+    best_weights: dict[str, torch.Tensor] | None
+    best_per_list: np.ndarray | None
 
     @property
     def held_out_joined(self) -> bool:
@@ -95,6 +97,8 @@ class Checkpoints:
             "scaler": self.scaler.state_dict(),
             "progress": asdict(self.progress),
             "average": self.average,
+            "best": None if self.best_weights is None else {
+                "weights": self.best_weights, "per_list": torch.from_numpy(np.asarray(self.best_per_list))},
             "config": asdict(self.args),
             "rng": {"torch": torch.get_rng_state(), "numpy": numpy_state(), "python": random.getstate()},
         }
@@ -111,6 +115,9 @@ class Checkpoints:
         self.scaler.load_state_dict(state["scaler"])
         self.progress = Progress(**state["progress"])
         self.average = state.get("average")
+        best = state.get("best")  # the best evaluation's, where the share is chosen at the end
+        self.best_weights = best and best["weights"]
+        self.best_per_list = best and best["per_list"].cpu().numpy()
         torch.set_rng_state(state["rng"]["torch"])
         set_numpy_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])

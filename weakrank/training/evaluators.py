@@ -15,7 +15,7 @@ import numpy as np
 
 from weakrank.training.config import TrainConfig
 from weakrank.training.data import TrainingData
-from weakrank.training.measures import agreements, ranking_metrics
+from weakrank.training.measures import agreements, list_measures, ranking_metrics
 from weakrank.training.rankers import Ranker
 
 GOLD_NOTE = "Measured against the gold labels of the dev queries."
@@ -71,6 +71,13 @@ class AgreementEvaluator(ListEvaluator):
     model does is kept; the card shows no MAP against pseudo-labels that reads as one against gold."""
 
     primary_metric = "dev_agreement"
+    per_list_: np.ndarray | None = None  # the agreement of each list at the last call
+
+    def __call__(self, model: Ranker, temperature: float) -> dict[str, float]:
+        """Every metric of the evaluated lists as ``dev_<name>``; the agreement of each list kept as
+        :attr:`per_list_`."""
+        metrics, self.per_list_ = list_measures(model, self.data, self.queries, temperature=temperature)
+        return {f"dev_{k}": v for k, v in metrics.items()}
 
     def per_list(self, model: Ranker, temperature: float) -> np.ndarray:
         """The agreement of each evaluated list that the teacher ranks (their mean is ``dev_agreement``)."""

@@ -51,6 +51,13 @@ def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], bat
     """The model's ranking of each query's list against its labels: MAP and recall@1 (ir-measures; tied scores in
     random order) on the lists with a relevant and a non-relevant pair, ``agreement`` (:func:`teacher_ndcg`) on
     every list the teacher ranks; ``map_queries`` and ``agreement_queries`` count the lists each used."""
+    return list_measures(model, data, query_ids, batch_size, temperature)[0]
+
+
+def list_measures(model: Ranker, data: TrainingData, query_ids: list[str], batch_size: int = 64,
+                  temperature: float = 1.0) -> tuple[dict[str, float], np.ndarray]:
+    """:func:`ranking_metrics`, and the agreement of each list the teacher ranks (what :func:`agreements` gives),
+    from one scoring of the lists."""
     lists, agreement = [], []
     for qid, scores in list_scores(model, data, query_ids, batch_size):
         ql = data.lists[qid]
@@ -67,4 +74,4 @@ def ranking_metrics(model: Ranker, data: TrainingData, query_ids: list[str], bat
                                  table[["query_id", "passage_id", "relevance"]], rn=(), measures=LIST_MEASURES)
         out = {name: float(value) for name, value in per_query.mean().items()}
     return {**out, "map_queries": len(lists), "agreement": float(np.mean(agreement)) if agreement else float("nan"),
-            "agreement_queries": len(agreement)}
+            "agreement_queries": len(agreement)}, np.asarray(agreement, dtype=np.float64)

@@ -89,15 +89,18 @@ def lower_bound(differences: np.ndarray, z: float = Z) -> float:
 
 
 def choose_share(encoder: torch.nn.Module, start: dict[str, torch.Tensor], measure: Callable[[], np.ndarray],
-                 metric: str, shares: tuple[float, ...] = SHARES) -> StartCheck:
+                 metric: str, shares: tuple[float, ...] = SHARES,
+                 measured: dict[float, np.ndarray] | None = None) -> StartCheck:
     """The :class:`StartCheck` of ``encoder`` (its weights as trained) against its ``start`` weights: ``measure()``
     (the metric of each held-out list) at each of ``shares`` (the weights mixed by
-    :func:`~weakrank.training.saving.interpolated`); ``encoder`` is left as it was."""
-    per_list = {}
-    for share in shares:
+    :func:`~weakrank.training.saving.interpolated`) not already ``measured`` (share → the metric of each list);
+    ``encoder`` is left as it was."""
+    per_list = dict(measured or {})
+    for share in (s for s in shares if s not in per_list):
         with interpolated(encoder, start, share):
             per_list[share] = np.asarray(measure(), dtype=np.float64)
-    scores = {share: float(values.mean()) if len(values) else float("nan") for share, values in per_list.items()}
+    scores = {share: float(per_list[share].mean()) if len(per_list[share]) else float("nan")
+              for share in sorted(per_list)}
     best = max((v for v in scores.values() if v == v), default=None)
     kept = 0.0 if best is None else min(s for s, v in scores.items() if v >= best)  # nothing measured: the start
     return StartCheck(metric, scores, kept, lower_bound(per_list[kept] - per_list[0.0]))

@@ -113,7 +113,9 @@ class Trainer(Checkpoints, ModelSaving):
         mixes = checks_start(args) or (args.interpolate != AUTO and args.interpolate < 1)
         self.start_weights = ({k: v.detach().cpu().clone() for k, v in self.model.encoder.state_dict().items()}
                               if mixes else None)
-        self.best_weights: dict[str, torch.Tensor] | None = None  # the best evaluation's, kept to choose the share
+        # the best evaluation's weights and the agreement of each dev list it measured, kept to choose the share
+        self.best_weights: dict[str, torch.Tensor] | None = None
+        self.best_per_list: np.ndarray | None = None
         self.start_check_: StartCheck | None = None
         objective.begin(self.model)  # the model as it starts (a resume loads its checkpoint later)
         self.ranker = distributed.DDPRanker(self.model, self.dist) if self.dist.enabled else None
@@ -217,9 +219,11 @@ class Trainer(Checkpoints, ModelSaving):
             return False
         if value > self.progress.best:
             self.progress.best, self.progress.bad_evals = value, 0
-            self.save_model(self.out_dir / "best")
-            if self.choosing_share:
+            if self.choosing_share:  # best/ is written once, by check_start, at the share it chooses
                 self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+                self.best_per_list = self.evaluator.per_list_
+            else:
+                self.save_model(self.out_dir / "best")
             return False
         self.progress.bad_evals += 1
         return self.progress.bad_evals >= self.args.patience
@@ -235,10 +239,11 @@ class Trainer(Checkpoints, ModelSaving):
         with the teacher on the dev lists, the start itself among them (:func:`choose_share`), and save that mix as
         ``best/`` with its record (:data:`~weakrank.training.start_check.START_CHECK`)."""
         evaluator = self.evaluator
+        measured = {1.0: self.best_per_list} if self.best_per_list is not None else None
         with loaded(self.model, self.best_weights):
             self.start_check_ = choose_share(
                 self.model.encoder, self.start_weights, lambda: evaluator.per_list(self.model, self.args.temperature),
-                evaluator.primary_metric)
+                evaluator.primary_metric, measured=measured)
             self.share = self.start_check_.share
             self.save_model(self.out_dir / "best")
         if self.dist.is_main:
