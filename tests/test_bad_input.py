@@ -436,14 +436,14 @@ def _evaluate(tmp_path, run_text, capsys):
     return rc, capsys.readouterr().err
 
 
-def test_evaluate_refuses_a_run_that_repeats_a_pair(tmp_path, capsys):
+def test_evaluate_refuses_a_run_that_repeats_a_pair_with_another_score(tmp_path, capsys):
     rc, err = _evaluate(tmp_path, "q1 Q0 d1 1 2.0 x\nq1 Q0 d2 2 1.0 x\nq1 Q0 d1 3 0.5 x\n", capsys)
     assert rc == 2
-    assert err == (f"weakrank: error: {tmp_path / 'other.trec'}:3: passage_id: duplicate line of query_id 'q1', "
-                   f"passage_id 'd1' (first at line 1)\n")
+    assert err == (f"weakrank: error: {tmp_path / 'other.trec'}:3: score: query 'q1', passage 'd1' is ranked twice "
+                   "with two scores, 2 at line 1 and 0.5 here: keep one\n")
 
 
-@pytest.mark.parametrize(("run_text", "why"), [("", "the run is empty"),
+@pytest.mark.parametrize(("run_text", "why"), [("", "empty run file"),
                                                ("q7 Q0 d1 1 2.0 x\n", "none of its 1 queries \\(e.g. 'q7'\\) is in")])
 def test_evaluate_of_an_empty_or_unjudged_run_names_it(tmp_path, capsys, run_text, why):
     rc, err = _evaluate(tmp_path, run_text, capsys)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 import ir_measures
@@ -17,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from weakrank.errors import DataError
+from weakrank.errors import DataError, LeftOutWarning
 from weakrank.files import atomic_path, read_utf8
 
 # columns that carry a row's source file and 1-based line (read_run/read_qrels with ``lines=True``, the loaders)
@@ -99,6 +100,43 @@ def read_run(path: str | Path, lines: bool = False) -> pd.DataFrame:
     :data:`LINE`). A line with the wrong number of fields or a score that is not a finite number is a located
     :class:`DataError`."""
     return _read_trec(path, ir_measures.read_trec_run, RUN_FIELDS, "score", lines)
+
+
+def read_run_file(path: str | Path, queries: Collection[str] | None = None, split: str | None = None,
+                  known: Collection[str] | None = None, lines: bool = False) -> pd.DataFrame:
+    """The one reader of a user's TREC run file (``ingest``, ``evaluate`` with or without ``--judgments``,
+    ``rerank --run``): :func:`read_run`'s rows, checked. An empty file is refused; a line that repeats a (query,
+    passage) pair with the same score counts once (the first), with another score it is refused at its line, naming
+    the first (as a qrels pair judged twice is). With ``known`` (the dataset's queries) the queries it lacks are left
+    out and named (a :class:`~weakrank.errors.LeftOutWarning`: the count and a few ids); with ``queries`` (those of
+    the evaluated split ``split``) only their rows are kept (one run may rank every split, as one qrels file judges
+    them), and a run none of whose queries is one of them is refused, naming the file and the split."""
+    run = read_run(path, lines=True)
+    if run.empty:
+        raise DataError("empty run file: it ranks no query", file=path)
+    first = run.groupby(["query_id", "passage_id"], sort=False)[["score", LINE]].transform("first")
+    changed = np.flatnonzero((run["score"] != first["score"]).to_numpy())
+    if len(changed):
+        row, was = run.iloc[changed[0]], first.iloc[changed[0]]
+        raise DataError(f"query {row['query_id']!r}, passage {row['passage_id']!r} is ranked twice with two scores, "
+                        f"{was['score']:g} at line {int(was[LINE])} and {row['score']:g} here: keep one", file=path,
+                        line=int(row[LINE]), field="score")
+    run = run[~run.duplicated(["query_id", "passage_id"])]
+    ranked = list(dict.fromkeys(run["query_id"]))
+    unknown = [] if known is None else list(pd.Index(ranked).difference(pd.Index(list(known)), sort=False))
+    if unknown:
+        shown = ", ".join(repr(q) for q in unknown[:3]) + (", …" if len(unknown) > 3 else "")
+        warnings.warn(f"{path}: {len(unknown)} of its {len(ranked)} queries are not in the dataset and are left out "
+                      f"({shown})", LeftOutWarning, stacklevel=2)
+        run = run[~run["query_id"].isin(set(unknown))]
+    if queries is not None:
+        kept = run["query_id"].isin(set(queries))
+        if not kept.any():
+            raise DataError(f"none of its {len(ranked)} queries (e.g. {ranked[0]!r}) is of the evaluated split "
+                            f"{split!r}: nothing to measure there", file=path)
+        run = run[kept]
+    run = run.reset_index(drop=True)
+    return run if lines else run.drop(columns=[FILE, LINE])
 
 
 def read_qrels(path: str | Path, lines: bool = False, text: str | None = None) -> pd.DataFrame:

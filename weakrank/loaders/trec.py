@@ -23,7 +23,7 @@ import pandas as pd
 
 from weakrank.dataset import Dataset, candidates_from_rows
 from weakrank.errors import ConfigError, DataError
-from weakrank.io import read_qrels, read_run
+from weakrank.io import read_qrels, read_run_file
 from weakrank.loaders.candidates import bm25_candidates
 from weakrank.loaders.tables import check_text, check_unique, fail_at, read_tsv
 
@@ -32,9 +32,10 @@ SPLIT_KEYS = {"queries", "run", "qrels"}
 
 def run_rows(file: Path) -> pd.DataFrame:
     """query_id, passage_id, score rows (with file and line) of a TREC run (``qid Q0 pid rank score tag``),
-    best first per query; an empty file, a non-numeric score or a repeated (query, passage) is a located error."""
-    run = _not_empty(read_run(file, lines=True), file)
-    check_unique(run, ["query_id", "passage_id"], "passage_id", "run entry (query id, passage id)")
+    best first per query, read by the one reader of run files (:func:`~weakrank.io.read_run_file`: an empty file,
+    a non-numeric score or a (query, passage) repeated with another score is a located error; repeated with the same
+    score it counts once)."""
+    run = read_run_file(file, lines=True)
     return run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
 

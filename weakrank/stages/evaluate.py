@@ -17,7 +17,7 @@ from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, DataError
 from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
-from weakrank.io import read_parquet, read_run, write_run, write_text
+from weakrank.io import read_parquet, read_run_file, write_run, write_text
 from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
@@ -54,8 +54,9 @@ def evaluated_systems(paths: RunPaths, split: str, trained: str, first: str | No
                       ) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
     """What a user already has on ``split`` (the first stage, named ``first`` (:func:`weakrank.loaders.first_stage`),
     first where it ranks the candidates; weakrank's BM25, every other LF, the RRF and CombSUM fusions, the labels)
-    and the trained ranker's run ``runs/<trained>.trec`` where it exists: name → run (query_id, passage_id, score),
-    and name → role (:mod:`weakrank.evaluation.summary`)."""
+    and the trained ranker's run ``runs/<trained>.trec`` where it exists (its rows of ``split``, read by
+    :func:`~weakrank.io.read_run_file`): name → run (query_id, passage_id, score), and name → role
+    (:mod:`weakrank.evaluation.summary`)."""
     votes = read_parquet(paths.votes)
     if SCORE + "bm25" not in votes.columns:
         raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
@@ -72,7 +73,8 @@ def evaluated_systems(paths: RunPaths, split: str, trained: str, first: str | No
         runs[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
         roles[f"labels-{model}"] = "labels"
     if (paths.runs / f"{trained}.trec").exists():
-        runs[trained] = read_run(paths.runs / f"{trained}.trec")
+        queries = set(votes.loc[votes["split"] == split, "query_id"])
+        runs[trained] = read_run_file(paths.runs / f"{trained}.trec", queries, split)
         roles[trained] = "trained"
     return runs, roles
 
@@ -183,14 +185,17 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
         check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     queries = set(next(iter(systems.values()))["query_id"])
     found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split)
+    given = {Path(run).stem: Path(run) for run in runs}
+    if found is not None:  # the user's runs read and checked before anything is written
+        known = read_parquet(paths.dataset / "queries.parquet", columns=["query_id"])["query_id"]
+        theirs = {name: read_run_file(path, queries, split, set(known)) for name, path in given.items()}
     for name, run in systems.items():
         if roles[name] != "trained":
             write_run(run, paths.runs / f"{run_file(name)}.trec", run_file(name))
-    given = {Path(run).stem: Path(run) for run in runs}
     if found is not None:
         mine = {name: run for name, run in systems.items() if roles[name] != "trained"}
         last = {name: run for name, run in systems.items() if roles[name] == "trained"}
-        systems = {**mine, **{name: read_run(path) for name, path in given.items()}, **last}  # the trained one last
+        systems = {**mine, **theirs, **last}  # the trained one last
         return sample_evaluation(cfg.name, paths.runs, systems, {**roles, **dict.fromkeys(given, "run")}, found, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
@@ -212,7 +217,7 @@ def check_run_apart(paths: RunPaths, run: str | Path) -> None:
     taught = judged_splits(paths.labels) if paths.labels.exists() else set()
     if taught:
         queries = read_parquet(paths.dataset / "queries.parquet", columns=["query_id", "split"])
-        ranked = set(read_run(run)["query_id"])
+        ranked = set(read_run_file(run)["query_id"])
         scored = sorted(set(queries.loc[queries["query_id"].isin(ranked), "split"].astype(str)) & taught)
         if scored:
             check_apart(scored[0], taught, file=paths.labels, field="judged_splits",
