@@ -41,9 +41,9 @@ class DataError(WeakrankError, ValueError):
 class LFError(WeakrankError):
     """A labeling function misbehaved (wrong length, NaN/inf scores, ...)."""
 
-    def __init__(self, lf: str, message: str) -> None:
-        self.lf = lf
-        super().__init__(f"labeling function {lf!r}: {message}")
+    def __init__(self, lf: str, message: str, where: str | None = None) -> None:
+        self.lf, self.where = lf, where  # where: the file and line that declared it (``file.py:12``), where known
+        super().__init__(f"{where}: " * bool(where) + f"labeling function {lf!r}: {message}")
 
 
 class LeftOutWarning(UserWarning):

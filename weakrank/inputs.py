@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from weakrank.errors import ConfigError, DataError, did_you_mean, located
+from weakrank.errors import ConfigError, DataError, LFError, did_you_mean, located
 
 
 def check_loader(loader: str, options: Mapping[str, Any], source: Path | None) -> None:
@@ -61,13 +61,23 @@ def check_lfs(lfs: list[str], lf_options: Mapping[str, dict[str, Any]], source: 
         except SyntaxError as err:
             raise ConfigError(f"{where} LF {spec!r}: {err.filename}:{err.lineno}: syntax error: {err.msg}") from None
         except Exception as err:  # the user's module raised while it was imported
-            frame = traceback.extract_tb(err.__traceback__)[-1]
+            if isinstance(err, LFError) and err.where:  # a bad declaration: it names the user's decorator line
+                raise ConfigError(f"{where} LF {spec!r}: {err}") from None
             raise ConfigError(f"{where} LF {spec!r}: importing it raised {type(err).__name__}: {err} "
-                              f"({frame.filename}:{frame.lineno})") from None
+                              f"({_user_line(err)})") from None
     for name in lf_options:
         if name not in lfs:
             raise ConfigError(f"{located(source, '[label.options]')} options of {name!r}, which is not in lfs"
                               f"{did_you_mean(name, lfs)}")
+
+
+def _user_line(err: BaseException) -> str:
+    """``file:line`` of the deepest frame of ``err``'s traceback outside weakrank's own code (the user's line that
+    called into weakrank), else its deepest."""
+    frames = traceback.extract_tb(err.__traceback__)
+    own = str(Path(__file__).resolve().parent)
+    frame = next((f for f in reversed(frames) if not str(Path(f.filename).resolve()).startswith(own)), frames[-1])
+    return f"{frame.filename}:{frame.lineno}"
 
 
 def _missing(target: str, attr: str) -> str | None:

@@ -194,7 +194,9 @@ def _cached_scores(
 
 
 def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:
-    """Raise :class:`DataError` when a votes table lacks key columns or holds values other than ±1/0."""
+    """Raise :class:`DataError` when a votes table lacks key columns, holds votes other than ±1/0 or an LF score
+    that is not a finite number (LF scores must be finite: :meth:`~weakrank.lf.RankingLF.score`), naming the file,
+    the row, the column and the pair."""
     for col in KEY_COLUMNS:
         if col not in votes.columns:
             raise DataError("votes table lacks a key column", file=path, field=col)
@@ -204,3 +206,12 @@ def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:
         if bad.any():
             row = int(bad.to_numpy().argmax())
             raise DataError(f"vote {col.iloc[row]!r} is not -1, 0 or 1", file=path, row=row, field=VOTE + name)
+        if SCORE + name in votes.columns:
+            scores = pd.to_numeric(votes[SCORE + name], errors="coerce").to_numpy(dtype=np.float64)
+            bad = ~np.isfinite(scores)
+            if bad.any():
+                row = int(bad.argmax())
+                raise DataError(f"LF {name!r} scores query_id {votes['query_id'].iloc[row]!r}, passage_id "
+                                f"{votes['passage_id'].iloc[row]!r} {votes[SCORE + name].iloc[row]}: LF scores "
+                                "must be finite (label again to recompute them)", file=path, row=row,
+                                field=SCORE + name)

@@ -24,6 +24,7 @@ scoring any passage's text (BM25's and TF-IDF's collection statistics)::
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -205,12 +206,13 @@ class RankingLF:
         return float(self.score(batch)[0])
 
 
-def check_declaration(name: str, family: str | None, prior: float | None) -> None:
-    """Refuse a ``family`` that is not a non-empty string or a ``prior`` outside (0, 1), naming the LF."""
+def check_declaration(name: str, family: str | None, prior: float | None, where: str | None = None) -> None:
+    """Refuse a ``family`` that is not a non-empty string or a ``prior`` outside (0, 1), naming the LF and, where
+    given, the file and line that declared it (``where``: :func:`ranking_lf`'s caller)."""
     if family is not None and (not isinstance(family, str) or not family.strip()):
-        raise LFError(name, f"family must be a non-empty string, got {family!r}")
+        raise LFError(name, f"family must be a non-empty string, got {family!r}", where)
     if prior is not None and (isinstance(prior, bool) or not isinstance(prior, int | float) or not 0 < prior < 1):
-        raise LFError(name, f"prior must be a number in (0, 1) (a loading on relevance), got {prior!r}")
+        raise LFError(name, f"prior must be a number in (0, 1) (a loading on relevance), got {prior!r}", where)
 
 
 def _pair(pairs: PairBatch, i: int) -> str:
@@ -269,7 +271,11 @@ def ranking_lf(
     prior.
     """
 
+    caller = sys._getframe(1)  # the user's decorator line: a bad declaration is reported there
+    where = f"{caller.f_code.co_filename}:{caller.f_lineno}"
+
     def decorate(fn: Callable[..., Any]) -> RankingLF:
+        check_declaration(name if isinstance(name, str) else fn.__name__, family, prior, where)
         return RankingLF(
             fn,
             name or fn.__name__,
