@@ -1,6 +1,6 @@
 """When judging a few queries would help, said from the label model's own fit (no gold read): two views it
 cannot tell apart (:func:`judging_advice`), an LF it all but leaves out that disagrees with it or leads the judged
-sample (:func:`overlooked`); and what a judged sample estimated of each candidate combination
+sample where the evidence is against its weight (:func:`overlooked`); and what a judged sample estimated of each candidate combination
 (:func:`judged_estimates`)."""
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ DISAGREE = 0.3  # … while they put different candidates first on at least this
 def judging_advice(views: pd.DataFrame) -> str | None:
     """One line when the fusion label model cannot tell views apart (:func:`fusion_views`' table), else None.
 
-    The rule: two views that the factor model loads at least :data:`TRUSTED` and within :data:`ALIKE` of each
-    other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
+    The rule: two views that the factor model loads, by their agreement (not by a declared prior), at least
+    :data:`TRUSTED` and within :data:`ALIKE` of each other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
     :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
     nothing without labels tells apart; a few judged queries do (judged mode chooses the weighting on them).
     Of several such pairs, the one with the most weight is named.
     """
-    trusted = views[views["loading"] >= TRUSTED]
+    trusted = views[(views["loading"] >= TRUSTED) & (views["decided"] == "agreement")]
     pairs = [(a, b) for i, a in enumerate(trusted.index) for b in trusted.index[i + 1:]
              if abs(trusted.loc[a, "loading"] - trusted.loc[b, "loading"]) <= ALIKE
              and 1 - views.loc[a, b] >= DISAGREE]
@@ -45,16 +45,21 @@ def judging_advice(views: pd.DataFrame) -> str | None:
 
 
 NEAR_ZERO = 0.05  # an LF with less of the fused score's weight than this is all but left out of the labels …
-MOST = 0.5  # … and worth a look where its first candidate differs from the fused ranking's on more lists than this
+MOST = 0.5  # … and worth a word where its first candidate differs from the fused ranking's on more lists than this
+TOP_PRIOR = 0.95  # the highest prior the warning offers (a declared prior lies in (0, 1))
 
 
 def overlooked(votes: pd.DataFrame, model: ScoreFusionModel, estimates: Mapping[str, float] | None = None
                ) -> str | None:
-    """One line when an LF weighted near zero by the fusion ``model`` (fitted on ``votes``: its share of the fused
-    score, a merged view's shared by its LFs, below :data:`NEAR_ZERO`) puts a different candidate first than the
-    fused ranking on most of the lists it ranks (more than :data:`MOST`), or leads the judged sample (``estimates``:
-    each candidate combination's estimated MAP, ``<lf> alone`` for one LF's; :class:`~weakrank.combinations.
-    ChoiceRecord`); else None. Where it is right, the labels, and the ranker trained on them, miss it."""
+    """One line when the evidence is against the weighting of an LF that the fusion ``model`` (fitted on ``votes``)
+    all but leaves out (its share of the fused score, a merged view's shared by its LFs, below :data:`NEAR_ZERO`)
+    and whose first candidate differs from the fused ranking's on most of the lists it ranks (more than
+    :data:`MOST`); else None. The evidence: it leads the judged sample (``estimates``: each candidate combination's
+    estimated MAP, ``<lf> alone`` for one LF's), or, without one, agreement alone loads it above every other LF by
+    :data:`ALIKE` or more and its declared prior decided its loading. An LF that agreement itself leaves out, or
+    that its prior keeps low where agreement does not say it is the best witness, is the expected state and says
+    nothing (measured: the old rule, weight and disagreement alone, fired on every collection). Of several, the one
+    with the clearest case is named."""
     names, groups = lf_names(votes), votes["query_id"].to_numpy()
     scores = score_matrix(votes)
     state = model.fitted()
@@ -64,20 +69,52 @@ def overlooked(votes: pd.DataFrame, model: ScoreFusionModel, estimates: Mapping[
         share[list(cluster)] = weight / len(cluster)
     informative = informative_rows(scores, groups)
     fused = model.scaled_views(scores, groups) @ weights
-    agreement = first_agreement(np.column_stack([scores, fused]),
-                                np.column_stack([informative, informative.any(axis=1)]), groups)[:-1, -1]
+    differs = 1 - first_agreement(np.column_stack([scores, fused]),
+                                  np.column_stack([informative, informative.any(axis=1)]), groups)[:-1, -1]
+    left_out = {name: i for i, name in enumerate(names) if share[i] < NEAR_ZERO and differs[i] > MOST}
     leader = max(estimates, key=lambda name: estimates[name]) if estimates else ""
-    found = []
-    for i, name in enumerate(names):
-        differs, leads = 1 - agreement[i], leader == f"{name} alone"
-        if share[i] < NEAR_ZERO and (differs > MOST or leads):
-            found.append(f"{name} has {share[i]:.1%} of the label model's weight, yet its first candidate differs "
-                         f"from the fused ranking's on {differs:.0%} of the lists it ranks"
-                         + (f" and it leads the judged sample (estimated MAP {estimates[leader]:.3f})" if leads else ""))
-    if not found:
+    led = [name for name in left_out if leader == f"{name} alone"]
+    if led:
+        i = left_out[led[0]]
+        return (f"{led[0]} has {share[i]:.1%} of the label model's weight, yet it leads the judged sample (estimated "
+                f"MAP {estimates[leader]:.3f}) and its first candidate differs from the fused ranking's on "
+                f"{differs[i]:.0%} of the lists it ranks: the labels and the ranker trained on them miss it")
+    return _overridden(votes, model, {name: (share[i], differs[i]) for name, i in left_out.items()})
+
+
+def _overridden(votes: pd.DataFrame, model: ScoreFusionModel, left_out: Mapping[str, tuple[float, float]]
+                ) -> str | None:
+    """:func:`overlooked`'s line for the LF of ``left_out`` (name → its share of the weight, the share of lists
+    where its first candidate differs) that agreement alone loads most clearly above every other LF while its prior
+    decided its loading, with what declaring the prior agreement gives it would change (with two families,
+    lexical and semantic, agreement fixes only the product of their loadings, so a weaker pull changes nothing: the
+    prior's value decides); None where there is none."""
+    fitted = {w.lf: w for w in model.fitted().lfs}
+    cases = []
+    for name in left_out:
+        lf = fitted.get(name)
+        others = [w for w in fitted.values() if w.lf != name]
+        if lf is None or lf.prior is None or not lf.prior_decided or not others:
+            continue
+        rival = max(others, key=lambda w: w.agreement)
+        if lf.agreement - rival.agreement >= ALIKE:
+            cases.append((lf.agreement - rival.agreement, lf, rival))
+    if not cases:
         return None
-    return ("; ".join(found) + ": where it is right, the labels and the ranker trained on them miss it, and nothing "
-            "without judgments says which is")
+    _, lf, rival = max(cases, key=lambda case: case[0])
+    weight, differs = left_out[lf.lf]
+    offered = min(round(lf.agreement, 2), TOP_PRIOR)
+    priors = {**model.priors, lf.lf: {**model.priors[lf.lf], "prior": offered}}
+    refitted = ScoreFusionModel(**{**model.get_params(), "priors": priors}).fit_table(votes)
+    scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+    both = np.column_stack([model.fused(scores, groups), refitted.fused(scores, groups)])
+    changed = 1 - first_agreement(both, np.ones_like(both, dtype=bool), groups)[0, 1]
+    gets = sum(w.weight for w in refitted.fitted().lfs if w.lf == lf.lf)
+    return (f"{lf.lf} has {weight:.1%} of the label model's weight, yet agreement alone loads it {lf.agreement:.2f}, "
+            f"above every other LF (next {rival.lf}, {rival.agreement:.2f}), and its first candidate differs from the "
+            f"fused ranking's on {differs:.0%} of the lists it ranks: its prior ({lf.prior:.2f}) decided its loading; "
+            f"`[label.options.{lf.lf}] prior = {offered:g}` (what agreement says) gives it {gets:.0%} of the weight "
+            f"and changes the fused first candidate on {changed:.0%} of the lists")
 
 
 def judged_estimates(params: object) -> dict[str, float] | None:
