@@ -10,7 +10,7 @@ time; gold of train splits only). Each collection's figure is then its evaluatio
 under priors it did not fit. The shipped priors are fitted on all seven (``teacher_priors.csv``); the built-in LFs
 declare them (a test holds them equal).
 
-Writes ``benchmarks/teacher.csv`` (``dataset, teacher, map, best_lf, best_lf_map``; teacher ``label-free`` or
+Writes ``benchmarks/teacher.csv`` (``dataset, teacher, map, best_lf, best_lf_map, combsum, rrf``; teacher ``label-free`` or
 ``priors``, ``… +word_overlap`` where that LF was added) and ``benchmarks/teacher_priors.csv`` (``held_out, lf, family,
 prior, strength``: ``all`` for the shipped fit). Run: ``python benchmarks/bench_teacher.py`` (about 10 minutes on 2
 cores once the votes exist; each collection's arrays are cached under ``benchmarks/results/teacher/``).
@@ -35,12 +35,13 @@ from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
 
 from labeling_functions import BUILTIN
 from labeling_functions.overlap import word_overlap
+from weakrank.baselines import fuse_scores
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.io import read_parquet
 from weakrank.label_models.family_factor import fit_family_factor
-from weakrank.label_models.fusion import PRIOR_STRENGTH, ScoreFusionModel, pairwise_correlation
-from weakrank.labeling import lf_names, score_matrix
+from weakrank.label_models.fusion import PRIOR_STRENGTH, ScoreFusionModel, pairwise_correlation, prior_support
+from weakrank.labeling import SCORE, lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
 from weakrank.paths import RunPaths
 
@@ -110,6 +111,7 @@ class FastTrainMap:
         views = np.column_stack([z[:, c].mean(axis=1) for c in self.clusters])
         where = np.column_stack([inf[:, c].any(axis=1) for c in self.clusters])
         self.corr, self.rows = pairwise_correlation(views, where), where.sum(axis=0)
+        self.support = prior_support(where)
         views = views / np.asarray(state.scales)
         gold = d.gold if d.require != "relevant" else np.where(d.split == "train", np.nan_to_num(d.gold), d.gold)
         rows = (d.split == "train") & np.isfinite(gold)
@@ -124,7 +126,7 @@ class FastTrainMap:
         """Train MAP of the family model under ``priors`` (LF name → prior loading) and ``strength``."""
         families = [FAMILY.get(self.names[c[0]]) for c in self.clusters]
         prior = [float(np.mean([priors[self.names[i]] for i in c])) for c in self.clusters]
-        weights = fit_family_factor(self.corr, families, prior, strength, rows=self.rows).weights
+        weights = fit_family_factor(self.corr, families, prior, strength, rows=self.rows, support=self.support).weights
         return self.map_of(self.views @ weights)
 
     def map_of(self, score: np.ndarray) -> float:
@@ -184,17 +186,26 @@ def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, str
     return model.fused(d.scores[:, cols], d.groups)
 
 
+def fusion_maps(d: Prepared) -> dict[str, float]:
+    """The MAP of CombSUM and RRF of the collection's LFs (word_overlap left out), as ``weakrank.baselines`` fuses."""
+    cols = d.columns(False)
+    votes = pd.DataFrame({"query_id": d.groups, **{SCORE + d.names[c]: d.scores[:, c] for c in cols}})
+    names = [d.names[c] for c in cols]
+    return {method: evaluated(d, fuse_scores(votes, names, method).to_numpy()) for method in ("combsum", "rrf")}
+
+
 def scored(d: Prepared, priors: dict[str, float], strength: float) -> list[dict]:
     """``teacher.csv``'s rows of one collection: its teacher label-free and with ``priors`` at ``strength``, with and
-    without word_overlap, beside its best single LF."""
+    without word_overlap, beside its best single LF, CombSUM and RRF."""
     lf_map = {n: evaluated(d, d.scores[:, i]) for i, n in enumerate(d.names) if n != EXTRA}
     best = max(lf_map, key=lf_map.get)
+    fused = {k: round(v, 4) for k, v in fusion_maps(d).items()}
     rows = []
     for extra in (False, True):
         for teacher, p in (("label-free", None), ("priors", priors)):
             found = evaluated(d, teacher_score(d, extra, p, strength))
             rows.append({"dataset": d.name, "teacher": teacher + (f" +{EXTRA}" if extra else ""),
-                         "map": round(found, 4), "best_lf": best, "best_lf_map": round(lf_map[best], 4)})
+                         "map": round(found, 4), "best_lf": best, "best_lf_map": round(lf_map[best], 4), **fused})
             print(rows[-1], flush=True)
     return rows
 
@@ -210,6 +221,10 @@ def markdown(table: pd.DataFrame) -> str:
         "change": (wide["priors"] - wide["label-free"]).map("{:+.3f}".format),
         "best LF": [f"{best.loc[d, 'best_lf']} {best.loc[d, 'best_lf_map']:.3f}" for d in wide.index],
         "priors − best LF": (wide["priors"] - best.loc[wide.index, "best_lf_map"]).map("{:+.3f}".format),
+        "CombSUM": best.loc[wide.index, "combsum"].map("{:.3f}".format),
+        "RRF": best.loc[wide.index, "rrf"].map("{:.3f}".format),
+        "priors − max(best LF, CombSUM, RRF)": (wide["priors"] - best.loc[wide.index, ["best_lf_map", "combsum", "rrf"]]
+                                                .max(axis=1)).map("{:+.3f}".format),
         "label-free +word_overlap": wide["label-free +word_overlap"].map("{:.3f}".format),
         "priors +word_overlap": wide["priors +word_overlap"].map("{:.3f}".format),
     })

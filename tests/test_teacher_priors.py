@@ -102,6 +102,32 @@ def test_an_undeclared_lf_among_declared_lexical_ones_takes_no_more_weight_than_
     assert counted.prior is None and counted.family is None and not counted.prior_decided
 
 
+def heuristic_on(f: np.ndarray, groups: np.ndarray, rng: np.random.Generator, share: float) -> np.ndarray:
+    """A heuristic LF (answer_type's kind) that ranks a ``share`` of the lists, weakly (a tied 0 on the rest)."""
+    speaks = np.isin(groups, rng.choice(LISTS, size=max(round(share * LISTS), 3), replace=False))
+    return np.where(speaks, (f > 1.0).astype(float) + (rng.random(len(f)) < 0.3), 0.0)
+
+
+def test_a_sparse_lf_does_not_take_the_lists_on_its_prior_alone():
+    """answer_type's prior (0.95) was fitted where it ranks 38-50 % of the pairs; where it ranked 2 % its prior alone
+    took half the weight (web passages; its own MAP 0.229). Below a fifth of the pairs its loading keeps its prior's
+    pull in proportion, the rest is what its agreement supports; where it ranks half, the prior holds."""
+    priors = {"bm25": {"family": "lexical", "prior": 0.35}, "embedding_cosine": {"family": "semantic", "prior": 0.9},
+              "answer_type": {"family": "heuristic", "prior": 0.95}}
+    names = ["bm25", "embedding_cosine", "answer_type"]
+    found = {}
+    for share in (0.03, 0.5):
+        f, groups, rng = lists(7)
+        lex, sem = view(f, rng, 0.5, rng.normal(size=len(f)) * 0.5), view(f, rng, 0.8)
+        scores = np.column_stack([lex, sem, heuristic_on(f, groups, rng, share)])
+        found[share] = next(w for w in ScoreFusionModel(priors=priors).fit(scores, groups, names).state_.lfs
+                            if w.lf == "answer_type")
+    sparse, dense = found[0.03], found[0.5]
+    assert sparse.loading < sparse.agreement + 0.15 * (0.95 - sparse.agreement) + 0.01  # 15 % of the prior's pull
+    assert sparse.weight < 0.2 and dense.weight > 0.5  # (0.60 for the sparse one when every view kept its prior)
+    assert dense.loading > 0.9
+
+
 def test_a_redundant_lf_of_a_family_adds_little():
     f, groups, rng = lists(3)
     style = rng.normal(size=len(f)) * 0.8

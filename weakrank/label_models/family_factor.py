@@ -83,10 +83,13 @@ def _start(corr: np.ndarray, cross: np.ndarray) -> np.ndarray:
 
 
 def fit_family_factor(corr: np.ndarray, families: Sequence[str | None], prior: Sequence[float | None],
-                      strength: float, min_noise: float = 0.05, rows: Sequence[int] | None = None) -> FactorFit:
+                      strength: float, min_noise: float = 0.05, rows: Sequence[int] | None = None,
+                      support: Sequence[float] | None = None) -> FactorFit:
     """The family one-factor model of the views' correlation matrix ``corr`` (module doc); ``families`` and ``prior``
     (a prior loading in (0, 1), or None) one per view; ``rows``: the rows each view ranks (what tells a view that
-    agrees with nothing; None: no view is taken for one)."""
+    agrees with nothing; None: no view is taken for one); ``support``: per view, the share of the fitted loading's
+    move away from agreement's that it keeps (1, the default: all; a sparse LF's prior, fitted where it ranked many
+    pairs, keeps less where it ranks few)."""
     corr = np.asarray(corr, dtype=np.float64)
     m = len(corr)
     if m == 1:
@@ -103,6 +106,8 @@ def fit_family_factor(corr: np.ndarray, families: Sequence[str | None], prior: S
         if rows is not None else np.zeros(m, dtype=bool)
     loadings = _fit(corr, cross, mu, strength, np.where(np.isfinite(mu), mu, start),
                     np.where(silent, agreement, MAX_LOADING))
+    if support is not None:
+        loadings = agreement + np.asarray(support, dtype=np.float64) * (loadings - agreement)
     same = 1.0 - cross - np.eye(m)
     errors = np.clip((corr - np.outer(loadings, loadings)) * same, 0.0, None)
     np.fill_diagonal(errors, np.maximum(1.0 - loadings**2, min_noise))

@@ -37,6 +37,10 @@ from weakrank.lists import informative_rows, softmax_within, standardize_within
 
 KIN = 0.5  # an undeclared LF correlated this much with a declared one is pulled as that one's family
 PRIOR_STRENGTH = 20.0  # the centred L2 pull towards the declared priors (family_factor): fitted with them, benchmarks/teacher_priors.csv
+# a view that ranks less than this share of the pairs keeps its prior's loading in proportion, the rest agreement's: a
+# sparse LF's prior (answer_type's, fitted where it ranks 38-50 % of the pairs) does not decide the lists it ranks on
+# 2 % of them (docs/experiments.md, 2026-11-28)
+FULL_COVERAGE = 0.2
 
 
 def duplicate_clusters(corr: np.ndarray, threshold: float) -> list[list[int]]:
@@ -79,6 +83,13 @@ def one_factor(corr: np.ndarray, max_communality: float = 0.995, iterations: int
             break
         communality = updated
     return loadings * (np.sign(loadings.sum()) or 1.0)
+
+
+def prior_support(where: np.ndarray) -> np.ndarray:
+    """How much of its prior each view's loading keeps (:func:`~.family_factor.fit_family_factor`'s ``support``):
+    all of it from :data:`FULL_COVERAGE` of the pairs ranked up, in proportion below (``where``: n × views, whether a
+    view ranks a row)."""
+    return np.minimum(where.mean(axis=0) / FULL_COVERAGE, 1.0)
 
 
 def undeclared_pull(families: Sequence[str | None], priors: Sequence[float | None], corr: np.ndarray,
@@ -179,7 +190,7 @@ class ScoreFusionModel:
         if any(f is not None for f in families) or any(p is not None for p in priors):
             pulled_families, pulled = undeclared_pull(families, priors, view_corr)
             found = fit_family_factor(view_corr, pulled_families, pulled, self.prior_strength, self.min_noise,
-                                      where.sum(axis=0))
+                                      where.sum(axis=0), prior_support(where))
             loadings, weights, agreement = found.loadings, found.weights, found.agreement
             decided = found.prior_decided & np.array([p is not None for p in priors])  # an undeclared LF: never
         else:
