@@ -20,9 +20,14 @@ TEST_RUN = (OWN / "test.run").read_text()  # the first stage's run of the test s
 
 @pytest.fixture(scope="module")
 def sampled(tmp_path_factory) -> Path:
-    """The own collection ingested and labelled, a trained ranker's run written by hand (BM25's order reversed) and
-    a pooled evaluation sample of the test split drawn and judged as a person would (``evaluation-judging.tsv``)."""
-    run = tmp_path_factory.mktemp("sampled") / "run"
+    """:func:`drawn_and_judged` in a folder of the module's."""
+    return drawn_and_judged(tmp_path_factory.mktemp("sampled") / "run")
+
+
+def drawn_and_judged(run: Path) -> Path:
+    """The own collection ingested and labelled into ``run``, a trained ranker's run written by hand (BM25's order
+    reversed) and a pooled evaluation sample of the test split drawn and judged as a person would
+    (``evaluation-judging.tsv``)."""
     assert main(["run", CONFIG, "--run-dir", str(run), "--stages", "ingest,label", "--quiet"]) == 0
     votes = read_parquet(RunPaths(run).votes)
     test = votes[votes["split"] == "test"]

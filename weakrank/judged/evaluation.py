@@ -23,12 +23,14 @@ from scipy.special import expit, logit
 from scipy.stats import t
 
 from weakrank.errors import DataError
+from weakrank.evaluation.summary import BM25_ROW
 from weakrank.io import LINE, write_text
 from weakrank.judged.checks import check_texts
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
+from weakrank.judged.drawn import check_drawn_from, check_whole
 from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.judgments import Judgments, read_judgments
-from weakrank.judged.pooling import is_pooled, pooled_lines, pooled_table
+from weakrank.judged.pooling import BASELINE, is_pooled, pooled_lines, pooled_table
 from weakrank.judged.report import format_sample_table, sample_legend, sample_line
 from weakrank.paths import program, shell_path
 
@@ -70,7 +72,7 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
     """Each system's (``runs``: name → query_id, passage_id, score) estimated MAP with its interval, and its
     difference from ``baseline`` with its interval, over the judged queries of ``judgments``; ``attrs["queries"]``:
     the judged queries with a relevant passage found."""
-    table = judgments.table
+    table = judgments.table.sort_values(["query_id", "passage_id"], kind="stable")  # no figure depends on row order
     asked = set(table["query_id"])
     by_query = {name: dict(tuple(run[run["query_id"].isin(asked)].groupby("query_id", sort=False)))
                 for name, run in runs.items()}
@@ -115,6 +117,27 @@ def read_sample(path: Path, dataset: Path, queries: set[str], split: str) -> Jud
                         "measure with a sample of that split (weakrank select CONFIG --evaluation)", file=path,
                         line=int(outside[LINE].iloc[0]), field="query_id")
     return found
+
+
+def pooled_runs(systems: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``evaluate``'s systems (name → run) under the names a pooled judging file gives them (weakrank's BM25 is
+    :data:`~weakrank.judged.pooling.BASELINE`), each of the baseline's queries only: what a pooled sample is drawn
+    from, and checked against."""
+    runs = {BASELINE if name == BM25_ROW else name: run for name, run in systems.items()}
+    queries = set(runs[BASELINE]["query_id"])
+    return {name: run[run["query_id"].isin(queries)] for name, run in runs.items()}
+
+
+def check_pooled(found: Judgments, systems: Mapping[str, pd.DataFrame], sources: Mapping[str, Path],
+                 redraw: str) -> None:
+    """A pooled sample ``found`` (:func:`read_sample`'s) is whole and was drawn from the rankings ``systems``
+    (``evaluate``'s, name → run; ``sources``: name → the file its run comes from) hold now
+    (:mod:`.drawn`; ``redraw``: the commands that draw a new sample); nothing is checked of another design."""
+    if found.rows is None or not is_pooled(found.rows):
+        return
+    names = {BASELINE if name == BM25_ROW else name: path for name, path in sources.items()}
+    check_drawn_from(found.rows, pooled_runs(systems), names, found.source, redraw)
+    check_whole(found.rows, found.source)
 
 
 def sample_evaluation(name: str, out: Path, runs: dict[str, pd.DataFrame], roles: dict[str, str],

@@ -7,16 +7,14 @@ at, left out of the qrels). Texts hold no tab or newline (written as spaces); a 
 quoted as spreadsheets do (``"..."`` with ``""`` inside). A judging file holds at most :data:`MAX_BYTES`, and
 any field size up to it reads back: weakrank writes no judging file it cannot read.
 
-A sample ``select`` drew is sealed: its last column, :data:`SEAL`, holds one short digest per column of
-:data:`SEALED` (the texts, the design's inclusion probabilities, stratum and seed, and what the sample is for), each
-of the row's ids and that cell as written (:func:`seals`). Relevance and a person's own columns stay theirs to edit;
-a sealed cell edited by hand is found by :func:`check_seal`, which names its line and column.
+A sample ``select`` drew is sealed: its last column holds one short digest per column of its texts and design
+(:mod:`.seal`). Relevance and a person's own columns stay theirs to edit; a sealed cell edited by hand is found by
+:func:`~weakrank.judged.seal.check_seal`, which names its line and column.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 from pathlib import Path
@@ -26,15 +24,13 @@ import pandas as pd
 from weakrank.errors import DataError
 from weakrank.files import read_utf8
 from weakrank.io import read_qrels, write_text
+from weakrank.judged.seal import SEAL, seals
 
 JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
 SKIP = "skip"
 EVALUATION_USE = "evaluation"  # the use column of an evaluation sample's file (select --evaluation): it never trains
 _READ_AS = {"y": "1", "yes": "1", "n": "0", "no": "0", "skip": SKIP, "?": SKIP, "": ""}
 _SPACE = re.compile(r"[\t\r\n\v\f]+")
-SEAL = "seal"
-SEALED = ("query", "passage", "query_inclusion", "passage_inclusion", "stratum", "sample_seed", "use")
-DESIGN_COLUMNS = SEALED[2:]  # written by select only: a file that has one of them without a seal was unsealed
 MAX_BYTES = 256 * 2**20  # a judging file is read whole; a person judges a few hundred pairs, not this many
 
 
@@ -71,47 +67,6 @@ def write_judging_file(rows: pd.DataFrame, path: str | Path, seal: bool = False)
 def as_written(text: str) -> str:
     """``text`` as a judging file holds it: a tab or newline a space."""
     return _SPACE.sub(" ", text)
-
-
-def seals(table: pd.DataFrame) -> pd.Series:
-    """Each row's seal: for each column of :data:`SEALED` (``""`` where the table has none), four hex digits of the
-    SHA-256 of the row's ids, the column's name and its cell, joined by dots."""
-    def digest(row: dict, column: str) -> str:
-        text = "\x1f".join([row["query_id"], row["passage_id"], column, row.get(column, "")])
-        return hashlib.sha256(text.encode()).hexdigest()[:4]
-
-    return pd.Series([".".join(digest(row, column) for column in SEALED) for row in table.to_dict("records")],
-                     index=table.index, dtype=str)
-
-
-def check_seal(table: pd.DataFrame, path: str | Path) -> None:
-    """The sealed cells of judging table ``table`` (:func:`read_judging_file`'s, of file ``path``) are as ``select``
-    wrote them: a :class:`DataError` naming the line and column of the first one edited, or of a design column in a
-    file without seals."""
-    lines = table.attrs["lines"]
-    if SEAL not in table.columns:
-        design = [c for c in DESIGN_COLUMNS if c in table.columns]
-        if design and len(table):
-            raise DataError(f"holds a sample's design (column {design[0]!r}) but no {SEAL!r} column, which select "
-                            "writes beside it: put the seal column back as select wrote it, or draw the sample again "
-                            "with weakrank select", file=path, line=1, field=design[0])
-        return
-    expected = seals(table)
-    for row in range(len(table)):
-        found, written = table[SEAL].iloc[row].split("."), expected.iloc[row].split(".")
-        if len(found) != len(written):
-            raise DataError(f"{table[SEAL].iloc[row]!r} is not a seal select wrote (leave the column as it is)",
-                            file=path, line=lines[row], field=SEAL)
-        edited = [column for column, a, b in zip(SEALED, found, written) if a != b]
-        if len(edited) == len(SEALED):
-            raise DataError("this row's ids or its seal were changed since select wrote it: the sample's rows are "
-                            "select's; put them back, or draw the sample again", file=path, line=lines[row],
-                            field="query_id")
-        if edited:
-            raise DataError(f"{table[edited[0]].iloc[row] if edited[0] in table.columns else '(no column)'!r} was "
-                            "changed since select wrote it: the texts and the sample's design are select's (only "
-                            "relevance and your own columns are yours to edit); put it back, or draw the sample "
-                            "again", file=path, line=lines[row], field=edited[0])
 
 
 def read_judging_file(path: str | Path) -> pd.DataFrame:

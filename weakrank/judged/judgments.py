@@ -2,7 +2,7 @@
 
 :func:`read_judged_file` is the one reader of a judged file (a judging file or TREC qrels) on every path that
 reads one (``aggregate``, ``evaluate --judgments``, ``select --more``), one read of the file: a pair judged twice
-with two grades or a judging file whose sealed cells were edited (:func:`~weakrank.judged.judging_file.check_seal`)
+with two grades or a judging file whose sealed cells were edited (:func:`~weakrank.judged.seal.check_seal`)
 is a :class:`~weakrank.errors.DataError` naming the file, the line and the field. Whether its texts are the
 dataset's is checked from the rows it keeps (:func:`~weakrank.judged.checks.check_texts`): the file is not read
 again.
@@ -27,14 +27,8 @@ from weakrank.errors import DataError
 from weakrank.files import read_utf8
 from weakrank.io import LINE, read_qrels
 from weakrank.judged.estimate import CERTAIN_INCLUSION
-from weakrank.judged.judging_file import (
-    EVALUATION_USE,
-    MAX_BYTES,
-    check_seal,
-    is_judging_text,
-    judged,
-    parse_judging_text,
-)
+from weakrank.judged.judging_file import EVALUATION_USE, MAX_BYTES, is_judging_text, judged, parse_judging_text
+from weakrank.judged.seal import check_seal, is_integer_column, value
 
 DESIGN = ("query_inclusion", "passage_inclusion")
 KEY = ["query_id", "passage_id"]
@@ -77,6 +71,8 @@ def read_judged_file(path: str | Path) -> pd.DataFrame:
     if is_judging_text(text, path):
         table = parse_judging_text(text, path)
         check_seal(table, path)
+        for column in filter(is_integer_column, table.columns):  # as select spelt them: "3", not "3.0"
+            table[column] = [value(column, cell) for cell in table[column]]
         table[LINE] = table.attrs["lines"]
         return table  # a pair listed twice is refused by parse_judging_text
     table = read_qrels(path, lines=True, text=text)

@@ -32,6 +32,7 @@ best would make the stated coverage untrue. A passage the person skipped counts 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,7 @@ from weakrank.judged.sequential import LEVEL, confidence_sequence
 BASELINE = "bm25"  # the system the others are compared with
 MEASURES = ("RR", "P", "nDCG")  # the exact top-k measures, the first the one that answers "better than BM25?"
 RANK = "rank_"  # the prefix of the columns that hold a passage's rank in each system's top k
+RANKING = "ranking_"  # the prefix of the columns that hold the digests of each system's ranking drawn from
 
 
 def depth(per_query: int, systems: int) -> int:
@@ -92,7 +94,9 @@ def pooled_pairs(runs: Mapping[str, pd.DataFrame], systems: Sequence[str], queri
 
 def pool_sample(lists: Mapping[str, Mapping[str, list[str]]], queries: int, per_query: int = 6,
                 seed: int = 0) -> pd.DataFrame:
-    """:func:`pooled_pairs` from the systems' lists (:func:`ranked_lists`, the baseline's first)."""
+    """:func:`pooled_pairs` from the systems' lists (:func:`ranked_lists`, the baseline's first); each row also
+    carries its query's place in the drawing order (``draw``), its number of rows (``query_rows``) and each system's
+    :func:`ranking_digests` (``ranking_<system>``): what the sample was drawn from."""
     compared = list(lists)
     baseline = compared[0]
     k = depth(per_query, len(compared))
@@ -100,28 +104,60 @@ def pool_sample(lists: Mapping[str, Mapping[str, list[str]]], queries: int, per_
     frame = [q for q in split if any(lists[name].get(q, [])[:k] != lists[baseline][q][:k] for name in compared)]
     found = Pool({q: [] for q in frame}, pd.Series(0.0, index=frame), frame, dict.fromkeys(frame, 0))
     sample = draw(found, queries, seed, oversample=1.0)
+    digests = ranking_digests(lists, k, sample.queries)
     rows = []
-    for query in sample.queries:
+    for place, query in enumerate(sample.queries, 1):
         tops = [lists[name].get(query, []) for name in compared]
-        for pid, p in pooled_passages(tops, k, per_query, query, seed).items():
+        pool = pooled_passages(tops, k, per_query, query, seed)
+        for pid, p in pool.items():
             ranks = {f"{RANK}{name}": (top.index(pid) + 1 if pid in top[:k] else "") for name, top in zip(compared, tops)}
             rows.append({"query_id": query, "passage_id": pid, "query_inclusion": sample.inclusion[query],
                          "passage_inclusion": p, "stratum": 0, "pool_depth": k, "population": len(frame),
-                         "split_queries": len(split), "planned": len(sample.queries), **ranks})
+                         "split_queries": len(split), "planned": len(sample.queries), "draw": place,
+                         "query_rows": len(pool), **ranks,
+                         **{f"{RANKING}{name}": digests[name][query] for name in compared}})
     columns = ["query_id", "passage_id", "query_inclusion", "passage_inclusion", "stratum", "pool_depth", "population",
-               "split_queries", "planned", *(f"{RANK}{name}" for name in compared)]
+               "split_queries", "planned", "draw", "query_rows", *(f"{RANK}{name}" for name in compared),
+               *(f"{RANKING}{name}" for name in compared)]
     return pd.DataFrame(rows, columns=columns)
 
 
+def ranking_digests(lists: Mapping[str, Mapping[str, list[str]]], k: int, queries: Sequence[str]
+                    ) -> dict[str, dict[str, str]]:
+    """Per system of ``lists`` and query of ``queries``, ``<its top k there>/<its top k of every query>``: two
+    SHA-256 digests (10 hex digits) that tell whether a sample of those queries was drawn from this ranking."""
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+    out = {}
+    for name, ranked in lists.items():
+        whole = digest("\x1e".join(f"{q}\x1d" + "\x1f".join(ranked[q][:k]) for q in sorted(ranked)))
+        out[name] = {q: f"{digest(q + chr(29) + chr(31).join(ranked.get(q, [])[:k]))}/{whole}" for q in queries}
+    return out
+
+
+def in_drawing_order(table: pd.DataFrame) -> pd.DataFrame:
+    """A pooled judging table's rows in the order its queries were drawn (its ``draw`` column; a sample of an
+    earlier weakrank, which has none, as it is): an order no sorting of the file changes."""
+    if "draw" not in table.columns:
+        return table
+    return table.iloc[np.argsort(pd.to_numeric(table["draw"]).to_numpy(), kind="stable")]
+
+
+def whole(table: pd.DataFrame, column: str) -> int:
+    """The whole number a pooled judging table's ``column`` holds (every row alike: its first; ``3.0`` is 3)."""
+    return int(float(table[column].iloc[0]))
+
+
 def planned_sizes(table: pd.DataFrame) -> np.ndarray:
-    """Each query's sample size when it was drawn, in the order of a pooled judging table (one value a query)."""
-    return pd.to_numeric(table.groupby("query_id", sort=False)["planned"].first()).to_numpy(int)
+    """Each query's sample size when it was drawn, in drawing order (:func:`in_drawing_order`; one value a query)."""
+    return pd.to_numeric(in_drawing_order(table).groupby("query_id", sort=False)["planned"].first()).to_numpy(int)
 
 
 def split_share(table: pd.DataFrame) -> float:
     """The share of the split's queries that a pooled judging table was sampled from (those where the tops
     differ)."""
-    return int(table["population"].iloc[0]) / int(table["split_queries"].iloc[0])
+    return whole(table, "population") / whole(table, "split_queries")
 
 
 def is_pooled(table: pd.DataFrame) -> bool:
@@ -139,12 +175,12 @@ def measures(ranks: Sequence[int], relevant_in_pool: int, k: int) -> dict[str, f
 
 
 def query_values(table: pd.DataFrame) -> pd.DataFrame:
-    """Per judged query of a pooled judging table (every row answered; the file's order, stopping at the first query
+    """Per judged query of a pooled judging table (every row answered; in drawing order, stopping at the first query
     that is not), each system's exact top-k measures: one row per query, columns ``(system, measure)``."""
     systems = [c[len(RANK):] for c in table.columns if c.startswith(RANK)]
-    k = int(table["pool_depth"].iloc[0])
+    k = whole(table, "pool_depth")
     rows = {}
-    for query, judged in table.groupby("query_id", sort=False):
+    for query, judged in in_drawing_order(table).groupby("query_id", sort=False):
         if (judged["relevance"] == "").any():
             break
         relevant = judged["relevance"].map(lambda v: v not in ("skip", "0")).to_numpy()
@@ -218,8 +254,8 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
     """What ``judge`` shows after each judged query of a pooled judging table: per system compared, whether it is
     better than the baseline by RR@k so far (:func:`verdict`)."""
     values = query_values(table)
-    k, planned = int(table["pool_depth"].iloc[0]), planned_sizes(table)
-    population, share = int(table["population"].iloc[0]), split_share(table)
+    k, planned = whole(table, "pool_depth"), planned_sizes(table)
+    population, share = whole(table, "population"), split_share(table)
     lines = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
         if name == BASELINE:
@@ -236,9 +272,9 @@ def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
 def pooled_table(table: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
     """:func:`topk_table` of a pooled judging table (its judged queries, in drawing order, up to the first one not
     fully answered), ``attrs["depth"]`` its k."""
-    out = topk_table(query_values(table), int(table["population"].iloc[0]), planned_sizes(table),
+    out = topk_table(query_values(table), whole(table, "population"), planned_sizes(table),
                      split_share(table), BASELINE, level)
-    out.attrs["depth"] = int(table["pool_depth"].iloc[0])
+    out.attrs["depth"] = whole(table, "pool_depth")
     return out
 
 

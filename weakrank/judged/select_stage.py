@@ -153,6 +153,14 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     if drawn[:len(earlier)] != earlier or str(pairs["pool_depth"].iloc[0]) != kept["pool_depth"].iloc[0]:
         raise DataError(f"its queries are not the first of this run's pooled sample with seed {seed} and --per-query "
                         f"{per_query} (the systems' runs changed since?): start a new file with --output", file=out)
+    fresh = pairs.groupby("query_id", sort=False).first()
+    for column in (c for c in kept.columns if c.startswith("ranking_")):
+        changed = kept[column] != kept["query_id"].map(fresh[column])
+        if changed.any():
+            raise DataError(f"was drawn from another ranking of {column.removeprefix('ranking_')!r} than its run "
+                            f"holds now (query {kept['query_id'][changed].iloc[0]!r}: retrained, or reranked?): "
+                            "grown, it would mix two rankings; draw a new sample with --output NEW.tsv and another "
+                            "--seed", file=out, field=column)
     if len(drawn) == len(earlier):
         raise DataError(f"holds every query of split {split!r} where the systems' tops differ already", file=out)
     inclusion = rows.groupby("query_id")["query_inclusion"].first()
@@ -168,17 +176,22 @@ def grown_sample(out: Path, paths: RunPaths) -> pd.DataFrame:
     :class:`DataError` saying why)."""
     from weakrank.io import LINE
     from weakrank.judged.checks import check_texts
+    from weakrank.judged.drawn import check_whole
     from weakrank.judged.judgments import read_judged_file
-    from weakrank.judged.pooling import is_pooled
+    from weakrank.judged.pooling import BASELINE, is_pooled
 
     if not out.exists():
         raise DataError("no judging file to add queries to: run select --evaluation without --more first", file=out)
     kept = read_judged_file(out)
     check_texts(kept, paths.dataset, out)
-    kept = kept.drop(columns=LINE)
     if not is_pooled(kept) or not {"sample_seed", "planned"} <= set(kept.columns):
         raise DataError("is not a pooled evaluation sample (columns pool_depth, rank_bm25, planned, sample_seed): "
                         "only that design grows; start a new file with --output", file=out)
+    if not {"draw", "query_rows", f"ranking_{BASELINE}"} <= set(kept.columns):
+        raise DataError("a pooled sample drawn by an earlier weakrank, which did not record the rankings it was drawn "
+                        "from: it cannot grow; start a new file with --output", file=out, line=1)
+    check_whole(kept, out)
+    kept = kept.drop(columns=LINE)
     if not kept["sample_seed"].str.fullmatch("[0-9]+").all() or kept["sample_seed"].nunique() > 1:
         raise DataError("sample_seed differs between rows or is not a whole number: it was changed by hand; leave it "
                         "as select wrote it, or start a new file with --output", file=out, field="sample_seed")
@@ -190,14 +203,13 @@ def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, qu
     """The pooled design's sample of ``split`` (:func:`weakrank.judged.pooling.pooled_pairs`): BM25 against the
     systems named in ``against`` (what ``evaluate`` lists: the LFs, the fusions, the labels, the trained ranker),
     by default the trained ranker's run."""
-    from weakrank.evaluation.summary import BM25_ROW
+    from weakrank.judged.evaluation import pooled_runs
     from weakrank.judged.pooling import BASELINE, pooled_pairs
     from weakrank.stages.evaluate import evaluated_systems
     from weakrank.stages.stage import train_config
 
     trained = Path(train_config(cfg).output).name
-    found, _ = evaluated_systems(paths, split, trained)
-    systems = {BASELINE if name == BM25_ROW else name: run for name, run in found.items()}  # judging-file columns
+    systems = pooled_runs(evaluated_systems(paths, split, trained)[0])  # judging-file columns
     compared = list(against) or [trained]
     for name in compared:
         if name not in systems:
@@ -205,8 +217,7 @@ def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, qu
                     "name the systems to compare with --against" if name == trained else
                     f"no system {name!r}{did_you_mean(name, set(systems))}; the systems are {sorted(systems)}")
             raise DataError(hint, file=paths.runs if name == trained else paths.votes)
-    runs = {name: run[run["query_id"].isin(set(systems[BASELINE]["query_id"]))] for name, run in systems.items()}
-    pairs = pooled_pairs(runs, compared, queries, per_query, seed, BASELINE)
+    pairs = pooled_pairs(systems, compared, queries, per_query, seed, BASELINE)
     if pairs.empty:
         raise DataError(f"{', '.join(compared)} and {BASELINE} rank every query's top passages alike on split "
                         f"{split!r}: no judgment can tell them apart", file=paths.votes)

@@ -22,7 +22,7 @@ from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import SCORE, lf_names
 from weakrank.loaders import first_stage
-from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, shell_path
+from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
 from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_scored, has_judgments, qrels_splits
@@ -168,12 +168,15 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read and checked before any run is written:
     :func:`~weakrank.judged.evaluation.read_sample`); without
     either it is a :class:`ConfigError` that says how to measure."""
-    from weakrank.judged.evaluation import read_sample, sample_evaluation  # scipy: imported when it runs
+    from weakrank.judged.evaluation import check_pooled, read_sample, sample_evaluation  # scipy: when it runs
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
     trained = Path(tc.output).name
     first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
+    if (paths.runs / f"{trained}.trec").exists() and any((paths.models(tc.output) / kept).is_dir()
+                                                         for kept in ("best", "final")):
+        check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     systems, roles = evaluated_systems(paths, split, trained, first)
     if judgments is None and split not in qrels_splits(cfg):
         sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
@@ -181,12 +184,15 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
                               f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(sample), flags or '')}")
         judgments = sample
-    if trained in systems and any((paths.models(tc.output) / kept).is_dir() for kept in ("best", "final")):
-        check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     queries = set(next(iter(systems.values()))["query_id"])
     found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split)
     given = {Path(run).stem: Path(run) for run in runs}
-    if found is not None:  # the user's runs read and checked before anything is written
+    if found is not None:  # the sample and the user's runs checked before anything is written
+        sources = {name: paths.runs / f"{trained}.trec" if role == "trained" else paths.labels if role == "labels"
+                   else paths.votes for name, role in roles.items()}
+        config, run_dir = shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir)
+        check_pooled(found, systems, sources, f"{program()} select {config} --run-dir {run_dir} --evaluation --seed N "
+                                              f"--output NEW.tsv (a seed of your choice), then {program()} judge NEW.tsv")
         known = read_parquet(paths.dataset / "queries.parquet", columns=["query_id"])["query_id"]
         theirs = {name: read_run_file(path, queries, split, set(known)) for name, path in given.items()}
     for name, run in systems.items():
