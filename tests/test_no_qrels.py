@@ -67,7 +67,8 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert out[0] == f"stages ahead: {', '.join(STAGES)} (a rough time once the dataset is ingested)"
     plan = out[out.index("--- label") - 1]
     assert plan.startswith("stages ahead: label ~") and all(f"{stage} ~" in plan for stage in STAGES[1:])
-    assert re.search(r"; roughly \d+ (s|min) in all from the data's size", plan)
+    assert re.search(r"; roughly \d+ (s|min) in all from the work \(texts' tokens, steps\), assuming 2 idle CPU cores",
+                     plan)
     assert any(re.fullmatch(r"  in all +\d+\.\d s", line) for line in out)  # and the measured times at the end
     skip = out[out.index("--- evaluate") + 1]
     assert skip == ("skipped: split 'test' has no qrels and evaluation-judging.tsv holds no judgments: nothing "

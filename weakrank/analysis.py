@@ -149,24 +149,30 @@ def fusion_views(votes: pd.DataFrame, model: ScoreFusionModel) -> pd.DataFrame:
     return table
 
 
-def lf_weights(state: FusionState) -> pd.DataFrame:
+def lf_weights(state: FusionState, lfs: Sequence[str] = ()) -> pd.DataFrame:
     """What the fusion fit made of each LF (``state.lfs``), a row each: its declared ``family`` and ``prior``, the
     loading ``agreement`` alone gave it, the ``loading`` used, its share of the fused score's ``weight`` and what
-    ``decided`` the loading (``prior`` or ``agreement``); empty where no LF declared a family or prior."""
+    ``decided`` the loading (``prior`` or ``agreement``); each LF of ``lfs`` (the votes') that the fit left out, at
+    weight 0 and why (:data:`CONSTANT`); empty where no LF declared a family or prior."""
     rows = [{"lf": w.lf, "family": w.family or "(own)", "prior": "—" if w.prior is None else f"{w.prior:.2f}",
              "agreement": w.agreement,
              "loading": w.loading, "weight": w.weight, "decided": "prior" if w.prior_decided else "agreement"}
             for w in state.lfs]
+    fitted = {w.lf for w in state.lfs}
+    rows += [{"lf": name, "family": "—", "prior": "—", "agreement": 0.0, "loading": 0.0, "weight": 0.0,
+              "decided": CONSTANT} for name in lfs if state.lfs and name not in fitted]
     return pd.DataFrame(rows, columns=["lf", "family", "prior", "agreement", "loading", "weight", "decided"]
                         ).set_index("lf")
 
+
+CONSTANT = "constant: ties within every list"  # why the fit left an LF out: it ranks no list
 
 LF_WEIGHTS_LEGEND = (
     "Rows: the LFs. family and prior: what each declares (ranking_lf family=, prior=; a built-in's prior is measured "
     "on the train splits of seven collections); agreement: the loading on relevance the LFs' agreement alone gives; "
     "loading: the one used, agreement across families weighed against the prior; weight: share of the fused score; "
     "decided: prior where the prior moved the loading by 0.1 or more (two families that agree alike: agreement "
-    "cannot say which is right)")
+    f"cannot say which is right); \"{CONSTANT}\": an LF that ranks no list, left out of the fit at weight 0")
 
 
 VIEWS_LEGEND = (

@@ -193,6 +193,20 @@ def _cached_scores(
     return scores.astype(np.float64) if same and finite else None
 
 
+def check_votes_lfs(votes: pd.DataFrame, names: Sequence[str], path: str | Path) -> None:
+    """The LFs of ``votes`` (of file ``path``) are exactly ``names`` (the config's ``[label] lfs``): a vote column
+    that no listed LF owns, or a listed LF with none, is a :class:`DataError` naming the file and the column."""
+    found = lf_names(votes)
+    extra, missing = [n for n in found if n not in names], [n for n in names if n not in found]
+    if extra:
+        raise DataError(f"LF {extra[0]!r} voted here, but [label] lfs does not list it (lists {', '.join(names)}): "
+                        "the labels weigh the config's LFs only; label again, or list it", file=path,
+                        field=VOTE + extra[0])
+    if missing:
+        raise DataError(f"[label] lfs lists LF {missing[0]!r}, which has no votes here: label again", file=path,
+                        field=VOTE + missing[0])
+
+
 def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:
     """Raise :class:`DataError` when a votes table lacks key columns, holds votes other than ±1/0 or an LF score
     that is not a finite number (LF scores must be finite: :meth:`~weakrank.lf.RankingLF.score`), naming the file,

@@ -13,15 +13,18 @@ import resource
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from weakrank.config import PipelineConfig
 from weakrank.errors import WeakrankError, did_you_mean
-from weakrank.io import read_parquet, write_text
+from weakrank.estimates import Estimate, estimate
+from weakrank.io import write_text
 from weakrank.judged.select_stage import select, select_evaluation
 from weakrank.lock import run_dir_lock
+from weakrank.pace import Say, pacing
 from weakrank.paths import RunPaths
 from weakrank.stages.aggregate import aggregate
 from weakrank.stages.analyze import analyze
@@ -34,9 +37,6 @@ from weakrank.stages.rerank import rerank
 from weakrank.stages.stage import stage, train_config
 from weakrank.stages.train import train
 from weakrank.validation import check_inputs, evaluable
-
-if TYPE_CHECKING:
-    from weakrank.training.config import TrainConfig  # imported when training runs: it loads the trainer plug-ins
 
 __all__ = ["STAGES", "RunResult", "Skipped", "aggregate", "analyze", "corrupt", "evaluate", "evaluate_runs", "index",
            "ingest", "label", "rerank", "run", "select", "select_evaluation", "stage", "train", "undo_corrupt"]
@@ -64,44 +64,12 @@ class RunResult:
     timings_file: Path
 
 
-NEURAL_LFS = ("embedding_cosine", "bert_cosine")  # the built-in LFs that run a neural encoder over every pair
-# seconds on 2 idle x86-64 CPU cores, from the README's WikiQA run (29,258 pairs, 2026-11-26: label 149 s, train 356 s
-# for 400 steps of 4 queries x 8 candidates, rerank 35 s for 6,165 pairs) and its quick start: a rough guide only
-SECONDS = {"pair": 1e-4, "neural pair": 2.5e-3, "model load": 10.0, "pair step": 0.028, "student pair": 1.5e-3}
-
-
-def rough_seconds(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None, split: str
-                  ) -> dict[str, float]:
-    """Each of ``stages``' rough seconds (:data:`SECONDS`) from the ingested dataset's size: its candidate pairs
-    (``split``'s for rerank and evaluate), the LFs (neural or not) and the training steps; empty where nothing is
-    ingested yet."""
-    candidates = RunPaths(cfg.run_dir).candidates
-    if not candidates.exists():
-        return {}
-    table = read_parquet(candidates, columns=["split", "query_id"])
-    pairs, tested = len(table), int((table["split"] == split).sum())
-    neural = sum(name in NEURAL_LFS for name in cfg.label.lfs)
-    per_pair = SECONDS["pair"] * (len(cfg.label.lfs) - neural) + SECONDS["neural pair"] * neural
-    loads, step = SECONDS["model load"] * neural, 0.0
-    steps = 0.0
-    if tc is not None:
-        batches = -(-table.loc[table["split"] == tc.train_split, "query_id"].nunique() // tc.batch_size)
-        steps = float(tc.max_steps or tc.epochs * batches)
-        steps = min(steps, tc.max_epochs * batches) if tc.max_epochs else steps
-        step = SECONDS["pair step"] * tc.batch_size * getattr(tc, "group_size", 8)
-    seconds = {"ingest": 1 + pairs * 2e-5, "label": loads + pairs * per_pair, "aggregate": 1 + pairs * 5e-5,
-               "analyze": 1 + pairs * 5e-5, "train": SECONDS["model load"] + steps * step,
-               "rerank": SECONDS["model load"] + loads + tested * (SECONDS["student pair"] + per_pair),
-               "evaluate": 2 + tested * 5e-4}
-    return {stage: seconds[stage] for stage in stages if stage in seconds}
-
-
 def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: bool = True, force: bool = False,
         engine: str | None = None, engine_options: Mapping[str, Any] | None = None, model: str | None = None,
         judgments: str | Path | None = None, splits: list[str] | None = None, eval_split: str | None = None,
         require: str | None = None, resume: bool = False, on_start: Callable[[str], Any] | None = None,
         on_end: Callable[[str, Any], Any] | None = None, on_plan: Callable[[list[str], dict[str, float]], Any] | None = None,
-        flags: str | None = None, train_flags: str = "", **overrides: Any) -> RunResult:
+        on_pace: Say | None = None, flags: str | None = None, train_flags: str = "", **overrides: Any) -> RunResult:
     """The stages in order (``stages``, default: ingest, label, aggregate, analyze, and train, rerank, evaluate
     when the config has ``[train]``), what they all read checked before the first runs (a bad ``[train]``
     included), all under one hold of the run-dir lock; their times go to ``<run_dir>/timings.json``.
@@ -111,8 +79,10 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     ``eval_split`` (their ``split``), evaluate ``require``, ``flags`` and ``train_flags`` (what its closing line's
     commands repeat); train, rerank and evaluate the ``[train]`` keys of ``overrides``. ``on_start(stage)`` and
     ``on_end(stage, result)`` are called around each stage (where ``weakrank run`` prints); ``on_plan(stages,
-    seconds)`` before the first with the stages ahead and their :func:`rough_seconds` (empty before anything is
-    ingested), and again after ``ingest`` with those of the stages left.
+    seconds)`` before the first with the stages ahead and their rough seconds from the work
+    (:func:`~weakrank.estimates.estimate`; empty before anything is ingested), and again after ``ingest`` with those
+    of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
+    batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated).
 
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
@@ -147,19 +117,26 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     results: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}
     with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
+        told = on_plan or on_pace  # the estimates are made for someone to read
+        plan = estimate(cfg, stages, tc, split, force) if told and "ingest" not in stages else Estimate({})
         if on_plan:
-            on_plan(list(stages), {} if "ingest" in stages else rough_seconds(cfg, stages, tc, split))
+            on_plan(list(stages), plan.seconds)
         for name in stages:
             if on_start:
                 on_start(name)
             started = time.perf_counter()
-            results[name] = call(name)
+            paced = on_pace and name in ("label", "train") and name in plan.seconds
+            step = plan.step if name == "train" else 1.0
+            with pacing(name, plan.seconds[name], on_pace, step) if paced else nullcontext():
+                results[name] = call(name)
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             if on_end:
                 on_end(name, results[name])
-            if on_plan and name == "ingest" and name != stages[-1]:
+            if told and name == "ingest" and name != stages[-1]:
                 left = list(stages[stages.index(name) + 1:])
-                on_plan(left, rough_seconds(cfg, left, tc, split))
+                plan = estimate(cfg, left, tc, split, force)
+                if on_plan:
+                    on_plan(left, plan.seconds)
         path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
     return RunResult(results, timings, path)
 

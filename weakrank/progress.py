@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from tqdm.auto import tqdm as _tqdm
 
 from weakrank.errors import LeftOutWarning
+from weakrank.pace import stepped
 
 LOG_INTERVAL = 30.0  # seconds between two lines of a bar written to a file
 _NOTEBOOK = _tqdm.__module__.startswith("tqdm.notebook")  # widgets: left as they are
@@ -124,6 +125,12 @@ class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
         elif _quiet:
             kwargs["disable"] = True
         super().__init__(*args, **kwargs)
+
+    def update(self, n: float | None = 1) -> bool | None:
+        shown = super().update(n)
+        if not self.disable and self.unit == "step":  # training's steps: the train stage's time left (weakrank.pace)
+            stepped(self.n - self.initial, self._time() - self.start_t)
+        return shown
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
         if not self._lines:

@@ -4,6 +4,7 @@ a passage longer than the model reads scored over windows of its tokens (:func:`
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 
 from weakrank.encoders import content_hash, dynamic_int8, pool_tokens
 from weakrank.io import read_npz, write_npz
+from weakrank.pace import timed
 from weakrank.progress import loading_bars_off
 
 Encoder = Callable[[list[str]], np.ndarray]
@@ -76,7 +78,9 @@ class SharedEncoder:
         out = {}
         for start in range(0, len(texts), self.chunk):  # token vectors of a chunk only, then three vectors a text
             part = texts[start : start + self.chunk]
+            started = time.perf_counter()
             encoded = self.model.encode(part, batch_size=self.batch_size, output_value=None, show_progress_bar=False)
+            timed(part, self.model, time.perf_counter() - started, self.precision)  # the label stage's time left
             for text, features in zip(part, encoded):
                 tokens, mask = features["token_embeddings"].float()[None], features["attention_mask"][None]
                 out[text_key(text)] = (features["sentence_embedding"].float().cpu().numpy(),
@@ -173,9 +177,15 @@ def _encoder(path: str, max_length: int | None, batch_size: int, precision: str)
 
 
 def _file(encoder: SharedEncoder, key: str, folder: Path) -> Path:
-    precision = "" if encoder.precision == "fp32" else f"\0{encoder.precision}"  # fp32 files keep their names
-    name = hashlib.sha1(f"{key}\0{encoder.model.max_seq_length}{precision}".encode()).hexdigest()[:16]
-    return folder / f"{name}.npz"
+    return encodings_file(folder, key, encoder.model.max_seq_length, encoder.precision)
+
+
+def encodings_file(folder: str | Path, key: str, max_length: int, precision: str = "fp32") -> Path:
+    """The file in ``folder`` that keeps the encodings of the model of content hash ``key`` at ``max_length``
+    tokens and ``precision`` (:func:`kept_encodings`)."""
+    precision = "" if precision == "fp32" else f"\0{precision}"  # fp32 files keep their names
+    name = hashlib.sha1(f"{key}\0{max_length}{precision}".encode()).hexdigest()[:16]
+    return Path(folder) / f"{name}.npz"
 
 
 def _kept(encoder: SharedEncoder, key: str) -> SharedEncoder:

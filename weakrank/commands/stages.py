@@ -19,6 +19,7 @@ from weakrank.commands import (
 from weakrank.commands.train import add_train_flags, print_trained, student_warning, train_flags, train_overrides
 from weakrank.config import PipelineConfig
 from weakrank.names import LABEL_MODELS
+from weakrank.pace import print_pace, print_plan
 from weakrank.paths import RunPaths
 
 if TYPE_CHECKING:
@@ -206,24 +207,6 @@ def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argpar
     return closing_line(result, judge=result.attrs.get("judge") or "")
 
 
-def duration(seconds: float) -> str:
-    """A rough duration in words: "40 s", "3 min", "1 h 20 min"."""
-    if seconds < 90:
-        return f"{max(10 * round(seconds / 10), 10):.0f} s" if seconds >= 10 else f"{seconds:.0f} s"
-    minutes = round(seconds / 60)
-    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
-
-
-def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
-    """``run``'s plan: the stages ahead and, once the data's size is known, a rough time for each and in all."""
-    if not seconds:
-        print(f"stages ahead: {', '.join(stages)} (a rough time once the dataset is ingested)", flush=True)
-        return
-    each = ", ".join(f"{stage} ~{duration(seconds[stage])}" for stage in stages if stage in seconds)
-    print(f"stages ahead: {each}; roughly {duration(sum(seconds.values()))} in all from the data's size (as 2 idle "
-          "CPU cores take it; longer on busy ones)", flush=True)
-
-
 def cmd_run(args: argparse.Namespace) -> None:
     import time
 
@@ -250,8 +233,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         cfg, args.stages.split(",") if args.stages else None, progress=not args.quiet, force=args.force,
         engine=args.engine, engine_options=engine_overrides(args), model=args.model, judgments=args.judgments,
         splits=args.split, eval_split=args.eval_split, require=args.require, resume=args.resume,
-        on_start=start, on_end=end, on_plan=print_plan, flags=repeated_flags(args), train_flags=train_flags(args),
-        **train_overrides(args),
+        on_start=start, on_end=end, on_plan=print_plan, on_pace=print_pace, flags=repeated_flags(args),
+        train_flags=train_flags(args), **train_overrides(args),
     )
     print(f"\ntime per stage (→ {done.timings_file}):")
     for stage, t in done.timings.items():

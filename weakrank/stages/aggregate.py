@@ -14,8 +14,9 @@ from weakrank.judged.judgments import Judgments
 from weakrank.judged.teach import judged_labels
 from weakrank.label_models import fit_labels
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
-from weakrank.labeling import check_votes_table, lf_names
+from weakrank.labeling import check_votes_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
+from weakrank.registry import resolve_lf
 from weakrank.stages.stage import stage
 from weakrank.validation import check_aggregate
 
@@ -36,6 +37,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     check_votes_table(votes, paths.votes)
+    check_votes_lfs(votes, [resolve_lf(spec, cfg.label.lf_options.get(spec)).name for spec in cfg.label.lfs],
+                    paths.votes)
     name = model or cfg.aggregate.model
     label_model = cfg.label_model(name)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
@@ -54,5 +57,6 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
     fusion = cfg.label_model("fusion").fit_table(votes)
-    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state)
+    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state,
+                        lfs=lf_names(votes))
     return labels

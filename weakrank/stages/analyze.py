@@ -74,7 +74,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"
                f"{VIEWS_LEGEND}\n" + (f"\n{views.attrs['advice']}.\n" if views.attrs["advice"] else ""), out / "views.md")
     tables = {"lf_summary": summary, "views": views}
-    weights = lf_weights(fusion.fitted())
+    weights = lf_weights(fusion.fitted(), lf_names(votes))
     if len(weights):
         weights.attrs["legend"] = LF_WEIGHTS_LEGEND
         write_text(weights.to_csv(), out / "lf_weights.csv")

@@ -1,0 +1,127 @@
+"""The up-front time of each stage (``weakrank.estimates``: from the work, as 2 idle cores take it) against the
+time measured, on the runs timed here; no run is launched.
+
+Rows: each run directory with a ``timings.json`` and an ingested dataset (the quick start, ``data/quickstart``, and
+the four unseen collections, ``data/unseen/*``: timed with other jobs sometimes running on the same 2 cores), its
+label, train and rerank stages; the label stage estimated with the caches as that run found them (an LF whose
+``lf_scores/`` file the run wrote is counted with its texts all to encode; the others as cached). Also where an
+earlier run of the collection wrote its lexical and its encoder LFs' scores in one label stage, the encoder LFs
+alone (``label encoders``: the time between the two files, the texts all to encode), and the idle-core timings the
+README and the notebook quote (``WikiQA main job``, the calibration; the cross-encoder quick start of 2026-11-27).
+A rerank whose student kept its start's weights (``start_check.json``'s share 0) reads the encodings the label
+stage kept and takes a few seconds: the estimate, made before training, counts its texts.
+Writes ``benchmarks/estimates.csv`` (``run, stage, estimated_s, measured_s, ratio, cores, note``: ratio is
+measured over estimated). Run: ``python benchmarks/bench_estimates.py`` (seconds).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from weakrank import estimates
+from weakrank.config import PipelineConfig, load_config
+from weakrank.dataset import Dataset
+from weakrank.paths import RunPaths
+from weakrank.stages.stage import train_config
+
+ROOT = Path(__file__).resolve().parents[1]
+CSV = ROOT / "benchmarks" / "estimates.csv"
+RUNS = {"data/quickstart": ("pipelines/wikiqa.toml", {"max_queries": 300}),
+        **{f"data/unseen/{name}": (f"benchmarks/collections/{name}.toml", {}) for name in ("med", "cisi", "cacm",
+                                                                                          "msmarco")}}
+BUSY = "timed with other jobs sometimes running"
+# idle-core timings quoted in README.md and docs/experiments.md: run dir (its dataset), config, [train] overrides,
+# the stages' seconds, note
+IDLE = [("data/wikiqa", "pipelines/wikiqa.toml", {}, {"label": 197, "train": 282, "rerank": 48},
+         "WikiQA main job, 2026-11-28, README: the calibration"),
+        ("data/wikiqa", "pipelines/wikiqa.toml", {}, {"label": 116.6}, "WikiQA main job, 2026-11-27 (notebook)"),
+        ("data/quickstart", "pipelines/wikiqa.toml", {"max_steps": 100, "architecture": "cross-encoder"},
+         {"label": 48, "train": 101, "rerank": 20}, "quick start, cross-encoder student, 2026-11-27 (notebook)")]
+
+
+def pairs_of(run_dir: Path) -> pd.DataFrame:
+    """The ingested dataset's pairs, with their texts."""
+    return Dataset.load(RunPaths(run_dir).dataset).pairs()
+
+
+def label_work(cfg: PipelineConfig, pairs: pd.DataFrame, computed: set[str]) -> float:
+    """The label stage's estimate with the LFs of ``computed`` to score and their texts all to encode."""
+    from weakrank.registry import resolve_lf
+
+    uses = {spec: estimates.lf_encoder(spec, cfg.label.lf_options.get(spec),
+                                       resolve_lf(spec, cfg.label.lf_options.get(spec)).models)
+            for spec in cfg.label.lfs if spec in computed}
+    return estimates.label_seconds(pairs, [e for e in uses.values() if e is not None],
+                                   sum(e is None for e in uses.values()))
+
+
+def stage_work(cfg: PipelineConfig, pairs: pd.DataFrame, overrides: dict) -> dict[str, float]:
+    """Train's and rerank's estimates for the config's ``[train]`` with ``overrides``."""
+    tc = train_config(cfg, **overrides)
+    lexical = sum(estimates.lf_encoder(spec, cfg.label.lf_options.get(spec)) is None for spec in cfg.label.lfs)
+    length = estimates.train_length(pairs[pairs["split"] == tc.train_split], tc)
+    return {"train": estimates.train_seconds(pairs, tc)[0],
+            "rerank": estimates.rerank_seconds(pairs[pairs["split"] == cfg.evaluate.split], tc, lexical, length)}
+
+
+def timed_runs() -> list[dict]:
+    """The rows of the run directories with a ``timings.json``."""
+    rows = []
+    for run, (config, options) in RUNS.items():
+        run_dir = ROOT / run
+        timings = run_dir / "timings.json"
+        if not timings.exists() or not RunPaths(run_dir).candidates.exists():
+            continue
+        cfg = load_config(ROOT / config, run_dir=run_dir, **options)
+        measured = {stage: t["seconds"] for stage, t in json.loads(timings.read_text()).items()}
+        started = timings.stat().st_mtime - sum(measured.values()) - 5
+        scores = {spec: RunPaths(run_dir).lf_scores / f"{spec}.parquet" for spec in cfg.label.lfs}
+        written = {spec: path.stat().st_mtime for spec, path in scores.items() if path.exists()}
+        pairs = pairs_of(run_dir)
+        steps = json.loads((run_dir / "model" / "train_config.json").read_text())["max_steps"]
+        work = {"label": label_work(cfg, pairs, {spec for spec, t in written.items() if t >= started}),
+                **stage_work(cfg, pairs, {"max_steps": steps})}
+        check = run_dir / "model" / "start_check.json"
+        start = check.exists() and json.loads(check.read_text()).get("share") == 0
+        for stage, seconds in work.items():
+            kept = "; the student is its start (share 0): its texts read from the kept encodings, which no estimate " \
+                   "made before training can know" if stage == "rerank" and start else ""
+            rows.append(row(run, stage, seconds, measured[stage], BUSY + kept))
+        lexical = [t for spec, t in written.items() if estimates.lf_encoder(spec, None) is None]
+        encoders = {spec for spec in written if estimates.lf_encoder(spec, None) is not None}
+        gap = min(written[spec] for spec in encoders) - max(lexical) if lexical and encoders else 0
+        if 0 < gap and max(written.values()) < started:  # an earlier label stage: its encoder LFs alone
+            rows.append(row(run, "label encoders", label_work(cfg, pairs, encoders), gap,
+                            f"an earlier run, from its lf_scores files' times, texts assumed all to encode; {BUSY}"))
+    return rows
+
+
+def row(run: str, stage: str, estimated: float, measured: float, note: str, cores: str = "2, shared") -> dict:
+    """One row of the table."""
+    return {"run": run, "stage": stage, "estimated_s": round(estimated, 1), "measured_s": round(measured, 1),
+            "ratio": round(measured / estimated, 2) if estimated > 0 else float("nan"), "cores": cores, "note": note}
+
+
+def idle_runs() -> list[dict]:
+    """The rows of the idle-core timings the README and the notebook quote."""
+    rows = []
+    for run, config, overrides, measured, note in IDLE:
+        cfg = load_config(ROOT / config, run_dir=ROOT / run, **RUNS.get(run, ("", {}))[1])
+        pairs = pairs_of(ROOT / run)
+        work = {"label": label_work(cfg, pairs, set(cfg.label.lfs)), **stage_work(cfg, pairs, overrides)}
+        rows += [row(run, stage, work[stage], seconds, note, "2, idle") for stage, seconds in measured.items()]
+    return rows
+
+
+def main() -> None:
+    table = pd.DataFrame(idle_runs() + timed_runs())
+    table.to_csv(CSV, index=False)
+    print(table.to_string(index=False))
+    print(f"wrote {CSV}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""The up-front time of each stage from the work (weakrank.estimates), the plan line, and the time left once the
+first batches are timed (weakrank.pace): own-made tiny data, nothing timed."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import OWN
+
+from weakrank import pace
+from weakrank.config import load_config
+from weakrank.dataset import Dataset
+from weakrank.encoders import content_hash, resolve_model
+from weakrank.estimates import estimate, lf_encoder
+from weakrank.paths import RunPaths
+from weakrank.similarity import encodings_file, text_key
+
+
+def run_dir(tmp_path, words: int, lfs: list[str]):
+    """A run directory holding two queries of three candidates each, every passage ``words`` words long, and its
+    config with ``lfs``."""
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["red apples", "blue sea"], "split": ["test"] * 2})
+    texts = [" ".join(f"w{i}x{k}" for k in range(words)) for i in range(6)]
+    passages = pd.DataFrame({"passage_id": [f"p{i}" for i in range(6)], "text": texts})
+    candidates = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "passage_id": [f"p{i}" for i in range(6)],
+                               "split": ["test"] * 6, "rank": [0, 1, 2] * 2, "gold": pd.array([pd.NA] * 6, "Int8")})
+    folder = tmp_path / f"run{words}"
+    Dataset("own", queries, passages, candidates).save(RunPaths(folder).dataset)
+    return load_config(OWN / "pipeline.toml", run_dir=folder, label={"lfs": lfs}), ["red apples", "blue sea", *texts]
+
+
+def test_the_label_estimate_grows_with_the_texts_length_at_equal_pairs(tmp_path):
+    lfs = ["bm25", "embedding_cosine"]
+    short, _ = run_dir(tmp_path, 20, lfs)
+    long, _ = run_dir(tmp_path, 2000, lfs)  # 2,600 tokens: the first window and 19 later ones
+    seconds = [estimate(cfg, ["label"], None, "test").seconds["label"] for cfg in (short, long)]
+    assert seconds[1] > seconds[0] + 0.5
+    # a lexical LF alone is counted by pairs: the same at either length
+    lexical = [estimate(run_dir(tmp_path / str(n), n, ["bm25"])[0], ["label"], None, "test").seconds["label"]
+               for n in (20, 2000)]
+    assert lexical[0] == lexical[1] > 0
+
+
+def test_texts_the_encodings_cache_holds_are_not_counted_again(tmp_path):
+    cfg, texts = run_dir(tmp_path, 300, ["bm25", "embedding_cosine", "bert_cosine"])
+    encoder = lf_encoder("embedding_cosine", None)
+    assert encoder == lf_encoder("bert_cosine", None)  # one MiniLM pass serves both (256 tokens each)
+    fresh = estimate(cfg, ["label"], None, "test").seconds["label"]
+    lexical = estimate(run_dir(tmp_path / "lexical", 300, ["bm25"])[0], ["label"], None, "test").seconds["label"]
+    path = encodings_file(RunPaths(cfg.run_dir).encodings, content_hash(resolve_model("minilm")), 256)
+    path.parent.mkdir(parents=True)
+
+    def keep(kept: list[str]) -> float:
+        np.savez(path, keys=np.array([text_key(t) for t in kept], dtype="S20"))
+        return estimate(cfg, ["label"], None, "test").seconds["label"]
+
+    assert lexical < keep(texts[:4]) < fresh  # half the texts kept: fewer to encode
+    assert keep(texts) == pytest.approx(lexical)  # all kept: a re-run's label is the lexical LFs' alone
+    assert estimate(cfg, ["label"], None, "test", force=True).seconds["label"] == pytest.approx(fresh)  # --force
+
+
+def test_the_plan_says_it_assumes_idle_cores_and_when_they_are_busy(capsys, monkeypatch):
+    monkeypatch.setattr("os.getloadavg", lambda: (0.2, 0.2, 0.2))
+    pace.print_plan(["label", "train"], {"label": 100.0, "train": 200.0})
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("stages ahead: label ~2 min, train ~3 min; roughly 5 min in all from the work")
+    assert "assuming 2 idle CPU cores" in line and "busy" not in line
+    assert line.endswith("label and train say their time left once their first batches are timed")
+    monkeypatch.setattr("os.getloadavg", lambda: (3.4, 2.0, 1.0))
+    pace.print_plan(["label"], {"label": 100.0})
+    assert "assuming 2 idle CPU cores (these are busy, load 3.4: expect longer)" in capsys.readouterr().out
+
+
+def test_the_first_batches_say_the_time_left_once():
+    said = []
+    with pace.pacing("label", 100.0, lambda *args: said.append(args)):
+        pace._PACES["label"].add(5.0, 4.0)  # 4 s timed: too little to say
+        assert not said
+        pace._PACES["label"].add(5.0, 8.0)  # 12 s for what the estimate gave 10: 1.2×
+        pace._PACES["label"].add(5.0, 30.0)  # said once only
+    assert len(said) == 1 and said[0][0] == "label" and said[0][2] == pytest.approx(1.2)
+    assert 119 < said[0][1] <= 120  # 1.2 × 100 s less the (tiny) time since the stage started
+    assert "label" not in pace._PACES
+
+
+def test_training_steps_after_the_first_set_the_pace():
+    said = []
+    with pace.pacing("train", 100.0, lambda *args: said.append(args), per_unit=2.0):
+        pace.stepped(1, 30.0)  # the first step (its warm-up) is left out
+        pace.stepped(3, 34.0)
+        pace.stepped(6, 40.0)  # 5 steps in 10 s: as estimated
+    assert said[0][2] == pytest.approx(1.0)
+    pace.stepped(9, 60.0)  # no stage paced: nothing happens
+
+
+def test_an_encoder_batch_counts_for_the_label_stage_only_while_it_is_paced():
+    config = SimpleNamespace(num_hidden_layers=6, hidden_size=384)
+    model = [SimpleNamespace(auto_model=SimpleNamespace(config=config))]
+    said = []
+    pace.timed(["a text"] * 10, model, 60.0)  # outside the label stage: nothing
+    with pace.pacing("label", 50.0, lambda *args: said.append(args)):
+        pace.timed(["a few words of text"] * 100, model, 60.0)
+    assert len(said) == 1 and said[0][2] > 1  # 60 s for 100 short texts: far slower than 2 idle cores

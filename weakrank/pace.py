@@ -1,0 +1,113 @@
+"""The time ahead as ``weakrank run`` says it: the plan (:func:`print_plan`, each stage's rough time from the work,
+:mod:`weakrank.estimates`), and a stage's time left once its first batches are timed on this machine, as a progress
+bar's rate would be (:func:`print_pace`): the label stage's encoder batches (:func:`timed`, from
+:class:`~weakrank.similarity.SharedEncoder`) and the train stage's steps (:func:`stepped`, from training's bar),
+within :func:`pacing`."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from weakrank.estimates import MINILM, Encoder, encode_seconds, text_tokens
+
+MIN_TIMED = 10.0  # seconds of a stage's first batches timed before its time left is said
+Say = Callable[[str, float, float], Any]  # (stage, seconds left, measured ÷ estimated)
+
+
+@dataclass
+class Pace:
+    """A stage's ``estimate`` (seconds) corrected once by its first batches: their measured seconds over what the
+    estimate gave them (``per_unit`` seconds a unit of work), once at least :data:`MIN_TIMED` are timed."""
+
+    stage: str
+    estimate: float
+    say: Say
+    per_unit: float = 1.0
+    started: float = field(default_factory=time.perf_counter)
+    units: float = 0.0
+    seconds: float = 0.0
+    mark: tuple[float, float] | None = None  # training's bar after its first step: (steps, seconds)
+    done: bool = False
+
+    def add(self, units: float, seconds: float) -> None:
+        """``units`` of work timed at ``seconds``; once enough is timed, the stage's time left is said, once."""
+        self.units, self.seconds = self.units + units, self.seconds + seconds
+        if self.done or self.seconds < MIN_TIMED or self.units <= 0:
+            return
+        self.done = True
+        factor = self.seconds / (self.units * self.per_unit)
+        self.say(self.stage, max(factor * self.estimate - (time.perf_counter() - self.started), 0.0), factor)
+
+
+_PACES: dict[str, Pace] = {}
+
+
+@contextmanager
+def pacing(stage: str, estimate: float, say: Say, per_unit: float = 1.0) -> Iterator[None]:
+    """Within the block, ``stage`` (label: its encoders' batches, :func:`timed`; train: its steps,
+    :func:`stepped`) says once, through ``say``, its time left from its first batches."""
+    _PACES[stage] = Pace(stage, estimate, say, per_unit)
+    try:
+        yield
+    finally:
+        _PACES.pop(stage, None)
+
+
+def timed(texts: Sequence[str], model: Any, seconds: float, precision: str = "fp32") -> None:
+    """A batch of ``texts`` a sentence-transformers ``model`` encoded in ``seconds``, for the label stage's pace."""
+    pace = _PACES.get("label")
+    if pace is None or pace.done:
+        return
+    try:  # a sentence-transformers model's first module holds the encoder; another model counts as MiniLM
+        config = model[0].auto_model.config
+    except (AttributeError, IndexError, KeyError, TypeError):
+        config = None
+    layers, width = getattr(config, "num_hidden_layers", MINILM[0]), getattr(config, "hidden_size", MINILM[1])
+    encoder = Encoder("", layers, width, int(getattr(model, "max_seq_length", 512) or 512), precision, False)
+    pace.add(encode_seconds(text_tokens(texts), encoder), seconds)
+
+
+def stepped(steps: float, seconds: float) -> None:
+    """Training's bar at ``steps`` steps after ``seconds``, for the train stage's pace: the steps after the first
+    count (its warm-up left out), as a bar's rate would."""
+    pace = _PACES.get("train")
+    if pace is None or pace.done:
+        return
+    if pace.mark is not None:
+        pace.add(steps - pace.mark[0], seconds - pace.mark[1])
+    pace.mark = (steps, seconds)
+
+
+def duration(seconds: float) -> str:
+    """A rough duration in words: "40 s", "3 min", "1 h 20 min"."""
+    if seconds < 90:
+        return f"{max(10 * round(seconds / 10), 10):.0f} s" if seconds >= 10 else f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
+    """``run``'s plan: the stages ahead and, once the data's size is known, a rough time for each and in all, from
+    the work (:func:`~weakrank.estimates.estimate`) as 2 idle cores take it, saying when these cores are busy."""
+    if not seconds:
+        print(f"stages ahead: {', '.join(stages)} (a rough time once the dataset is ingested)", flush=True)
+        return
+    each = ", ".join(f"{stage} ~{duration(seconds[stage])}" for stage in stages if stage in seconds)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    busy = f" (these are busy, load {load:.1f}: expect longer)" if load >= 1 else ""
+    print(f"stages ahead: {each}; roughly {duration(sum(seconds.values()))} in all from the work (texts' tokens, "
+          f"steps), assuming 2 idle CPU cores{busy}; label and train say their time left once their first batches "
+          "are timed", flush=True)
+
+
+def print_pace(stage: str, left: float, factor: float) -> None:
+    """A stage's time left once its first batches are timed (:mod:`weakrank.pace`), above its progress bar."""
+    from weakrank.progress import tqdm
+
+    tqdm.write(f"    {stage}: ~{duration(left)} left from the first batches ({factor:.1f}x the estimate for 2 idle "
+               "cores)")
