@@ -4,7 +4,7 @@ its stage of :mod:`weakrank.pipeline` and prints what it returned."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from weakrank.commands import (
@@ -69,24 +69,25 @@ def show_aggregated(cfg: PipelineConfig, labels: pd.DataFrame, args: argparse.Na
           f"candidate{'' if round(per_list, 1) == 1 else 's'} per list by the labels' probabilities → {path}")
     if labels.attrs.get("judgments"):  # what of the judgments was used, and what was left out
         print(labels.attrs["judgments"])
-    _print_lf_weights(labels.attrs.get("state"))
+    _print_lf_weights(labels.attrs.get("state"), labels.attrs.get("lfs", ()))
     _print_judged_choice(labels.attrs.get("state"), cfg)
     if labels.attrs.get("overlooked"):
         print(f"warning: {overlooked_line(labels.attrs['overlooked'], cfg, args)}")
 
 
-def _print_lf_weights(params: object) -> None:
-    """What the fusion label model made of each LF (``params``, its fitted state as aggregate wrote it): its prior,
-    what agreement said, the weight used and what decided it (nothing where no LF declared a family or prior)."""
+def _print_lf_weights(params: object, lfs: Sequence[str]) -> None:
+    """What the fusion label model made of each LF (``params``, its fitted state as aggregate wrote it; ``lfs``: the
+    votes' LFs, one the fit left out listed at weight 0 with why): its prior, what agreement said, the weight used
+    and what decided it (nothing where no LF declared a family or prior)."""
+    from weakrank.analysis import lf_weights
     from weakrank.fusion_state import FusionState
 
     if not isinstance(params, FusionState) or not params.lfs:
         return
     print("  LF                 family     prior  agreement  loading  weight  decided by")
-    for w in params.lfs:
-        prior = f"{w.prior:.2f}" if w.prior is not None else "  —"
-        print(f"  {w.lf:<18} {w.family or '(own)':<10} {prior:>5}  {w.agreement:9.2f}  {w.loading:7.2f}  "
-              f"{w.weight:6.1%}  {'prior' if w.prior_decided else 'agreement'}")
+    for lf, w in lf_weights(params, lfs).iterrows():
+        print(f"  {lf:<18} {w['family']:<10} {w['prior']:>5}  {w['agreement']:9.2f}  {w['loading']:7.2f}  "
+              f"{w['weight']:6.1%}  {w['decided']}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> None:
