@@ -23,7 +23,8 @@ def run_dir(tmp_path, words: int, lfs: list[str]):
     """A run directory holding two queries of three candidates each, every passage ``words`` words long, and its
     config with ``lfs``."""
     queries = pd.DataFrame({"query_id": ["q1", "q2"], "text": ["red apples", "blue sea"], "split": ["test"] * 2})
-    texts = [" ".join(f"w{i}x{k}" for k in range(words)) for i in range(6)]
+    texts = [("red apples " if i < 3 else "blue sea ") * (i % 3) + " ".join(f"w{i}x{k}" for k in range(words))
+             for i in range(6)]  # the query's words 0, 1 and 2 times in a list
     passages = pd.DataFrame({"passage_id": [f"p{i}" for i in range(6)], "text": texts})
     candidates = pd.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "passage_id": [f"p{i}" for i in range(6)],
                                "split": ["test"] * 6, "rank": [0, 1, 2] * 2, "gold": pd.array([pd.NA] * 6, "Int8")})
@@ -104,3 +105,13 @@ def test_an_encoder_batch_counts_for_the_label_stage_only_while_it_is_paced():
     with pace.pacing("label", 50.0, lambda *args: said.append(args)):
         pace.timed(["a few words of text"] * 100, model, 60.0)
     assert len(said) == 1 and said[0][2] > 1  # 60 s for 100 short texts: far slower than 2 idle cores
+
+
+def test_a_labelled_run_says_its_label_stage_is_nearly_free(tmp_path):
+    from weakrank import pipeline
+
+    cfg, _ = run_dir(tmp_path, 20, ["bm25", "word_overlap"])
+    before = estimate(cfg, ["label"], None, "test").seconds["label"]
+    pipeline.label(cfg, progress=False)  # the LFs' scores are cached in lf_scores/
+    assert estimate(cfg, ["label"], None, "test").seconds["label"] == 0.0 < before
+    assert estimate(cfg, ["label"], None, "test", force=True).seconds["label"] == pytest.approx(before)  # --force
