@@ -43,8 +43,8 @@ IDLE = [("data/wikiqa", "pipelines/wikiqa.toml", {}, {"label": 197, "train": 282
 
 
 def pairs_of(run_dir: Path) -> pd.DataFrame:
-    """The ingested dataset's pairs, with their texts."""
-    return Dataset.load(RunPaths(run_dir).dataset).pairs()
+    """The ingested dataset's pairs, with their texts and tokens."""
+    return estimates.with_tokens(Dataset.load(RunPaths(run_dir).dataset).pairs())
 
 
 def label_work(cfg: PipelineConfig, pairs: pd.DataFrame, computed: set[str]) -> float:

@@ -101,9 +101,9 @@ def test_an_encoder_batch_counts_for_the_label_stage_only_while_it_is_paced():
     config = SimpleNamespace(num_hidden_layers=6, hidden_size=384)
     model = [SimpleNamespace(auto_model=SimpleNamespace(config=config))]
     said = []
-    pace.timed(["a text"] * 10, model, 60.0)  # outside the label stage: nothing
+    pace.timed([8] * 10, model, 60.0)  # outside the label stage: nothing
     with pace.pacing("label", 50.0, lambda *args: said.append(args)):
-        pace.timed(["a few words of text"] * 100, model, 60.0)
+        pace.timed([8] * 100, model, 60.0)  # 100 texts of 6 tokens (and 2 special ones)
     assert len(said) == 1 and said[0][2] > 1  # 60 s for 100 short texts: far slower than 2 idle cores
 
 

@@ -27,14 +27,15 @@ if TYPE_CHECKING:
     from weakrank.config import PipelineConfig
     from weakrank.training.config import TrainConfig
 
-# Word count × 1.3 stands for the tokens (WordPiece: 1.21-1.42 tokens a word on WikiQA and the four unseen
-# collections): tokenizing every text took 35× longer (WikiQA's 26,196 passages: 3.06 s against 0.086 s).
-TOKENS_PER_WORD = 1.3
+# A text's tokens: its words × the tokens a word of this collection (:func:`tokens_per_word`: MiniLM's WordPiece
+# tokenizer over a sample, 1.16-1.57 on the twelve collections here: TrecQA to SciFact); tokenizing every text took
+# 35× longer than counting words (WikiQA's 26,196 passages: 3.06 s against 0.086 s). Where no tokenizer loads, 1.3.
+TOKENS_PER_WORD, SAMPLE = 1.3, 500
 # Seconds on 2 idle x86-64 cores (Intel Xeon, torch fp32), calibrated on the WikiQA main job (`weakrank run
 # pipelines/wikiqa.toml`, 29,258 pairs, nothing else running): label 197 s on 2026-11-28 and 117 s on 2026-11-27
 # (bm25, tfidf, answer_type and one MiniLM pass for embedding_cosine and bert_cosine over about 0.8 M tokens; the
-# estimate, 176 s, lies between), train 282 s (250 steps of 4 lists × 8 at 64 tokens, and 4 evaluations of the 286
-# dev lists; estimated 293 s), rerank 48 s (estimated 43 s).
+# estimate, 170 s, lies between), train 282 s (250 steps of 4 lists × 8 at 64 tokens, and 4 evaluations of the 286
+# dev lists; estimated 291 s), rerank 48 s (estimated 41 s).
 # "token": one token of a MiniLM forward pass (encoding, evaluation, reranking); "train token": of a training step
 # (forward, backward, update); "pair": one lexical LF on one pair; "load": a model loaded (and hashed); "import":
 # torch and sentence-transformers imported by the label stage's first encoder (the first in a `run`); "train setup":
@@ -105,9 +106,30 @@ def lf_encoder(spec: str, options: dict[str, Any] | None, models: Sequence[str] 
                    str(options.get("precision", "fp32")), options.get("windows", "first+best") != "first")
 
 
-def text_tokens(texts: Iterable[str]) -> np.ndarray:
-    """Each text's tokens, special tokens aside, by the proxy :data:`TOKENS_PER_WORD` × its words."""
-    return np.array([len(t.split()) for t in texts], dtype=np.float64) * TOKENS_PER_WORD
+def tokens_per_word(texts: Sequence[str]) -> float:
+    """The tokens a word of ``texts``: MiniLM's tokenizer over :data:`SAMPLE` of them (a fixed draw);
+    :data:`TOKENS_PER_WORD` where it does not load."""
+    chosen = [texts[i] for i in np.random.default_rng(0).permutation(len(texts))[:SAMPLE]]
+    words = sum(len(t.split()) for t in chosen)
+    try:
+        from transformers import AutoTokenizer
+
+        from weakrank.encoders import resolve_model
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model())
+        tokens = sum(map(len, tokenizer(chosen, add_special_tokens=False, verbose=False)["input_ids"]))
+    except (ImportError, OSError, ValueError):
+        return TOKENS_PER_WORD
+    return tokens / words if words else TOKENS_PER_WORD
+
+
+def with_tokens(pairs: pd.DataFrame, per_word: float | None = None) -> pd.DataFrame:
+    """``pairs`` (columns ``query``, ``passage``) with each side's tokens, special tokens aside (``query_tokens``,
+    ``passage_tokens``): its words × ``per_word`` (default: :func:`tokens_per_word` of the passages)."""
+    if per_word is None:
+        per_word = tokens_per_word(pairs["passage"].unique().tolist())
+    words = {side: np.array([len(t.split()) for t in pairs[side]], dtype=np.float64) for side in ("query", "passage")}
+    return pairs.assign(query_tokens=words["query"] * per_word, passage_tokens=words["passage"] * per_word)
 
 
 def sequence_seconds(tokens: np.ndarray, width: int = MINILM[1]) -> np.ndarray:
@@ -144,17 +166,25 @@ def cached_keys(folder: Path, encoder: Encoder) -> set[bytes]:
         return set(arrays["keys"].tolist())
 
 
+def distinct(pairs: pd.DataFrame) -> pd.DataFrame:
+    """The distinct texts of ``pairs`` (:func:`with_tokens`), queries and passages: ``text``, ``tokens``."""
+    import pandas as pd
+
+    sides = [pairs[[side, f"{side}_tokens"]].set_axis(["text", "tokens"], axis=1) for side in ("query", "passage")]
+    return pd.concat(sides).drop_duplicates("text")
+
+
 def label_seconds(pairs: pd.DataFrame, encoders: Sequence[Encoder], lexical: int,
                   kept: Callable[[Encoder], set[bytes]] = lambda _: set()) -> float:
-    """The label stage's seconds over ``pairs`` (columns ``query``, ``passage``): each encoder's texts less those
+    """The label stage's seconds over ``pairs`` (:func:`with_tokens`): each encoder's texts less those
     ``kept(encoder)`` holds (text keys), ``lexical`` LFs by pairs, a model load per encoder."""
-    texts = pairs["query"].unique().tolist() + pairs["passage"].unique().tolist()
+    texts = distinct(pairs)
     seconds, imported = lexical * len(pairs) * SECONDS["pair"], 0.0
     for encoder in set(encoders):
         have = kept(encoder)
-        left = [t for t in texts if hashlib.sha1(t.encode()).digest() not in have] if have else texts
-        if left:
-            seconds += SECONDS["load"] + encode_seconds(text_tokens(left), encoder)
+        left = texts[[hashlib.sha1(t.encode()).digest() not in have for t in texts["text"]]] if have else texts
+        if len(left):
+            seconds += SECONDS["load"] + encode_seconds(left["tokens"].to_numpy(), encoder)
             imported = SECONDS["import"]
     return seconds + imported
 
@@ -165,9 +195,9 @@ def train_length(pairs: pd.DataFrame, tc: TrainConfig) -> int:
     if tc.max_length != "auto":
         return int(tc.max_length)
     quantile, step, cap = AUTO_LENGTH
-    tokens = text_tokens(pairs["passage"]) + 2
+    tokens = pairs["passage_tokens"].to_numpy() + 2
     if tc.architecture != "bi-encoder":
-        tokens += text_tokens(pairs["query"]) + 1
+        tokens = tokens + pairs["query_tokens"].to_numpy() + 1
     needed = float(np.quantile(tokens, quantile)) if len(tokens) else cap
     return int(min(cap, max(step, -(-needed // step) * step)))
 
@@ -176,9 +206,9 @@ def forward_seconds(pairs: pd.DataFrame, length: int, cross: bool, encoder: Enco
     """Seconds a student at ``length`` tokens takes to score ``pairs``: a cross-encoder each pair, a bi-encoder each
     distinct text."""
     if cross:
-        tokens = text_tokens(pairs["query"]) + text_tokens(pairs["passage"]) + 1
+        tokens = (pairs["query_tokens"] + pairs["passage_tokens"] + 1).to_numpy()
     else:
-        tokens = text_tokens(np.concatenate([pairs["query"].unique(), pairs["passage"].unique()]))
+        tokens = distinct(pairs)["tokens"].to_numpy()
     return float(sequence_seconds(np.minimum(tokens, length - 2), encoder.width).sum()) * encoder.cost
 
 
@@ -200,7 +230,7 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
     length = train_length(train, tc)
     tokens = tc.batch_size * getattr(tc, "group_size", 8) * length
     if not cross:
-        tokens += tc.batch_size * min(float(text_tokens(train["query"]).mean()) + 2 if len(train) else 0, length)
+        tokens += tc.batch_size * min(float(train["query_tokens"].mean()) + 2 if len(train) else 0, length)
     step = SECONDS["train token"] * tokens * (1 + length / (6 * width)) * encoder.cost
     evaluations = (int(steps // tc.eval_every) if tc.eval_every else 1) + (0 if cross else 3)
     evaluation = forward_seconds(dev, length, cross, encoder)
@@ -255,7 +285,7 @@ def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None,
     if not paths.candidates.exists():
         return Estimate({})
     dataset = Dataset.load(paths.dataset)
-    pairs = dataset.pairs()
+    pairs = with_tokens(dataset.pairs())
     lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
     uses = {spec: lf_encoder(spec, cfg.label.lf_options.get(spec), lf.models) for spec, lf in zip(cfg.label.lfs, lfs)}
     scored = scored_lfs(cfg, lfs, dataset, len(pairs)) if "label" in stages and not force else set()

@@ -13,7 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from weakrank.estimates import MINILM, Encoder, encode_seconds, text_tokens
+import numpy as np
+
+from weakrank.estimates import MINILM, Encoder, encode_seconds
 
 MIN_TIMED = 10.0  # seconds of a stage's first batches timed before its time left is said
 Say = Callable[[str, float, float], Any]  # (stage, seconds left, measured ÷ estimated)
@@ -58,8 +60,9 @@ def pacing(stage: str, estimate: float, say: Say, per_unit: float = 1.0) -> Iter
         _PACES.pop(stage, None)
 
 
-def timed(texts: Sequence[str], model: Any, seconds: float, precision: str = "fp32") -> None:
-    """A batch of ``texts`` a sentence-transformers ``model`` encoded in ``seconds``, for the label stage's pace."""
+def timed(tokens: Sequence[int], model: Any, seconds: float, precision: str = "fp32") -> None:
+    """A batch of texts of ``tokens`` tokens (special tokens included) a sentence-transformers ``model`` encoded in
+    ``seconds``, for the label stage's pace."""
     pace = _PACES.get("label")
     if pace is None or pace.done:
         return
@@ -69,7 +72,7 @@ def timed(texts: Sequence[str], model: Any, seconds: float, precision: str = "fp
         config = None
     layers, width = getattr(config, "num_hidden_layers", MINILM[0]), getattr(config, "hidden_size", MINILM[1])
     encoder = Encoder("", layers, width, int(getattr(model, "max_seq_length", 512) or 512), precision, False)
-    pace.add(encode_seconds(text_tokens(texts), encoder), seconds)
+    pace.add(encode_seconds(np.maximum(np.asarray(tokens, dtype=np.float64) - 2, 0), encoder), seconds)
 
 
 def stepped(steps: float, seconds: float) -> None:

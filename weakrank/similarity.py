@@ -80,7 +80,8 @@ class SharedEncoder:
             part = texts[start : start + self.chunk]
             started = time.perf_counter()
             encoded = self.model.encode(part, batch_size=self.batch_size, output_value=None, show_progress_bar=False)
-            timed(part, self.model, time.perf_counter() - started, self.precision)  # the label stage's time left
+            tokens = [int(features["attention_mask"].sum()) for features in encoded]
+            timed(tokens, self.model, time.perf_counter() - started, self.precision)  # the label stage's time left
             for text, features in zip(part, encoded):
                 tokens, mask = features["token_embeddings"].float()[None], features["attention_mask"][None]
                 out[text_key(text)] = (features["sentence_embedding"].float().cpu().numpy(),
