@@ -3,6 +3,7 @@ first batches are timed (weakrank.pace): own-made tiny data, nothing timed."""
 
 from __future__ import annotations
 
+import io
 from types import SimpleNamespace
 
 import numpy as np
@@ -115,3 +116,32 @@ def test_a_labelled_run_says_its_label_stage_is_nearly_free(tmp_path):
     pipeline.label(cfg, progress=False)  # the LFs' scores are cached in lf_scores/
     assert estimate(cfg, ["label"], None, "test").seconds["label"] == 0.0 < before
     assert estimate(cfg, ["label"], None, "test", force=True).seconds["label"] == pytest.approx(before)  # --force
+
+
+def test_unreadable_caches_are_counted_as_empty(tmp_path):
+    cfg, _ = run_dir(tmp_path, 300, ["bm25", "embedding_cosine"])
+    fresh = estimate(cfg, ["label"], None, "test").seconds["label"]
+    paths = RunPaths(cfg.run_dir)
+    for path in (encodings_file(paths.encodings, content_hash(resolve_model("minilm")), 256),
+                 paths.lf_scores / "bm25.parquet"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"not what it should be")
+    assert estimate(cfg, ["label"], None, "test").seconds["label"] == pytest.approx(fresh)
+
+
+def test_training_evaluations_are_left_out_of_its_pace():
+    from weakrank.progress import tqdm
+
+    said, now = [], [0.0]
+    bar = tqdm(total=20, unit="step", file=io.StringIO())
+    bar._time, bar.start_t, bar.last_print_t = (lambda: now[0]), 0.0, 0.0  # a clock of its own: nothing timed
+    with pace.pacing("train", 100.0, lambda *args: said.append(args), per_unit=2.0):
+        now[0] = 3.0
+        bar.update()  # the first step, its warm-up left out
+        with bar.paused():
+            now[0] += 30.0  # an evaluation
+        for _ in range(5):
+            now[0] += 2.0
+            bar.update()  # 5 steps of 2 s, as estimated
+    bar.close()
+    assert said and said[0][2] == pytest.approx(1.0)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,10 +161,11 @@ def cached_keys(folder: Path, encoder: Encoder) -> set[bytes]:
     from weakrank.similarity import encodings_file
 
     path = encodings_file(folder, content_hash(resolve_model(encoder.model)), encoder.length, encoder.precision)
-    if not path.exists():
+    try:
+        with np.load(path) as arrays:
+            return set(arrays["keys"].tolist())
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):  # none, or unreadable: the label stage says which
         return set()
-    with np.load(path) as arrays:
-        return set(arrays["keys"].tolist())
 
 
 def distinct(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -257,6 +259,7 @@ class Estimate:
 
 def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int) -> set[str]:
     """The specs of the LFs whose scores the label stage's cache (``lf_scores/``) holds for these ``pairs``."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from weakrank.io import read_metadata
@@ -266,9 +269,11 @@ def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int
     folder, data_key, scored = RunPaths(cfg.run_dir).lf_scores, dataset.fingerprint(), set()
     for spec, lf in zip(cfg.label.lfs, lfs):
         path = folder / f"{lf.name}.parquet"
-        if path.exists() and read_metadata(path).get("fingerprint") == cache_key(lf, cfg.label.fingerprint(spec),
-                                                                                 data_key):
-            scored |= {spec} if pq.ParquetFile(path).metadata.num_rows == pairs else set()
+        try:
+            same = read_metadata(path).get("fingerprint") == cache_key(lf, cfg.label.fingerprint(spec), data_key)
+            scored |= {spec} if same and pq.ParquetFile(path).metadata.num_rows == pairs else set()
+        except (OSError, pa.ArrowException):  # none, or not Parquet: the label stage computes it again
+            continue
     return scored
 
 

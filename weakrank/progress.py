@@ -118,7 +118,7 @@ class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
     def __init__(self, *args: Any, steps: bool = False, **kwargs: Any) -> None:
         stream = kwargs.get("file") or sys.stderr
         self._lines = not _NOTEBOOK and not (hasattr(stream, "isatty") and stream.isatty())
-        self._next_line, self._line_n = 0.0, -1.0
+        self._next_line, self._line_n, self._paused = 0.0, -1.0, 0.0
         if _quiet and steps:
             self._lines = True
             kwargs.update(disable=False, bar_format=QUIET_LINE)
@@ -129,7 +129,7 @@ class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
     def update(self, n: float | None = 1) -> bool | None:
         shown = super().update(n)
         if not self.disable and self.unit == "step":  # training's steps: the train stage's time left (weakrank.pace)
-            stepped(self.n - self.initial, self._time() - self.start_t)
+            stepped(self.n - self.initial, self._time() - self.start_t - self._paused)
         return shown
 
     def display(self, msg: str | None = None, pos: int | None = None) -> bool:
@@ -150,7 +150,9 @@ class tqdm(_tqdm):  # a drop-in for tqdm.auto.tqdm
         try:
             yield
         finally:
-            self.last_print_t += self._time() - started
+            paused = self._time() - started
+            self.last_print_t += paused
+            self._paused += paused  # left out of the train stage's pace too (weakrank.pace.stepped)
 
     def close(self) -> None:
         if self._lines and not self.disable:
