@@ -1,14 +1,9 @@
-"""Each stage's rough time from the work it does (:func:`estimate`; corrected once on the user's machine by the
-first batches timed: :mod:`weakrank.pace`).
-
-The work: for each encoder (the built-in encoder LFs over one model, length and precision share one forward pass,
-:func:`~weakrank.similarity.shared_encoder`) the tokens of the distinct query and passage texts it must encode, a
-passage longer than the model reads counted with its later windows (:meth:`~weakrank.similarity.SharedEncoder.
-later_windows`), less the texts the encodings cache (``<run_dir>/encodings``) holds and the LFs whose scores are
-cached (``lf_scores/``); the lexical LFs by pairs; training by steps × lists × candidates × ``max_length`` tokens
-and its evaluations; reranking by the evaluated split's texts. Per-token costs are MiniLM's (6 layers, 384 wide),
-scaled for another encoder by layers × width² and, within a sequence, by its length (attention).
-"""
+"""Each stage's rough time from the work it does (:func:`estimate`; corrected on the user's machine by the first
+batches timed: :mod:`weakrank.pace`): for each encoder (encoder LFs over one model, length and precision share one
+pass) the tokens of the distinct texts it must encode, later windows included, less what ``encodings/`` and
+``lf_scores/`` hold; the lexical LFs by pairs; training by steps × lists × candidates × ``max_length`` tokens and its
+evaluations; reranking by the evaluated split's texts. Per-token costs are MiniLM's (6 layers, 384 wide), scaled
+for another encoder by layers × width² and, within a sequence, by its length (attention)."""
 
 from __future__ import annotations
 
@@ -37,14 +32,11 @@ TOKENS_PER_WORD, SAMPLE = 1.3, 500
 # (bm25, tfidf, answer_type and one MiniLM pass for embedding_cosine and bert_cosine over about 0.8 M tokens; the
 # estimate, 170 s, lies between), train 282 s (250 steps of 4 lists × 8 at 64 tokens, and 4 evaluations of the 286
 # dev lists; estimated 291 s), rerank 48 s (estimated 41 s).
-# "token": one token of a MiniLM forward pass (encoding, evaluation, reranking); "train token": of a training step
-# (forward, backward, update); "pair": one lexical LF on one pair; "load": a model loaded (and hashed); "import":
-# torch and sentence-transformers imported by the label stage's first encoder (the first in a `run`); "train setup":
-# the train stage's own (the model loaded, the lists built, best/ and final/ written: 26 s for 4 steps of the
-# own-made fixture on busy cores).
-# benchmarks/bench_estimates.py compares them with the other runs timed here (benchmarks/estimates.csv).
-SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0,
-           "train setup": 12.0}
+# "token": a MiniLM forward pass's (encoding, evaluation, reranking); "train token": a training step's; "pair": one
+# lexical LF on one pair; "load": a model loaded (and hashed); "import": torch and sentence-transformers, by the first
+# encoder; "train setup": the model loaded, the lists built, best/ and final/ written (26 s for the own-made
+# fixture's 4 steps on busy cores). benchmarks/bench_estimates.py compares them with the runs timed here.
+SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0, "train setup": 12.0}
 MINILM = (6, 384)  # layers and width of the packaged encoder, the unit of the per-token costs
 ENCODER_LFS = {"embedding_cosine": None, "bert_cosine": 256}  # built-in encoder LFs: max_length (None: the model's)
 INT8_SPEEDUP = 1.4  # int8 encodes 1.25-1.54× faster than fp32 (benchmarks/int8_speed.csv)
@@ -77,20 +69,17 @@ def model_shape(name_or_path: str) -> tuple[int, int, int]:
     from weakrank.encoders import resolve_model
 
     folder = Path(resolve_model(name_or_path))
-    if not folder.is_dir():
-        try:
+    try:
+        if not folder.is_dir():  # a hub name: the files of its download, where there is one
             from huggingface_hub import try_to_load_from_cache
 
             found = try_to_load_from_cache(name_or_path, "config.json")
             folder = Path(found).parent if isinstance(found, str) else folder
-        except (ImportError, ValueError):
-            pass
-    try:
         config = json.loads((folder / "config.json").read_text())
         st = folder / "sentence_bert_config.json"
         length = json.loads(st.read_text())["max_seq_length"] if st.exists() else config["max_position_embeddings"]
         return config["num_hidden_layers"], config["hidden_size"], min(int(length), 512)
-    except (OSError, KeyError, ValueError):
+    except (ImportError, OSError, KeyError, ValueError):
         return 12, 768, 512
 
 
