@@ -10,8 +10,10 @@ alone (``label encoders``: the time between the two files, the texts all to enco
 README and the notebook quote (``WikiQA main job``, the calibration; the cross-encoder quick start of 2026-11-27).
 A rerank whose student kept its start's weights (``start_check.json``'s share 0) reads the encodings the label
 stage kept and takes a few seconds: the estimate, made before training, counts its texts.
-Writes ``benchmarks/estimates.csv`` (``run, stage, estimated_s, measured_s, ratio, cores, note``: ratio is
-measured over estimated). Run: ``python benchmarks/bench_estimates.py`` (seconds).
+Writes ``benchmarks/estimates.csv`` (``run, stage, estimated_s, measured_s, ratio, paced_s, paced_ratio, cores,
+note``: ratio is measured over estimated; ``paced_s``, where a run's ``timings.json`` records it (runs since the
+estimates from the work), the time label or train said in all once its first batches were timed).
+Run: ``python benchmarks/bench_estimates.py`` (seconds).
 """
 
 from __future__ import annotations
@@ -76,7 +78,8 @@ def timed_runs() -> list[dict]:
         if not timings.exists() or not RunPaths(run_dir).candidates.exists():
             continue
         cfg = load_config(ROOT / config, run_dir=run_dir, **options)
-        measured = {stage: t["seconds"] for stage, t in json.loads(timings.read_text()).items()}
+        recorded = json.loads(timings.read_text())
+        measured = {stage: t["seconds"] for stage, t in recorded.items()}
         started = timings.stat().st_mtime - sum(measured.values()) - 5
         scores = {spec: RunPaths(run_dir).lf_scores / f"{spec}.parquet" for spec in cfg.label.lfs}
         written = {spec: path.stat().st_mtime for spec, path in scores.items() if path.exists()}
@@ -89,7 +92,7 @@ def timed_runs() -> list[dict]:
         for stage, seconds in work.items():
             kept = "; the student is its start (share 0): its texts read from the kept encodings, which no estimate " \
                    "made before training can know" if stage == "rerank" and start else ""
-            rows.append(row(run, stage, seconds, measured[stage], BUSY + kept))
+            rows.append(row(run, stage, seconds, measured[stage], BUSY + kept, paced=recorded[stage].get("paced_s")))
         lexical = [t for spec, t in written.items() if estimates.lf_encoder(spec, None) is None]
         encoders = {spec for spec in written if estimates.lf_encoder(spec, None) is not None}
         gap = min(written[spec] for spec in encoders) - max(lexical) if lexical and encoders else 0
@@ -99,10 +102,13 @@ def timed_runs() -> list[dict]:
     return rows
 
 
-def row(run: str, stage: str, estimated: float, measured: float, note: str, cores: str = "2, shared") -> dict:
-    """One row of the table."""
+def row(run: str, stage: str, estimated: float, measured: float, note: str, cores: str = "2, shared",
+        paced: float | None = None) -> dict:
+    """One row of the table (``paced``: the time the stage said in all once its first batches were timed)."""
+    nan = float("nan")
     return {"run": run, "stage": stage, "estimated_s": round(estimated, 1), "measured_s": round(measured, 1),
-            "ratio": round(measured / estimated, 2) if estimated > 0 else float("nan"), "cores": cores, "note": note}
+            "ratio": round(measured / estimated, 2) if estimated > 0 else nan, "paced_s": paced or nan,
+            "paced_ratio": round(measured / paced, 2) if paced else nan, "cores": cores, "note": note}
 
 
 def idle_runs() -> list[dict]:

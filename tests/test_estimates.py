@@ -145,3 +145,16 @@ def test_training_evaluations_are_left_out_of_its_pace():
             bar.update()  # 5 steps of 2 s, as estimated
     bar.close()
     assert said and said[0][2] == pytest.approx(1.0)
+
+
+def test_timings_record_each_stage_estimate_and_what_its_first_batches_said(tmp_path, monkeypatch):
+    from weakrank import pipeline
+
+    cfg, _ = run_dir(tmp_path, 20, ["bm25", "embedding_cosine"])
+    monkeypatch.setattr(pace, "MIN_TIMED", 0.0)  # the first encoded batch is enough: nothing here takes 10 s
+    said = []
+    done = pipeline.run(cfg, ["label", "aggregate"], progress=False, on_plan=lambda *args: None,
+                        on_pace=lambda *args: said.append(args))
+    assert [stage for stage, *_ in said] == ["label"]  # once
+    assert set(done.timings["label"]) == {"seconds", "peak_rss_mib", "estimated_s", "paced_s"}
+    assert "paced_s" not in done.timings["aggregate"] and done.timings["aggregate"]["estimated_s"] > 0

@@ -57,7 +57,8 @@ STAGES = ("ingest", "label", "aggregate", "analyze", *TRAIN_STAGES)  # what `run
 class RunResult:
     """What :func:`run` did: the value each stage returned (``results``, by stage, in the order they ran), and
     each one's seconds and the process's peak memory after it (``timings``, in MiB), as written to
-    ``timings_file``."""
+    ``timings_file``; where the plan was made, each stage's ``estimated_s`` from the work and, for label and train
+    once their first batches were timed, ``paced_s`` (the time they then said in all)."""
 
     results: dict[str, Any]
     timings: dict[str, dict[str, float]]
@@ -121,15 +122,26 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         plan = estimate(cfg, stages, tc, split, force) if told and "ingest" not in stages else Estimate({})
         if on_plan:
             on_plan(list(stages), plan.seconds)
+        said: dict[str, float] = {}
+
+        def say(stage: str, left: float, factor: float) -> None:  # on_pace, and what it said kept for timings.json
+            said[stage] = round(time.perf_counter() - started + left, 1)
+            if on_pace:
+                on_pace(stage, left, factor)
+
         for name in stages:
             if on_start:
                 on_start(name)
             started = time.perf_counter()
             paced = on_pace and name in ("label", "train") and name in plan.seconds
             step = plan.step if name == "train" else 1.0
-            with pacing(name, plan.seconds[name], on_pace, step) if paced else nullcontext():
+            with pacing(name, plan.seconds[name], say, step) if paced else nullcontext():
                 results[name] = call(name)
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
+            if name in plan.seconds:
+                timings[name]["estimated_s"] = round(plan.seconds[name], 1)
+            if name in said:
+                timings[name]["paced_s"] = said[name]
             if on_end:
                 on_end(name, results[name])
             if told and name == "ingest" and name != stages[-1]:
