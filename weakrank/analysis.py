@@ -129,8 +129,8 @@ def first_agreement(scores: np.ndarray, ranks: np.ndarray, groups: np.ndarray) -
 
 def fusion_views(votes: pd.DataFrame, model: ScoreFusionModel) -> pd.DataFrame:
     """The views of ``model`` (a fusion label model fitted on ``votes``' LFs), a row each named by its LFs joined by
-    ``+``: ``kind`` (:func:`view_kind`), ``loading`` on the latent relevance factor, what ``decided`` it (``prior``
-    where a declared prior moved it by 0.1 or more, else ``agreement``), share of the fused score's ``weight``, then the top-1 agreement (:func:`first_agreement`) of the view with each view and with the fused
+    ``+``: ``kind`` (:func:`view_kind`), ``loading`` on the latent relevance factor, the loading ``agreement`` alone
+    gives it (the same where no LF declared a prior), share of the fused score's ``weight``, then the top-1 agreement (:func:`first_agreement`) of the view with each view and with the fused
     score (column :data:`FUSED`) over ``votes``' lists; ``attrs["lists"]``: how many lists."""
     names, groups = lf_names(votes), votes["query_id"].to_numpy()
     scores = score_matrix(votes)
@@ -140,10 +140,11 @@ def fusion_views(votes: pd.DataFrame, model: ScoreFusionModel) -> pd.DataFrame:
     agreement = first_agreement(np.column_stack([views, views @ weights]),
                                 np.column_stack([ranks, ranks.any(axis=1)]), groups)
     labels = ["+".join(names[i] for i in cluster) for cluster in state.clusters]
-    by_prior = {w.lf for w in state.lfs if w.prior_decided}
-    decided = ["prior" if any(names[i] in by_prior for i in cluster) else "agreement" for cluster in state.clusters]
+    alone = {w.lf: w.agreement for w in state.lfs}  # what agreement alone gave, where priors were declared
     table = pd.DataFrame({"kind": [view_kind(label.split("+")) for label in labels], "loading": state.loadings,
-                          "decided": decided, "weight": weights / weights.sum()}, index=pd.Index(labels, name="view"))
+                          "agreement": [alone.get(names[c[0]], loading) for c, loading in zip(state.clusters,
+                                                                                             state.loadings)],
+                          "weight": weights / weights.sum()}, index=pd.Index(labels, name="view"))
     table[[*labels, FUSED]] = agreement[: len(labels)]
     table.attrs["lists"] = len(set(groups))
     return table
@@ -177,7 +178,7 @@ LF_WEIGHTS_LEGEND = (
 
 VIEWS_LEGEND = (
     "Rows: the views of the fusion label model, fitted on all the votes without gold (an LF, or LFs it merged as "
-    "near copies): kind, loading on its latent relevance factor, decided: prior where a declared prior moved the "
-    "loading by 0.1 or more, else agreement; weight: share of the fused score. The other "
+    "near copies): kind, loading on its latent relevance factor (agreement weighed against the declared priors), "
+    "agreement: the loading agreement alone gives it, weight: share of the fused score. The other "
     "columns: of the lists both rank, the share on which the row and the column (a view, or the fused score) "
     "put the same candidate first")

@@ -26,21 +26,24 @@ DISAGREE = 0.3  # … while they put different candidates first on at least this
 def judging_advice(views: pd.DataFrame) -> str | None:
     """One line when the fusion label model cannot tell views apart (:func:`fusion_views`' table), else None.
 
-    The rule: two views that the factor model loads, by their agreement (not by a declared prior), at least
-    :data:`TRUSTED` and within :data:`ALIKE` of each other (it trusts them alike, so it weighs them about equally) put different candidates first on at least
+    The rule: two views that the fit (agreement weighed against their declared priors) and agreement alone (the
+    ``agreement`` column) both load at least :data:`TRUSTED` and within :data:`ALIKE` of each other (the model
+    trusts them, and neither the evidence nor a prior tells them apart), put different candidates first on at least
     :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
     nothing without labels tells apart; a few judged queries do (judged mode chooses the weighting on them).
     Of several such pairs, the one with the most weight is named.
     """
-    trusted = views[(views["loading"] >= TRUSTED) & (views["decided"] == "agreement")]
+    trusted = views[(views["loading"] >= TRUSTED) & (views["agreement"] >= TRUSTED)]
     pairs = [(a, b) for i, a in enumerate(trusted.index) for b in trusted.index[i + 1:]
-             if abs(trusted.loc[a, "loading"] - trusted.loc[b, "loading"]) <= ALIKE
+             if abs(trusted.loc[a, "agreement"] - trusted.loc[b, "agreement"]) <= ALIKE
+             and abs(trusted.loc[a, "loading"] - trusted.loc[b, "loading"]) <= ALIKE
              and 1 - views.loc[a, b] >= DISAGREE]
     if not pairs:
         return None
     a, b = max(pairs, key=lambda pair: views.loc[list(pair), "weight"].sum())
     return (f"the label model cannot tell {a} and {b} apart: it loads them alike ({views.loc[a, 'loading']:.2f}, "
-            f"{views.loc[b, 'loading']:.2f}), yet they put different candidates first on {1 - views.loc[a, b]:.0%} "
+            f"{views.loc[b, 'loading']:.2f}; by agreement alone {views.loc[a, 'agreement']:.2f}, "
+            f"{views.loc[b, 'agreement']:.2f}), yet they put different candidates first on {1 - views.loc[a, b]:.0%} "
             f"of the lists both rank ({views.attrs['lists']} lists), and nothing without labels says which is right there")
 
 
