@@ -113,11 +113,10 @@ def tokens_per_word(texts: Sequence[str]) -> float:
     return tokens / words if words else TOKENS_PER_WORD
 
 
-def with_tokens(pairs: pd.DataFrame, per_word: float | None = None) -> pd.DataFrame:
+def with_tokens(pairs: pd.DataFrame) -> pd.DataFrame:
     """``pairs`` (columns ``query``, ``passage``) with each side's tokens, special tokens aside (``query_tokens``,
-    ``passage_tokens``): its words × ``per_word`` (default: :func:`tokens_per_word` of the passages)."""
-    if per_word is None:
-        per_word = tokens_per_word(pairs["passage"].unique().tolist())
+    ``passage_tokens``): its words × :func:`tokens_per_word` of the passages."""
+    per_word = tokens_per_word(pairs["passage"].unique().tolist())
     words = {side: np.array([len(t.split()) for t in pairs[side]], dtype=np.float64) for side in ("query", "passage")}
     return pairs.assign(query_tokens=words["query"] * per_word, passage_tokens=words["passage"] * per_word)
 
