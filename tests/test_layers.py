@@ -13,11 +13,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs
+    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs, what encoding costs and a stage's pace
     ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.files", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
      "weakrank.combinations", "weakrank.fusion_state",
-     "weakrank.evaluation", "weakrank.keys"],
+     "weakrank.evaluation", "weakrank.keys", "weakrank.costs", "weakrank.pace"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
@@ -29,9 +29,9 @@ LAYERS = [
     ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # rankers trained on the labels
     ["weakrank.training"],
-    # every stage as a function (the train and rerank stages' run-directory side: stages/); what is built on
+    # every stage as a function (the train and rerank stages' run-directory side: stages/) and the plan's estimates; what is built on
     # trained rankers
-    ["weakrank.pipeline", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
+    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
      # judged mode's own stage lives in judged/ beside the rest of the mode, listed here because it is a stage
      # (it reads the config and the run directory): the package's other modules stay with the label models
      "weakrank.judged.select_stage"],
@@ -215,6 +215,7 @@ READERS = {
     "weakrank.reproduction.grid": "a grid cell's cache",
     "weakrank.reproduction.report": "a grid cell's cache",
     "weakrank.loaders.beir": "a BEIR dataset's JSON lines (input data)",
+    "weakrank.estimates": "an encoder's own config.json (its layers, width and length, for the plan)",
 }
 
 

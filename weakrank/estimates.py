@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from weakrank.costs import SECONDS, Encoder, encode_seconds, sequence_seconds
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -27,40 +29,7 @@ if TYPE_CHECKING:
 # tokenizer over a sample, 1.16-1.57 on the twelve collections here: TrecQA to SciFact); tokenizing every text took
 # 35× longer than counting words (WikiQA's 26,196 passages: 3.06 s against 0.086 s). Where no tokenizer loads, 1.3.
 TOKENS_PER_WORD, SAMPLE = 1.3, 500
-# Seconds on 2 idle x86-64 cores (Intel Xeon, torch fp32), calibrated on the WikiQA main job (`weakrank run
-# pipelines/wikiqa.toml`, 29,258 pairs, nothing else running): label 197 s on 2026-11-28 and 117 s on 2026-11-27
-# (bm25, tfidf, answer_type and one MiniLM pass for embedding_cosine and bert_cosine over about 0.8 M tokens; the
-# estimate, 170 s, lies between), train 282 s (250 steps of 4 lists × 8 at 64 tokens, and 4 evaluations of the 286
-# dev lists; estimated 291 s), rerank 48 s (estimated 41 s).
-# "token": a MiniLM forward pass's (encoding, evaluation, reranking); "train token": a training step's; "pair": one
-# lexical LF on one pair; "load": a model loaded (and hashed); "import": torch and sentence-transformers, by the first
-# encoder; "train setup": the model loaded, the lists built, best/ and final/ written (26 s for the own-made
-# fixture's 4 steps on busy cores). benchmarks/bench_estimates.py compares them with the runs timed here.
-SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0, "train setup": 12.0}
-MINILM = (6, 384)  # layers and width of the packaged encoder, the unit of the per-token costs
 ENCODER_LFS = {"embedding_cosine": None, "bert_cosine": 256}  # built-in encoder LFs: max_length (None: the model's)
-INT8_SPEEDUP = 1.4  # int8 encodes 1.25-1.54× faster than fp32 (benchmarks/int8_speed.csv)
-AUTO_LENGTH = (0.75, 32, 128)  # [train] max_length "auto": quantile, rounded up to a multiple of, at most
-CHECK_SHARE, CHECK_MAX = 0.2, 300  # without a dev split the start check holds out this share of train lists, at most
-
-
-@dataclass(frozen=True)
-class Encoder:
-    """One forward pass that encoder LFs share: its model's ``layers`` and ``width``, the tokens it reads
-    (``length``, special tokens included), its ``precision`` and whether it reads later ``windows``."""
-
-    model: str
-    layers: int
-    width: int
-    length: int
-    precision: str = "fp32"
-    windows: bool = True
-
-    @property
-    def cost(self) -> float:
-        """Its per-token cost in MiniLM fp32 tokens (attention's share aside: :func:`sequence_seconds`)."""
-        speed = INT8_SPEEDUP if self.precision == "int8" else 1.0
-        return self.layers * self.width**2 / (MINILM[0] * MINILM[1] ** 2) / speed
 
 
 def model_shape(name_or_path: str) -> tuple[int, int, int]:
@@ -121,28 +90,6 @@ def with_tokens(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs.assign(query_tokens=words["query"] * per_word, passage_tokens=words["passage"] * per_word)
 
 
-def sequence_seconds(tokens: np.ndarray, width: int = MINILM[1]) -> np.ndarray:
-    """Seconds of MiniLM-unit tokens for sequences of ``tokens`` tokens (2 special tokens added): attention adds
-    length / (6 × width) to a token's cost."""
-    n = np.asarray(tokens, dtype=np.float64) + 2
-    return SECONDS["token"] * n * (1 + n / (6 * width))
-
-
-def encode_seconds(tokens: np.ndarray, encoder: Encoder) -> float:
-    """Seconds ``encoder`` takes over texts of ``tokens`` tokens: each text's first window and, with ``windows``,
-    its later ones, a half window apart, the last reaching its end."""
-    room = encoder.length - 2
-    step = max(room // 2, 1)
-    tokens = np.asarray(tokens, dtype=np.float64)
-    seconds = sequence_seconds(np.minimum(tokens, room), encoder.width)
-    if encoder.windows and len(tokens):
-        over = np.maximum(tokens - room, 0) / step
-        full, later = np.floor(over), np.ceil(over)  # later windows: the full ones, and a shorter last
-        last = sequence_seconds(np.maximum(tokens - later * step, 0), encoder.width)
-        seconds = seconds + full * sequence_seconds(np.array([room]), encoder.width)[0] + (later > full) * last
-    return float(seconds.sum()) * encoder.cost
-
-
 def cached_keys(folder: Path, encoder: Encoder) -> set[bytes]:
     """The text keys (:func:`~weakrank.similarity.text_key`) whose encodings by ``encoder`` ``folder`` keeps."""
     from weakrank.encoders import content_hash, resolve_model
@@ -184,7 +131,10 @@ def train_length(pairs: pd.DataFrame, tc: TrainConfig) -> int:
     :func:`~weakrank.training.lengths.auto_max_length`)."""
     if tc.max_length != "auto":
         return int(tc.max_length)
-    quantile, step, cap = AUTO_LENGTH
+    from weakrank.training.lengths import CAP as cap
+    from weakrank.training.lengths import QUANTILE as quantile
+    from weakrank.training.lengths import STEP as step
+
     tokens = pairs["passage_tokens"].to_numpy() + 2
     if tc.architecture != "bi-encoder":
         tokens = tokens + pairs["query_tokens"].to_numpy() + 1
@@ -212,6 +162,8 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
     queries = train["query_id"].nunique()
     dev = pairs[pairs["split"] == tc.dev_split] if tc.dev_split else pairs.iloc[:0]
     if dev.empty:  # the start check's lists come out of training
+        from weakrank.training.start_check import CHECK_MAX, CHECK_SHARE
+
         held = train["query_id"].drop_duplicates().head(min(round(CHECK_SHARE * queries), CHECK_MAX))
         dev, queries = train[train["query_id"].isin(held)], queries - len(held)
     batches = -(-queries // tc.batch_size)
@@ -247,21 +199,12 @@ class Estimate:
 
 def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int) -> set[str]:
     """The specs of the LFs whose scores the label stage's cache (``lf_scores/``) holds for these ``pairs``."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from weakrank.io import read_metadata
-    from weakrank.labeling import cache_key
+    from weakrank.labeling import cache_key, holds_scores
     from weakrank.paths import RunPaths
 
-    folder, data_key, scored = RunPaths(cfg.run_dir).lf_scores, dataset.fingerprint(), set()
-    for spec, lf in zip(cfg.label.lfs, lfs):
-        path = folder / f"{lf.name}.parquet"
-        try:
-            same = read_metadata(path).get("fingerprint") == cache_key(lf, cfg.label.fingerprint(spec), data_key)
-            scored |= {spec} if same and pq.ParquetFile(path).metadata.num_rows == pairs else set()
-        except (OSError, pa.ArrowException):  # none, or not Parquet: the label stage computes it again
-            continue
+    folder, data_key = RunPaths(cfg.run_dir).lf_scores, dataset.fingerprint()
+    scored = {spec for spec, lf in zip(cfg.label.lfs, lfs)
+              if holds_scores(folder, lf.name, cache_key(lf, cfg.label.fingerprint(spec), data_key), pairs)}
     return scored
 
 

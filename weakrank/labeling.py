@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from weakrank.dataset import Dataset
 from weakrank.encoders import content_hash
@@ -171,6 +172,16 @@ def cache_key(lf: RankingLF, options: str, dataset: str) -> str:
     precision = [] if lf.precision == "fp32" else [lf.precision]
     blob = "\0".join([options, lf_source(lf), lf_modules(lf), *map(content_hash, lf.models), *precision, dataset])
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+def holds_scores(cache_dir: Path, name: str, fingerprint: str, pairs: int) -> bool:
+    """Whether the score cache ``cache_dir`` holds LF ``name``'s scores of ``pairs`` pairs under ``fingerprint``
+    (:func:`cache_key`), by its metadata alone (what the plan counts as done; the stage still checks the pairs)."""
+    path = Path(cache_dir) / f"{name}.parquet"
+    try:
+        return read_metadata(path).get("fingerprint") == fingerprint and pq.ParquetFile(path).metadata.num_rows == pairs
+    except (DataError, OSError, pa.ArrowException):  # none, or not Parquet: the label stage computes it again
+        return False
 
 
 def _cached_scores(

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from weakrank.estimates import MINILM, Encoder, encode_seconds
+from weakrank.costs import MINILM, Encoder, encode_seconds
 
 MIN_TIMED = 10.0  # seconds of a stage's first batches timed before its time left is said
 Say = Callable[[str, float, float], Any]  # (stage, seconds left, measured ÷ estimated)
@@ -110,7 +110,7 @@ def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
 
 def print_pace(stage: str, left: float, factor: float) -> None:
     """A stage's time left once its first batches are timed (:mod:`weakrank.pace`), above its progress bar."""
-    from weakrank.progress import tqdm
+    from tqdm import tqdm  # its write() keeps any bar, weakrank's included, below the line
 
     tqdm.write(f"    {stage}: ~{duration(left)} left from the first batches ({factor:.1f}x the estimate for 2 idle "
                "cores)")
