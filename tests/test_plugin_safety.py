@@ -54,6 +54,7 @@ def test_a_broken_plugin_breaks_no_command_but_training_which_names_it(tmp_path,
     for args in (["--help"], ["--version"], ["train", "--help"]):
         done = weakrank(tmp_path, *args)
         assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert " ".join(done.stdout.split()).count("trainer plug-in 'bad'") == 1  # train --help names it
     done = weakrank(tmp_path, "train", CONFIG, "--run-dir", str(tmp_path / "run"), "--quiet")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "trainer plug-in 'bad' (package badplug, entry point weakrank.trainer_plugins: bad = badplug_mod:PLUGIN)" \
@@ -65,6 +66,9 @@ def test_a_plugin_option_never_replaces_a_product_default(tmp_path):
     install(tmp_path, CLASH, "PLUGIN")
     done = weakrank(tmp_path, "train", "--help")
     assert "a plug-in's own learning rate" not in done.stdout and "--lr" in done.stdout
+    help_text = " ".join(done.stdout.split())  # argparse wraps the section's text
+    assert help_text.count("trainer plug-in 'bad' (package badplug") == 1  # named once, where the options are listed
+    assert "redefines the [train] option 'lr'" in help_text and "trainer plug-ins left out" in help_text
     done = weakrank(tmp_path, "ingest", CONFIG, "--run-dir", str(tmp_path / "run"), "--quiet")
     assert done.returncode == 0 and (tmp_path / "run" / "dataset").is_dir()
 

@@ -215,14 +215,18 @@ def flag_options(f: Field, hint: Any) -> dict[str, Any]:
 
 
 def add_train_flags(p: argparse.ArgumentParser) -> None:
-    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys (the
-    commands add them deferred, :func:`~weakrank.commands.defer`: the trainer plug-ins load with them)."""
-    from weakrank.training.config import GROUPS, TrainConfig, option_fields
+    """One flag per [train] key, overriding the config, in a section of ``--help`` per group of keys, and a section
+    naming each installed trainer plug-in left out (the commands add them deferred,
+    :func:`~weakrank.commands.defer`: the trainer plug-ins load with them)."""
+    from weakrank.training.config import GROUPS, PLUGINS, TrainConfig, option_fields
 
     groups = {name: p.add_argument_group(f"[train] {name}", description) for name, description in GROUPS.items()}
     hints = schema(TrainConfig)
     for f in option_fields():
         groups[f.metadata["group"]].add_argument(*flag_names(f), **flag_options(f, hints[f.name]))
+    if PLUGINS.broken:  # named where the options are listed; the commands that train refuse with the first
+        p.add_argument_group("trainer plug-ins left out (training refuses to run until each is mended or "
+                             "uninstalled)", "; ".join(PLUGINS.broken).replace("%", "%%"))
 
 
 def register(add: AddCommand) -> None:

@@ -10,8 +10,9 @@ the ``[train]`` options are built from it.
 An installed plug-in cannot break the command line: one that fails to load (it raises on import, its module is
 missing, its object is no :class:`TrainerPlugin`) or that redefines an option of the product's or of another
 plug-in (:func:`refuse_clashes`) is left out and said in one line naming its package and entry point
-(:func:`check_plugins`); the commands that train refuse to run until it is mended or uninstalled, every other
-command (``--help`` and ``--version`` included) runs."""
+(:func:`check_plugins`); the commands that train refuse to run until it is mended or uninstalled, their ``--help``
+lists it once beside the options, and every other command (``--help`` and ``--version`` included) runs without
+importing any plug-in (another package's code runs only where training needs it)."""
 
 from __future__ import annotations
 
