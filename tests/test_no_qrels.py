@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from weakrank.cli import main
-from weakrank.io import read_parquet, read_run
+from weakrank.io import read_run
 from weakrank.judged.judging_file import read_judging_file
 from weakrank.paths import RunPaths
 
@@ -97,42 +97,42 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert "weakrank judge pipeline.judgments/evaluation-judging.tsv" in printed
     assert f"then: weakrank {shlex.join(evaluate)}" in printed
     sample = read_judging_file(judge[1])
-    # the pooled design draws the queries where the model's top 3 is not BM25's (elsewhere no judgment tells them
-    # apart), each with the union of the two tops
-    model, bm25 = read_run(tmp_path / "run" / "runs" / "model.trec"), read_parquet(RunPaths(tmp_path / "run").votes)
-    bm25 = bm25[bm25["split"] == "test"].assign(score=lambda v: v["score_bm25"])
+    # the pooled design draws the queries where the model's top 3 is not the first stage's (the user's run:
+    # elsewhere no judgment tells them apart), each with the union of the two tops
+    model, first = read_run(tmp_path / "run" / "runs" / "model.trec"), read_run(OWN / "test.run")
     tops = [run.sort_values("score", ascending=False, kind="stable").groupby("query_id")["passage_id"]
-            .agg(lambda p: list(p)[:3]) for run in (model, bm25)]
+            .agg(lambda p: list(p)[:3]) for run in (model, first)]
     differ = {q for q in tops[1].index if tops[0][q] != tops[1][q]}
     assert differ and set(sample["query_id"]) == differ and (sample["use"] == "evaluation").all()
     assert {"query_inclusion", "passage_inclusion", "stratum", "sample_seed"} <= set(sample.columns)
-    # the pooled design: the union of the trained ranker's and BM25's top 3, each passage's rank in each beside it
-    assert {"pool_depth", "rank_bm25", "rank_model"} <= set(sample.columns) and (sample["pool_depth"] == "3").all()
+    # the pooled design: the union of the trained ranker's and the first stage's top 3, each passage's rank in each
+    baseline = "first stage (your run)"  # as evaluate's MAP table names it
+    assert {"pool_depth", f"rank_{baseline}", "rank_model"} <= set(sample.columns) and (sample["pool_depth"] == "3").all()
     assert sample.groupby("query_id").size().max() <= 6
     judge_as_a_person(Path(judge[1]))
 
     assert main(evaluate) == 0
     printed = capsys.readouterr().out
-    assert "MAP (estimated)" in printed and "95% confidence interval" in printed
-    assert re.search(rf"estimated on {len(differ)} judged quer(y|ies): model MAP \d\.\d{{3}} \[", printed)
-    table = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
-    assert list(table.index) == ["first stage (your run)", "bm25 (weakrank)", "tfidf", "word_overlap", "fusion-rrf",
-                                 "fusion-combsum", "labels-fusion", "model"]
-    assert table["MAP"].between(0, 1).all() and (table["low"] <= table["MAP"]).all()
-    assert table.loc["first stage (your run)", "vs first stage (your run)"] == 0 and (table["high"] >= table["MAP"]).all()
-    assert "model MAP" in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
-    assert re.search(r"model RR@3 \d\.\d{3} \[.*\], vs bm25 [+-]\d\.\d{3} \[.*\]: .*answers", printed)
+    # the exact top-k figures against the first stage, and no MAP: a pooled sample's MAP estimate runs high
+    assert "exact on the judged pool" in printed and "no MAP from a pooled sample" in printed
+    assert "MAP (estimated)" not in printed and "vs bm25" not in printed
+    closing = f"judged sample: model better than {baseline} (RR@3, {len(differ)} of {len(differ)} queries): "
+    assert printed.splitlines()[-2].startswith(closing)
+    assert re.search(r"model RR@3 \d\.\d{3} \[.*\], vs first stage \(your run\) [+-]\d\.\d{3} \[.*\]: .*answers", printed)
+    assert closing in (tmp_path / "run" / "runs" / "evaluation-sample.md").read_text()
+    assert not (tmp_path / "run" / "runs" / "evaluation-sample.csv").exists()
     topk = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-topk.csv", index_col=[0, 1])
-    assert set(topk.index) == {(s, m) for s in ("bm25", "model") for m in ("RR", "P", "nDCG")}
+    assert set(topk.index) == {(s, m) for s in (baseline, "model") for m in ("RR", "P", "nDCG")}
+    assert topk.loc[(baseline, "RR"), f"vs {baseline}"] == 0
     # the user's own TREC runs measured beside them, given after --judgments: the first stage's file is its row
     assert main([*evaluate, str(OWN / "test.run")]) == 0
-    mine = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-sample.csv", index_col=0)
-    assert list(mine.index) == [*table.index[:-1], "test", "model"]
-    assert mine.loc["test"].tolist() == pytest.approx(mine.loc["first stage (your run)"].tolist())
+    mine = pd.read_csv(tmp_path / "run" / "runs" / "evaluation-topk.csv", index_col=[0, 1])
+    assert list(dict.fromkeys(mine.index.get_level_values(0))) == [baseline, "model", "test"]
+    assert mine.loc["test"].to_numpy().ravel() == pytest.approx(mine.loc[baseline].to_numpy().ravel())
 
     # the evaluate stage of `run` measures on the judged sample, now that there is one
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
-    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"estimated on {len(differ)} judged quer")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(closing)
 
     # the sample measures, it never trains: aggregate refuses it, before anything is written
     labels = RunPaths(tmp_path / "run").labels.read_bytes()
@@ -147,7 +147,7 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     judged = sample.read_bytes()
     sample.rename(tmp_path / "run" / "evaluation-judging.tsv")
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
-    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(f"estimated on {len(differ)} judged quer")
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith(closing)
     (tmp_path / "run" / "evaluation-judging.tsv").rename(sample)
     # the person's judgments outlive the run: rerun with --force, then deleted to start over
     assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label", "--force", "--quiet"]) == 0

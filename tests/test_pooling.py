@@ -3,6 +3,7 @@ the confidence sequence that lets a person stop judging whenever the answer is s
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,17 +15,9 @@ from test_judge import Terminal
 from weakrank.cli import main
 from weakrank.io import read_parquet, write_run
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
-from weakrank.judged.pooling import (
-    BASELINE,
-    measures,
-    pooled_pairs,
-    pooled_passages,
-    pooled_table,
-    query_values,
-    settled_lines,
-    verdict,
-)
+from weakrank.judged.pooling import pooled_pairs, pooled_passages
 from weakrank.judged.sequential import confidence_path, confidence_sequence
+from weakrank.judged.topk import measures, pooled_table, query_values, settled_lines, verdict
 from weakrank.paths import RunPaths
 
 ANSWER = {"y": "1", "n": "0"}
@@ -81,9 +74,9 @@ def test_top_k_measures_on_the_judged_pool_equal_the_full_gold_s():
     assert pairs.groupby("query_id").size().max() <= 6 and pairs["query_id"].nunique() == 25
     assert (pairs["pool_depth"] == 3).all() and (pairs["population"] == 60).all()
     values = query_values(judged_as_gold(pairs, gold))
-    for name in ("bm25", "better"):
+    for name, row in (("bm25", "bm25 (weakrank)"), ("better", "better")):  # named as evaluate's MAP table does
         full = full_measures(runs[name], gold, 3).loc[values.index]
-        assert np.allclose(values[(name, "P")], full["P"]) and np.allclose(values[(name, "RR")], full["RR"])
+        assert np.allclose(values[(row, "P")], full["P"]) and np.allclose(values[(row, "RR")], full["RR"])
     assert values.xs("nDCG", axis=1, level=1).stack().between(0, 1).all()
     # every query judged, with other passages drawn below the pool: the same figures (exact, not estimated)
     every = [query_values(judged_as_gold(pooled_pairs(runs, ["better"], queries=60, seed=s), gold)).sort_index()
@@ -132,9 +125,9 @@ def test_the_verdict_says_yes_no_or_not_yet_and_the_table_keeps_intervals_in_ran
     assert topk["low"].ge(0).all() and topk["high"].le(1).all() and topk["diff low"].ge(-1).all()
     assert (topk["seq high"] - topk["seq low"] > topk["diff high"] - topk["diff low"]).all()  # validity's price
     assert topk["seq low"].ge(-1).all() and topk["seq high"].le(1).all()
-    assert topk.loc[(BASELINE, "RR"), "vs bm25"] == 0 and topk.attrs["queries"] == 20
+    assert topk.loc[("bm25 (weakrank)", "RR"), "vs bm25 (weakrank)"] == 0 and topk.attrs["queries"] == 20
     [line] = settled_lines(table)
-    assert line.startswith("better better than bm25 (RR@3, 20 of 20 queries): ")
+    assert line.startswith("better better than bm25 (weakrank) (RR@3, 20 of 20 queries): ")
 
 
 def test_judge_shows_the_settled_line_after_each_query_and_a_resumed_judge_keeps_every_judgment(tmp_path):
@@ -146,10 +139,10 @@ def test_judge_shows_the_settled_line_after_each_query_and_a_resumed_judge_keeps
     keys = ["y" if gold[(q, p)] else "n" for q, p in zip(pairs["query_id"], pairs["passage_id"])]
     sizes = pairs.groupby("query_id", sort=False).size().tolist()
     term = Terminal(path)
-    assert "better than bm25 (RR@3, 0 of 3 queries): not yet" in term.expect("relevant? ")
+    assert "better than bm25 (weakrank) (RR@3, 0 of 3 queries): not yet" in term.expect("relevant? ")
     for key in keys[:sizes[0]]:
         shown = term.press(key)
-    assert "better than bm25 (RR@3, 1 of 3 queries): not yet — " in shown  # updated once the query is judged
+    assert "better than bm25 (weakrank) (RR@3, 1 of 3 queries): not yet — " in shown  # updated once the query is judged
     term.press(keys[sizes[0]])
     term.press("q", then="Continue with")
     assert term.finish() == 0
@@ -168,7 +161,7 @@ def test_judge_shows_the_settled_line_after_each_query_and_a_resumed_judge_keeps
     assert term.finish() == 0
     assert read_judging_file(path)["relevance"].tolist() == [ANSWER[k] for k in keys]
     values = query_values(read_judging_file(path))
-    diffs = (values[("better", "RR")] - values[("bm25", "RR")]).to_numpy()
+    diffs = (values[("better", "RR")] - values[("bm25 (weakrank)", "RR")]).to_numpy()
     assert f"{diffs.mean():+.3f}" in done  # the line's figure is the judged queries' mean difference
 
 
@@ -182,9 +175,13 @@ def test_select_evaluation_refuses_what_it_cannot_pool_and_keeps_today_s_design_
     assert "no system 'bm42'" in capsys.readouterr().err
     assert main(["select", config, "--run-dir", run, "--against", "tfidf"]) == 2  # a training sample: not pooled
     assert "with --evaluation" in capsys.readouterr().err
-    # tfidf ranks both test queries' candidates as bm25 does: no judgment could tell them apart
-    assert main(["select", config, "--run-dir", run, "--evaluation", "--against", "tfidf", *out]) == 2
-    assert "rank every query's top passages alike" in capsys.readouterr().err
+    # a trained ranker that ranks both test queries' candidates as the first stage (the user's run) does: no
+    # judgment could tell them apart
+    RunPaths(Path(run)).runs.mkdir()
+    shutil.copy(OWN / "test.run", RunPaths(Path(run)).runs / "model.trec")
+    assert main(["select", config, "--run-dir", run, "--evaluation", *out]) == 2
+    assert ("model and first stage (your run) rank every query's top passages alike on split 'test'"
+            in capsys.readouterr().err)
     assert not (tmp_path / "run" / "evaluation-judging.tsv").exists()
     assert main(["select", config, "--run-dir", run, "--evaluation", "--design", "today", *out]) == 0
     today = read_judging_file(tmp_path / "run" / "evaluation-judging.tsv")
@@ -200,8 +197,8 @@ def test_only_queries_whose_tops_differ_are_drawn_and_the_difference_counts_the_
     assert (pairs["population"] == 30).all() and (pairs["split_queries"] == 60).all()
     topk = pooled_table(judged_as_gold(pairs, gold))
     whole = (full_measures(runs["half"], gold, 3) - full_measures(runs["bm25"], gold, 3)).mean()
-    assert topk.loc[("half", "RR"), "vs bm25"] == pytest.approx(whole["RR"])  # over all 60 queries
-    assert topk.loc[("half", "P"), "vs bm25"] == pytest.approx(whole["P"])
+    assert topk.loc[("half", "RR"), "vs bm25 (weakrank)"] == pytest.approx(whole["RR"])  # over all 60 queries
+    assert topk.loc[("half", "P"), "vs bm25 (weakrank)"] == pytest.approx(whole["P"])
 
 
 def test_a_pooled_sample_grows_with_more_keeping_its_judgments_and_each_query_s_planned_size(tmp_path, capsys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from test_no_qrels import judge_as_a_person
 
@@ -137,3 +138,39 @@ def test_queries_the_dataset_lacks_are_named_and_left_out(run_dir, tmp_path, cap
     assert "\n".join(line for line in captured.out.splitlines() if not line.startswith("→")) == once
     assert (f"{more}: 5 of its 7 queries are not in the dataset and are left out ('zz0', 'zz1', 'zz2', …)"
             in captured.err)
+
+
+def test_the_pooled_sample_compares_with_the_user_s_run_as_evaluate_measures_that_run_file(run_dir, capsys):
+    """The first stage is the user's run (test.run): select pooled the trained ranker with it, and the top-k block,
+    judge's settled line and the closing line compare with it, named as the MAP table names it; its figures are
+    those of the run file itself, given to evaluate beside the sample, and those evaluate finds for that file
+    against the qrels (the person judged as they do)."""
+    from weakrank.judged.judging_file import read_judging_file
+    from weakrank.judged.topk import settled_lines
+
+    sample = read_judging_file(run_dir / "evaluation-judging.tsv")
+    first = "first stage (your run)"
+    assert {f"rank_{first}", "rank_model", f"ranking_{first}"} <= set(sample.columns)
+    assert "rank_bm25" not in sample.columns  # weakrank's BM25 is no longer pooled
+    ranked = {(q, p): rank for q, _, p, rank, *_ in map(str.split, TEST_RUN.splitlines())}  # the run file's ranks
+    expected = [ranked[(q, p)] if int(ranked[(q, p)]) <= 3 else "" for q, p in zip(sample["query_id"], sample["passage_id"])]
+    assert sample[f"rank_{first}"].tolist() == expected
+    said = settled_lines(sample)
+    assert len(said) == 1 and said[0].startswith(f"model better than {first} (RR@3, 2 of 2 queries): ")
+    mine = run_dir / "test.run"
+    mine.write_text(TEST_RUN)
+    assert evaluate(run_dir, mine) == 0
+    printed = capsys.readouterr().out
+    assert "model RR@3" in printed and f"vs {first} " in printed and "vs bm25" not in printed
+    assert "no MAP from a pooled sample" in printed and "MAP (estimated)" not in printed
+    assert printed.splitlines()[-2] == f"judged sample: {said[0]}"  # the closing line, as judge said it
+    runs = RunPaths(run_dir).runs
+    assert not (runs / "evaluation-sample.csv").exists() and first in (runs / "evaluation-sample.md").read_text()
+    topk = pd.read_csv(runs / "evaluation-topk.csv", index_col=[0, 1])
+    assert topk.loc[(first, "RR"), f"vs {first}"] == 0
+    assert topk.loc["test"].to_numpy().ravel() == pytest.approx(topk.loc[first].to_numpy().ravel())
+    # evaluate of the user's run file against the qrels: the same MRR (every relevant passage in its top 3)
+    assert main(["evaluate", CONFIG, "--run-dir", str(run_dir), str(mine)]) == 0
+    capsys.readouterr()
+    table = pd.read_csv(runs / "evaluation.csv", index_col=0)
+    assert topk.loc[(first, "RR"), "mean"] == pytest.approx(table.loc["test", "MRR"]) == 0.75

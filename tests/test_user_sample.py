@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_no_qrels import judge_as_a_person
 from test_user_runs import CONFIG, drawn_and_judged, figures
@@ -99,7 +100,8 @@ def test_a_deleted_row_or_query_is_refused(run_dir, capsys):
     relevant = next(i for i, row in enumerate(rows) if row[rows[0].index("relevance")] == "1")
     write_rows(path, rows[:relevant] + rows[relevant + 1:])
     assert evaluate(run_dir) == 2
-    assert f"{path}:{relevant + 1}: query_rows: query {rows[relevant][0]!r} has 3 rows, select drew 4" in error(capsys)
+    first = next(i for i, row in enumerate(rows) if row[0] == rows[relevant][0])  # its query's first row, still there
+    assert f"{path}:{first + 1}: query_rows: query {rows[relevant][0]!r} has 3 rows, select drew 4" in error(capsys)
     write_rows(path, [row for row in rows if row[0] != "sq2"])  # a whole query
     assert evaluate(run_dir) == 2
     assert f"{path}:5: draw: holds 1 queries, select drew 2 (the one drawn 2. is missing)" in error(capsys)
@@ -109,7 +111,7 @@ def test_an_unknown_query_in_the_seal_refusal_is_named(run_dir, capsys):
     path = edited(run_dir, 2, "query_id", "sq9")
     assert evaluate(run_dir) == 2
     assert (f"{path}:2: query_id: this row's ids or its seal were changed since select wrote it (query 'sq9', "
-            "passage 'd1')") in error(capsys)
+            "passage 'd2')") in error(capsys)  # the first stage's first
 
 
 def test_numbers_respelt_by_a_spreadsheet_and_sorted_rows_change_nothing(run_dir, capsys):
@@ -220,7 +222,7 @@ def test_any_one_cell_edited_is_refused_at_its_line_and_column_or_changes_no_fig
             same += 1
         else:
             said = error(capsys)
-            assert code == 2 and re.search(rf"{re.escape(str(path))}:{line}: \w+: ", said), (line, column, value, said)
+            assert code == 2 and re.search(rf"{re.escape(str(path))}:{line}: [\w ()]+: ", said), (line, column, value, said)
             refused += 1
     for trial in range(8):  # any order of the rows
         order = rng.permutation(len(rows) - 1)
@@ -235,3 +237,31 @@ def _number(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_a_pooled_sample_drawn_against_weakrank_s_bm25_still_reads_and_grows_against_it(run_dir, capsys):
+    """A pooled sample drawn as weakrank drew them before the first stage was the baseline (against weakrank's
+    BM25, on a dataset with a first stage): evaluate compares with BM25, named as the MAP table names it, and
+    select --more grows it against BM25 still."""
+    from weakrank.dataset import Dataset
+    from weakrank.judged.evaluation import pooled_runs
+    from weakrank.judged.judging_file import read_judging_file, write_judging_file
+    from weakrank.judged.pooling import pooled_pairs
+    from weakrank.judged.select_stage import judging_rows
+    from weakrank.stages.evaluate import evaluated_systems
+
+    paths, path = RunPaths(run_dir), run_dir / "earlier.tsv"
+    pairs = pooled_pairs(pooled_runs(evaluated_systems(paths, "test", "model")[0]), ["model"], 1, 6, 0)
+    rows = judging_rows(pairs, Dataset.load(paths.dataset), 0)
+    rows = pd.concat([rows, pairs.drop(columns=[c for c in pairs.columns if c in rows.columns])], axis=1)
+    write_judging_file(rows.assign(use="evaluation"), path, seal=True)
+    judge_as_a_person(path)
+    assert main(["evaluate", CONFIG, "--run-dir", str(run_dir), "--judgments", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert "vs bm25 (weakrank) " in printed and "first stage" not in printed
+    assert "judged sample: model better than bm25 (weakrank) (RR@3, 1 of 1 queries)" in printed
+    assert main(["select", CONFIG, "--run-dir", str(run_dir), "--evaluation", "--more", "--queries", "1",
+                 "--output", str(path)]) == 0
+    grown = read_judging_file(path)
+    assert grown["query_id"].nunique() == 2 and "rank_bm25" in grown.columns
+    assert not any(c.startswith("rank_first") for c in grown.columns)

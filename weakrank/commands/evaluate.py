@@ -31,16 +31,18 @@ def print_table(table: pd.DataFrame, require: str) -> None:
 
 def print_sample(table: pd.DataFrame, paths: RunPaths) -> None:
     """An evaluation by sample as the terminal shows it: each system's estimated MAP and its difference from
-    the baseline (the first stage), with intervals, its legend, the trained ranker's line and where it went."""
+    the baseline (the first stage), with intervals, its legend, the trained ranker's line and where it went; of a
+    pooled sample, its exact top-k lines (no MAP) and its closing line."""
     from weakrank.judged.report import format_sample_table, sample_legend, sample_line
 
+    if "topk" in table.attrs:
+        print("\n".join([*table.attrs["topk"], sample_line(table)]))
+        print(f"→ {paths.runs}: evaluation-topk.csv, evaluation-sample.md")
+        return
     print(format_sample_table(table).to_string())
     print(sample_legend(table))
     print(sample_line(table))
-    for line in table.attrs.get("topk", ()):
-        print(line)
-    print(f"→ {paths.runs}: evaluation-sample.csv, evaluation-sample.md"
-          + (", evaluation-topk.csv" if table.attrs.get("topk") else ""))
+    print(f"→ {paths.runs}: evaluation-sample.csv, evaluation-sample.md")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> None:
@@ -129,8 +131,9 @@ def register(add: AddCommand) -> None:
     p.add_argument("--qrels", metavar="FILE", help="TREC qrels file to score against; then no config is read and "
                    "every positional argument is a run file")
     p.add_argument("--judgments", metavar="FILE", help="a judged sample of the evaluated split to measure with, "
-                   "never to train on (weakrank select CONFIG --evaluation, then weakrank judge): each system's MAP "
-                   "estimated from it, with intervals, and its difference from the first stage (no qrels needed)")
+                   "never to train on (weakrank select CONFIG --evaluation, then weakrank judge): each system's difference "
+                   "from the first stage, with intervals, exact at the top (RR@k, P@k, nDCG@k) of a pooled sample, "
+                   "MAP estimated from a --design today one (no qrels needed)")
     add_require_flag(p)
     p = add("experiment", cmd_experiment, "run the [experiment] grid (cached per cell) and write the report")
     p.add_argument("--grid", help="run the [experiment_<GRID>] section instead (report under report/<name>_<GRID>)")

@@ -142,8 +142,8 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
         saved = _save(table, path, saved)
     config = _config(path)
     if EVALUATION_USE in set(table.get("use", ())):  # select --evaluation's sample: it measures, never trains
-        out.write(f"\n{_settled(table)}every row of {path} is answered: {_counts(table)}.\nNext, each system's MAP "
-                  f"estimated from it:\n    {program()} evaluate {config} --judgments {shell_path(path)}   (with the "
+        out.write(f"\n{_settled(table)}every row of {path} is answered: {_counts(table)}.\nNext, each system's "
+                  f"{'exact top-k measures' if _settled(table) else 'MAP estimated'} from it:\n    {program()} evaluate {config} --judgments {shell_path(path)}   (with the "
                   "run's --run-dir, if you gave one)\n")
         return
     out.write(f"\nevery row of {path} is answered: {_counts(table)}.\n{_too_few(table, path)}"
@@ -160,11 +160,11 @@ def _config(path: Path) -> str:
 
 
 def _settled(table: pd.DataFrame) -> str:
-    """For an evaluation sample of the pooled design, whether each system compared is better than BM25 on the
-    queries judged so far, one line each (:func:`weakrank.judged.pooling.settled_lines`); else nothing."""
-    from weakrank.judged.pooling import is_pooled, settled_lines
+    """For an evaluation sample of the pooled design, whether each system compared is better than its baseline (the
+    first stage) on the queries judged so far, one line each (:func:`weakrank.judged.topk.settled_lines`)."""
+    from weakrank.judged import pooling, topk
 
-    return "".join(f"{line}\n" for line in settled_lines(table)) if is_pooled(table) else ""
+    return "".join(f"{line}\n" for line in topk.settled_lines(table)) if pooling.is_pooled(table) else ""
 
 
 def _first_unjudged(table: pd.DataFrame) -> int | None:
@@ -303,11 +303,11 @@ def _register_select(add: AddCommand) -> None:
                    "<config stem>.judgments/evaluation-judging.tsv: judge it, then weakrank evaluate CONFIG "
                    "--judgments FILE (its judgments never train)")
     p.add_argument("--design", choices=EVALUATION_DESIGNS, default=EVALUATION_DESIGNS[0], help="with --evaluation: pooled "
-                   "(default) judges the union of the top k of BM25 and the systems compared, where they differ, and "
+                   "(default) judges the union of the top k of the first stage and the systems compared, where they differ, and "
                    "measures P@k, RR@k and nDCG@k exactly there; today judges the top of the candidates' lists and "
                    "passages drawn from their rest (MAP only)")
     p.add_argument("--against", action="append", metavar="SYSTEM", help="with --evaluation: a system to compare "
-                   "with BM25 (an LF, a fusion, the labels: a row of evaluate's table; repeatable; default the trained "
+                   "with the first stage (an LF, a fusion, the labels: a row of evaluate's table; repeatable; default the trained "
                    "ranker)")
     p.add_argument("--per-query", type=int, default=6, help="passages asked about per query (default 6)")
     p.add_argument("--seed", type=whole_number, default=0, help="another seed, another sample (a whole number >= 0; "

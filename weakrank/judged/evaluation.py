@@ -1,5 +1,6 @@
 """Measuring without qrels: each system's MAP on the evaluated split estimated from a small judged sample, with a
-confidence interval, and its paired difference from a baseline (BM25).
+confidence interval, and its paired difference from a baseline (the first stage); of a pooled sample
+(:mod:`.pooling`), its exact top-k measures instead (:mod:`.topk`).
 
 The sample is drawn as ``select`` draws one (:mod:`.design`), but from the evaluated split, as a simple random
 sample (one stratum, every query: the systems compared are not the candidates, so no query is known to be tied), and
@@ -30,8 +31,9 @@ from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.drawn import check_drawn_from, check_whole
 from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.judgments import Judgments, read_judgments
-from weakrank.judged.pooling import BASELINE, is_pooled, pooled_lines, pooled_table
+from weakrank.judged.pooling import BASELINE, is_pooled
 from weakrank.judged.report import format_sample_table, sample_legend, sample_line
+from weakrank.judged.topk import pooled_closing, pooled_lines, pooled_table
 from weakrank.paths import program, shell_path
 
 LEVEL = 0.95  # the intervals' coverage
@@ -120,11 +122,11 @@ def read_sample(path: Path, dataset: Path, queries: set[str], split: str) -> Jud
 
 
 def pooled_runs(systems: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """``evaluate``'s systems (name → run) under the names a pooled judging file gives them (weakrank's BM25 is
-    :data:`~weakrank.judged.pooling.BASELINE`), each of the baseline's queries only: what a pooled sample is drawn
-    from, and checked against."""
+    """``evaluate``'s systems (name → run, the first stage first where there is one) under the names a pooled
+    judging file gives them (weakrank's BM25 is :data:`~weakrank.judged.pooling.BASELINE`), each of the first one's
+    queries only: what a pooled sample is drawn from, and checked against."""
     runs = {BASELINE if name == BM25_ROW else name: run for name, run in systems.items()}
-    queries = set(runs[BASELINE]["query_id"])
+    queries = set(next(iter(runs.values()))["query_id"])
     return {name: run[run["query_id"].isin(queries)] for name, run in runs.items()}
 
 
@@ -145,18 +147,35 @@ def sample_evaluation(name: str, out: Path, runs: dict[str, pd.DataFrame], roles
     """Each system's MAP on ``split`` estimated from the judged sample ``found`` (:func:`read_sample`: a judging file
     of ``select --evaluation``) with its interval and its paired difference from the first of ``runs`` (the first
     stage, else weakrank's BM25), written to ``<out>/evaluation-sample.{csv,md}`` (``out``: the run directory's
-    runs). A sample of the pooled design adds each pooled system's exact top-k measures
-    (``<out>/evaluation-topk.csv``, and their lines in ``attrs["topk"]`` and the .md: :mod:`.pooling`)."""
+    runs). A sample of the pooled design gives its exact top-k measures instead, and no MAP
+    (:func:`pooled_evaluation`)."""
     path = found.source
+    if found.rows is not None and is_pooled(found.rows):
+        return pooled_evaluation(name, out, runs, roles, found, split)
     table = sample_table(runs, found, next(iter(runs)))
     table.attrs.update(roles=roles, judgments=str(path), split=split)
     write_text(table.to_csv(), out / "evaluation-sample.csv")
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {path.name}.", "",
             format_sample_table(table).to_markdown(), "", f"{sample_legend(table)}.", "", sample_line(table), ""]
-    if found.rows is not None and is_pooled(found.rows):  # the pooled design's exact figures, from the rows as read
-        topk = pooled_table(found.rows)
-        write_text(topk.to_csv(), out / "evaluation-topk.csv")
-        table.attrs["topk"] = pooled_lines(topk)
-        text += ["```", *table.attrs["topk"], "```", ""]
     write_text("\n".join(text), out / "evaluation-sample.md")
     return table
+
+
+def pooled_evaluation(name: str, out: Path, runs: dict[str, pd.DataFrame], roles: dict[str, str],
+                      found: Judgments, split: str) -> pd.DataFrame:
+    """Each pooled system's exact top-k measures on ``split`` (:mod:`.topk`: against the sample's baseline, the
+    first stage), and those of the user's runs among ``runs`` (role ``run``) where the sample judged their top k,
+    from the judged pooled sample ``found``, written to ``<out>/evaluation-topk.csv`` and, in lines with the
+    closing one (``attrs["topk"]``, ``attrs["closing"]``), ``<out>/evaluation-sample.md``; an earlier
+    ``evaluation-sample.csv`` (MAP estimates) is removed: no MAP is estimated from such a sample."""
+    given = {system: run for system, run in runs.items() if roles.get(system) == "run"}
+    topk = pooled_table(found.rows, given)
+    trained = next((system for system, role in roles.items() if role == "trained"), None)
+    topk.attrs.update(roles=roles, judgments=str(found.source), split=split, topk=pooled_lines(topk),
+                      closing=pooled_closing(found.rows, trained))
+    write_text(topk.to_csv(), out / "evaluation-topk.csv")
+    (out / "evaluation-sample.csv").unlink(missing_ok=True)
+    text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {found.source.name}.", "", "```",
+            *topk.attrs["topk"], "```", "", topk.attrs["closing"], ""]
+    write_text("\n".join(text), out / "evaluation-sample.md")
+    return topk

@@ -59,7 +59,10 @@ def measure_commands(config: str, judging: str, flags: str = "") -> str:
 
 def sample_line(table: pd.DataFrame) -> str:
     """An evaluation by sample's result in one line: the trained ranker's estimated MAP and its difference from the
-    baseline, each with its interval, and whether that difference is clearly above or below 0."""
+    baseline, each with its interval, and whether that difference is clearly above or below 0; of a pooled sample,
+    its closing line (``attrs["closing"]``: :func:`weakrank.judged.topk.pooled_closing`)."""
+    if "closing" in table.attrs:
+        return table.attrs["closing"]
     roles, baseline = table.attrs.get("roles", {}), table.attrs["baseline"]
     trained = next((row for row, role in roles.items() if role == "trained" and row in table.index), None)
     if trained is None:

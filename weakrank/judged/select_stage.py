@@ -111,8 +111,9 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     probabilities beside each pair), into a judging file (default ``<config stem>.judgments/evaluation-judging.tsv``, through
     :func:`~weakrank.files.output_file`; one that holds judgments is kept). These judgments never train: ``aggregate``
     refuses judgments of the evaluated split; a last column, ``use``, says :data:`~weakrank.judged.judging_file.EVALUATION_USE`. Returns the file
-    and its pairs. ``design``: ``pooled`` (default) judges the union of the top k of the systems compared, BM25 and
-    ``against`` (default the trained ranker's run; :mod:`weakrank.judged.pooling`); ``today`` the top of the
+    and its pairs. ``design``: ``pooled`` (default) judges the union of the top k of the systems compared, the first
+    stage (as ``evaluate`` names it; else weakrank's BM25) and ``against`` (default the trained ranker's run;
+    :mod:`weakrank.judged.pooling`: its exact top-k measures, no MAP); ``today`` the top of the
     candidates' lists and passages drawn from their rest (:mod:`weakrank.judged.evaluation`). With ``more`` a pooled
     sample grows by ``queries`` (its systems and seed read from the file; its rows and judgments kept, the next
     queries of the same random order added after them): what the confidence sequence that ``judge`` shows allows,
@@ -124,9 +125,12 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     split = split or cfg.evaluate.split
     out = Path(output) if output else judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
     kept = grown_sample(out, paths) if more else None
+    baseline = None
     if kept is not None:
+        from weakrank.judged.pooling import systems_of
+
         seed, design = int(kept["sample_seed"].iloc[0]), EVALUATION_DESIGNS[0]
-        against = [c.removeprefix("rank_") for c in kept.columns if c.startswith("rank_") and c != "rank_bm25"]
+        baseline, *against = systems_of(kept)  # as it was drawn: an earlier weakrank's against weakrank's BM25
     elif out.exists() and judged(read_judging_file(out)).any():
         raise DataError("holds judgments already: judge it to the end and evaluate with it (weakrank evaluate CONFIG "
                         "--judgments FILE), or name another --output", file=out)
@@ -139,7 +143,8 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
         raise ConfigError(f"no evaluation design {design!r}; the designs are {', '.join(EVALUATION_DESIGNS)}")
     earlier = list(dict.fromkeys(kept["query_id"])) if kept is not None else []
     if design == EVALUATION_DESIGNS[0]:
-        pairs = pooled_evaluation_pairs(cfg, paths, split, len(earlier) + queries, per_query, seed, against)
+        pairs = pooled_evaluation_pairs(cfg, paths, split, len(earlier) + queries, per_query, seed, against,
+                                        baseline)
     else:
         pairs = evaluation_pairs(votes, split, queries, per_query, seed, cfg.fusion_options())
     rows = judging_rows(pairs, Dataset.load(paths.dataset), seed)
@@ -178,16 +183,16 @@ def grown_sample(out: Path, paths: RunPaths) -> pd.DataFrame:
     from weakrank.judged.checks import check_texts
     from weakrank.judged.drawn import check_whole
     from weakrank.judged.judgments import read_judged_file
-    from weakrank.judged.pooling import BASELINE, is_pooled
+    from weakrank.judged.pooling import RANKING, is_pooled
 
     if not out.exists():
         raise DataError("no judging file to add queries to: run select --evaluation without --more first", file=out)
     kept = read_judged_file(out)
     check_texts(kept, paths.dataset, out)
     if not is_pooled(kept) or not {"sample_seed", "planned"} <= set(kept.columns):
-        raise DataError("is not a pooled evaluation sample (columns pool_depth, rank_bm25, planned, sample_seed): "
+        raise DataError("is not a pooled evaluation sample (columns pool_depth, rank_<system>, planned, sample_seed): "
                         "only that design grows; start a new file with --output", file=out)
-    if not {"draw", "query_rows", f"ranking_{BASELINE}"} <= set(kept.columns):
+    if not {"draw", "query_rows"} <= set(kept.columns) or not any(c.startswith(RANKING) for c in kept.columns):
         raise DataError("a pooled sample drawn by an earlier weakrank, which did not record the rankings it was drawn "
                         "from: it cannot grow; start a new file with --output", file=out, line=1)
     check_whole(kept, out)
@@ -199,27 +204,30 @@ def grown_sample(out: Path, paths: RunPaths) -> pd.DataFrame:
 
 
 def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, queries: int, per_query: int,
-                            seed: int, against: Sequence[str]) -> pd.DataFrame:
-    """The pooled design's sample of ``split`` (:func:`weakrank.judged.pooling.pooled_pairs`): BM25 against the
-    systems named in ``against`` (what ``evaluate`` lists: the LFs, the fusions, the labels, the trained ranker),
-    by default the trained ranker's run."""
+                            seed: int, against: Sequence[str], baseline: str | None = None) -> pd.DataFrame:
+    """The pooled design's sample of ``split`` (:func:`weakrank.judged.pooling.pooled_pairs`): the systems named in
+    ``against`` (what ``evaluate`` lists: the LFs, the fusions, the labels, the trained ranker), by default the
+    trained ranker's run, against ``baseline``, by default the first stage as ``evaluate`` names it (the candidates'
+    own order where the dataset ranks them: :func:`~weakrank.loaders.first_stage`; else weakrank's BM25)."""
     from weakrank.judged.evaluation import pooled_runs
-    from weakrank.judged.pooling import BASELINE, pooled_pairs
+    from weakrank.judged.pooling import pooled_pairs, row_name
+    from weakrank.loaders import first_stage
     from weakrank.stages.evaluate import evaluated_systems
     from weakrank.stages.stage import train_config
 
     trained = Path(train_config(cfg).output).name
-    systems = pooled_runs(evaluated_systems(paths, split, trained)[0])  # judging-file columns
+    first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
+    systems = pooled_runs(evaluated_systems(paths, split, trained, first)[0])  # judging-file columns
+    baseline = baseline or next(iter(systems))
     compared = list(against) or [trained]
-    for name in compared:
+    for name in [baseline, *compared]:
         if name not in systems:
             hint = (f"no run of the trained ranker ({paths.runs / f'{trained}.trec'}): train and rerank first, or "
                     "name the systems to compare with --against" if name == trained else
                     f"no system {name!r}{did_you_mean(name, set(systems))}; the systems are {sorted(systems)}")
             raise DataError(hint, file=paths.runs if name == trained else paths.votes)
-    pairs = pooled_pairs(systems, compared, queries, per_query, seed, BASELINE)
+    pairs = pooled_pairs(systems, compared, queries, per_query, seed, baseline)
     if pairs.empty:
-        raise DataError(f"{', '.join(compared)} and {BASELINE} rank every query's top passages alike on split "
-                        f"{split!r}: no judgment can tell them apart", file=paths.votes)
+        raise DataError(f"{', '.join(compared)} and {row_name(baseline)} rank every query's top passages alike on "
+                        f"split {split!r}: no judgment can tell them apart", file=paths.votes)
     return pairs
-

@@ -189,7 +189,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     given = {Path(run).stem: Path(run) for run in runs}
     if found is not None:  # the sample and the user's runs checked before anything is written
         sources = {name: paths.runs / f"{trained}.trec" if role == "trained" else paths.labels if role == "labels"
-                   else paths.votes for name, role in roles.items()}
+                   else paths.candidates if role == "first stage" else paths.votes for name, role in roles.items()}
         config, run_dir = shell_path(cfg.source or "CONFIG"), shell_path(cfg.run_dir)
         check_pooled(found, systems, sources, f"{program()} select {config} --run-dir {run_dir} --evaluation --seed N "
                                               f"--output NEW.tsv (a seed of your choice), then {program()} judge NEW.tsv")
