@@ -11,8 +11,8 @@ combined — for the whole collection, not just for the queries judged.
   the measurement behind each);
 - :mod:`.selector`: the choice, a meta-estimator over the fusion label model;
 - :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels;
-- :mod:`.pooling`: the evaluated split's pooled design (the union of the compared systems' top k) and its exact
-  top-k measures;
+- :mod:`.pooling`: the evaluated split's pooled design (the union of the compared systems' and the first stage's
+  top k), and :mod:`.topk`: its exact top-k measures against the first stage (no MAP);
 - :mod:`.sequential`: the confidence sequence that lets a person stop judging once the answer is settled;
 - :mod:`.select_stage` and :mod:`.commands`: the select stage, and the ``select`` and ``judge`` commands.
 

@@ -1,8 +1,8 @@
 """What a pooled evaluation sample stands for, checked before its figures are printed: every row ``select`` drew is
 there (:func:`check_whole`), and each system compared still ranks as when the sample was drawn from it
-(:func:`check_drawn_from`). Its exact top-k figures are read from the file's ranks (``rank_<system>``) while MAP is
-estimated from today's runs: a sample drawn from another ranking (a ranker retrained since, another run directory
-that shares the judgments folder) would print figures of two rankings side by side."""
+(:func:`check_drawn_from`). Its exact top-k figures are read from the file's ranks (``rank_<system>``), and the
+rows judged are those today's runs put at the top: a sample drawn from another ranking (a ranker retrained since,
+another run directory that shares the judgments folder) would print the figures of a ranking no run holds now."""
 
 from __future__ import annotations
 
