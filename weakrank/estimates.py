@@ -154,8 +154,8 @@ def forward_seconds(pairs: pd.DataFrame, length: int, cross: bool, encoder: Enco
 
 def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
     """The train stage's seconds and one step's: steps × lists × candidates × ``max_length`` tokens, and the
-    evaluations (one at the end, or every ``eval_every`` steps; a bi-encoder's start check adds three) over the dev
-    split's lists, else the held-out train lists."""
+    evaluations (one at the end, or every ``eval_every`` steps; a bi-encoder's start check adds two: the start and
+    the halfway mix) over the dev split's lists, else the held-out train lists."""
     layers, width, _ = model_shape(tc.encoder)
     encoder, cross = Encoder(tc.encoder, layers, width, 512), tc.architecture != "bi-encoder"
     train = pairs[pairs["split"] == tc.train_split]
@@ -174,7 +174,7 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
     if not cross:
         tokens += tc.batch_size * min(float(train["query_tokens"].mean()) + 2 if len(train) else 0, length)
     step = SECONDS["train token"] * tokens * (1 + length / (6 * width)) * encoder.cost
-    evaluations = (int(steps // tc.eval_every) if tc.eval_every else 1) + (0 if cross else 3)
+    evaluations = (int(steps // tc.eval_every) if tc.eval_every else 1) + (0 if cross else 2)
     evaluation = forward_seconds(dev, length, cross, encoder)
     return SECONDS["train setup"] + steps * step + evaluations * evaluation, step
 
