@@ -102,8 +102,14 @@ def score_votes(relevance: float, n_queries: int = 300, size: int = 8, seed: int
     lfs = {"bm25": 0.5 * (relevance * y + topic) + rng.normal(size=len(y)),
            "embedding_cosine": relevance * y + topic + 0.6 * rng.normal(size=len(y)),
            "bert_cosine": relevance * y + topic + 0.6 * rng.normal(size=len(y))}
+    return votes_table(lfs, n_queries, size)
+
+
+def votes_table(lfs: dict[str, np.ndarray], n_queries: int, size: int) -> pd.DataFrame:
+    """A votes table of ``n_queries`` lists of ``size`` candidates with each LF's scores of ``lfs`` and its votes
+    (its top fifth +1, the rest −1)."""
     votes = pd.DataFrame({"query_id": np.repeat(np.arange(n_queries), size).astype(str),
-                          "passage_id": np.arange(len(y)).astype(str)})
+                          "passage_id": np.arange(n_queries * size).astype(str)})
     for name, score in lfs.items():
         votes[f"score_{name}"] = score
         votes[f"vote_{name}"] = np.where(score > np.quantile(score, 0.8), 1, -1).astype(np.int8)

@@ -7,7 +7,7 @@ weight and disagreement alone fired on every collection, so it meant nothing).""
 import numpy as np
 import pandas as pd
 import pytest
-from test_analysis import score_votes
+from test_analysis import score_votes, votes_table
 
 from weakrank.analysis import fusion_views
 from weakrank.cli import main
@@ -35,12 +35,7 @@ def overridden_votes(n_queries: int = 300, size: int = 8, seed: int = 0) -> pd.D
     y[np.arange(n_queries) * size + rng.integers(size, size=n_queries)] = 1
     lfs = {"bm25": 3 * y + 0.5 * rng.normal(size=len(y)), "embedding_cosine": y + 1.5 * rng.normal(size=len(y)),
            "bert_cosine": y + 1.5 * rng.normal(size=len(y))}
-    votes = pd.DataFrame({"query_id": np.repeat(np.arange(n_queries), size).astype(str),
-                          "passage_id": np.arange(len(y)).astype(str)})
-    for name, score in lfs.items():
-        votes[f"score_{name}"] = score
-        votes[f"vote_{name}"] = np.where(score > np.quantile(score, 0.8), 1, -1).astype(np.int8)
-    return votes
+    return votes_table(lfs, n_queries, size)
 
 
 def test_an_lf_its_prior_overrode_against_strong_agreement_is_named_with_the_option_that_helps():

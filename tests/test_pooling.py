@@ -201,14 +201,19 @@ def test_only_queries_whose_tops_differ_are_drawn_and_the_difference_counts_the_
     assert topk.loc[("half", "P"), "vs bm25 (weakrank)"] == pytest.approx(whole["P"])
 
 
-def test_a_pooled_sample_grows_with_more_keeping_its_judgments_and_each_query_s_planned_size(tmp_path, capsys):
-    """A trained ranker's run that reverses BM25's (written by hand: no training needed to draw a sample)."""
-    config, run = str(OWN / "pipeline.toml"), tmp_path / "run"
+def reversed_bm25_model(config: str, run: Path) -> None:
+    """The own collection ingested and labelled into ``run``, and a trained ranker's run that reverses BM25's on the
+    test split (written by hand: no training needed to draw a sample)."""
     assert main(["run", config, "--run-dir", str(run), "--stages", "ingest,label", "--quiet"]) == 0
     votes = read_parquet(RunPaths(run).votes)
     test = votes[votes["split"] == "test"]
     write_run(test[["query_id", "passage_id"]].assign(score=-test["score_bm25"]), RunPaths(run).runs / "model.trec",
               "model")
+
+
+def test_a_pooled_sample_grows_with_more_keeping_its_judgments_and_each_query_s_planned_size(tmp_path, capsys):
+    config, run = str(OWN / "pipeline.toml"), tmp_path / "run"
+    reversed_bm25_model(config, run)
     path = run / "evaluation-judging.tsv"
     assert main(["select", config, "--run-dir", str(run), "--evaluation", "--queries", "1", "--output", str(path)]) == 0
     first = read_judging_file(path)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from test_no_qrels import judge_as_a_person
+from test_pooling import reversed_bm25_model
 
 from weakrank.cli import main
-from weakrank.io import read_parquet, write_run
 from weakrank.paths import RunPaths
 
 OWN = Path(__file__).resolve().parents[1] / "data" / "fixtures" / "own_collection"
@@ -29,11 +29,7 @@ def drawn_and_judged(run: Path) -> Path:
     """The own collection ingested and labelled into ``run``, a trained ranker's run written by hand (BM25's order
     reversed) and a pooled evaluation sample of the test split drawn and judged as a person would
     (``evaluation-judging.tsv``)."""
-    assert main(["run", CONFIG, "--run-dir", str(run), "--stages", "ingest,label", "--quiet"]) == 0
-    votes = read_parquet(RunPaths(run).votes)
-    test = votes[votes["split"] == "test"]
-    write_run(test[["query_id", "passage_id"]].assign(score=-test["score_bm25"]), RunPaths(run).runs / "model.trec",
-              "model")
+    reversed_bm25_model(CONFIG, run)
     sample = run / "evaluation-judging.tsv"
     assert main(["select", CONFIG, "--run-dir", str(run), "--evaluation", "--output", str(sample)]) == 0
     judge_as_a_person(sample)
