@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 from scipy.stats import spearmanr
 
 from labeling_functions.bert import make_bert_cosine

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 from judged_sim import list_ap, load, sample_arguments, test_maps
 
 from weakrank.evaluation.tables import to_markdown

@@ -23,7 +23,7 @@ import argparse
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, trained_name
+from common import EVAL_SPLIT, REQUIRE, ROOT, trained_name
 
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run

@@ -39,7 +39,7 @@ import re
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 from judged_sim import load, sample_arguments
 
 from weakrank.combinations import LABEL_FREE

@@ -26,7 +26,7 @@ import argparse
 from dataclasses import replace
 
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 from judged_sim import judged_rows, load, sample, test_maps, write_per_dataset
 
 from weakrank.combinations import LABEL_FREE

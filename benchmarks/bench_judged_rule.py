@@ -20,7 +20,7 @@ import argparse
 import itertools
 
 import pandas as pd
-from bench_quality import ROOT
+from common import ROOT
 from judged_sim import estimate_of, load, sample, write_per_dataset
 
 from weakrank.combinations import LABEL_FREE

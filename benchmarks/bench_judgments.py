@@ -25,7 +25,7 @@ import argparse
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
+from common import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_run
 from judged_sim import Collection, estimate_of, judged_rows, load, sample, test_maps
 
 from weakrank.combinations import LABEL_FREE

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import REQUIRE
+from common import REQUIRE
 
 from labeling_functions import BUILTIN
 from weakrank.config import load_config

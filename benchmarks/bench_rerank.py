@@ -22,7 +22,7 @@ import argparse
 import time
 
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, trained_name
+from common import EVAL_SPLIT, REQUIRE, ROOT, trained_name
 
 from weakrank.config import load_config
 from weakrank.dataset import Dataset
@@ -32,7 +32,7 @@ from weakrank.io import read_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.similarity import _MODELS
+from weakrank.similarity import forget_encodings
 from weakrank.stages.train import model_dir, run_teacher
 
 
@@ -77,8 +77,7 @@ def main() -> None:
         for precision in ("fp32", "int8"):  # export (and quantise) before the timing, as a user's second load finds it
             load_ranker(directory, student_only=True, backend="onnx", precision=precision)
         for system, score in systems.items():
-            for encoder in _MODELS.values():  # every shipped run encodes its texts: nothing kept from the last
-                encoder.store.clear()
+            forget_encodings()  # every shipped run encodes its texts: nothing kept from the last
             started = time.perf_counter()
             scores = score()
             seconds = time.perf_counter() - started

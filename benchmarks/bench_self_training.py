@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, compare_systems, shipped_run, trained_run
+from common import EVAL_SPLIT, compare_systems, shipped_run, trained_run
 
 from weakrank.io import read_parquet, write_parquet
 from weakrank.lists import standardize_within

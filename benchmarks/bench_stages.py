@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
-from bench_quality import ROOT
+from common import ROOT
 
 from weakrank import pipeline
 from weakrank.config import PipelineConfig, load_config

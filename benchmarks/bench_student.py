@@ -19,7 +19,7 @@ import argparse
 import json
 
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_name, trained_run
+from common import EVAL_SPLIT, REQUIRE, ROOT, shipped_run, trained_name, trained_run
 
 from labeling_functions import BUILTIN
 from weakrank import pipeline

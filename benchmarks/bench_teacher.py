@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 
 from labeling_functions import BUILTIN
 from labeling_functions.overlap import word_overlap

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from bench_quality import EVAL_SPLIT, REQUIRE, effective, shipped_run, trained_run
+from common import EVAL_SPLIT, REQUIRE, effective, shipped_run, trained_run
 from scipy.stats import ttest_rel
 
 from weakrank.config import load_config

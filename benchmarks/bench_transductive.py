@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from bench_quality import compare_systems, shipped_run, trained_run
+from common import compare_systems, shipped_run, trained_run
 
 from weakrank.io import read_metadata, read_parquet, write_parquet
 from weakrank.paths import RunPaths

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 import pandas as pd
-from bench_quality import ROOT
+from common import ROOT
 
 from weakrank import pipeline
 from weakrank.config import load_config

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import EVAL_SPLIT, REQUIRE, ROOT
+from common import EVAL_SPLIT, REQUIRE, ROOT
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_quality import ROOT
+from common import ROOT
 from scipy.stats import norm, ttest_rel
 
 from weakrank.evaluation.tables import to_markdown

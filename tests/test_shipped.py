@@ -309,14 +309,14 @@ def test_the_student_weight_is_kept_at_the_label_free_share_unless_the_judged_qu
         in choice.reason()
 
 
-def test_the_label_free_student_share_is_the_one_fitted_on_dev_splits(monkeypatch):
-    benchmarks = Path(__file__).resolve().parents[1] / "benchmarks"
-    monkeypatch.syspath_prepend(str(benchmarks))
-    from bench_student_weight import fitted, gains
-
-    table = pd.read_csv(benchmarks / "student_weight.csv")
-    assert table["dataset"].nunique() >= 5 and set(gains(table).index) >= {0.0, 0.5, 1.0}
-    assert STUDENT_WEIGHT == pytest.approx(fitted(table))
+def test_the_label_free_student_share_is_the_one_fitted_on_dev_splits():
+    """benchmarks/bench_student_weight.py measures each share's dev MAP; the shipped share has the largest mean gain
+    over the teacher alone (weight 0), read here from its table."""
+    table = pd.read_csv(Path(__file__).resolve().parents[1] / "benchmarks" / "student_weight.csv")
+    wide = table.groupby(["weight", "dataset"])["map"].mean().unstack("dataset")
+    gains = (wide - wide.loc[0.0]).mean(axis=1)
+    assert table["dataset"].nunique() >= 5 and set(gains.index) >= {0.0, 0.5, 1.0}
+    assert STUDENT_WEIGHT == pytest.approx(float(gains.idxmax()))
 
 
 def test_a_mix_record_says_how_the_student_weight_was_chosen_best_estimate_first():

@@ -193,6 +193,13 @@ def _kept(encoder: SharedEncoder, key: str) -> SharedEncoder:
     return encoder.load(_file(encoder, key, _KEPT[-1][0])) if _KEPT and _KEPT[-1][1] else encoder
 
 
+def forget_encodings() -> None:
+    """Empty every shared encoder's encodings held in memory: the next texts are encoded again (a timing's cold
+    start)."""
+    for encoder in _MODELS.values():
+        encoder.store.clear()
+
+
 @contextmanager
 def kept_encodings(folder: str | Path, reuse: bool = True) -> Iterator[None]:
     """Within the block, the shared encoders read the encodings kept in ``folder`` (one file per model content
