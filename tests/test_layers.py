@@ -19,7 +19,8 @@ LAYERS = [
      "weakrank.combinations", "weakrank.fusion_state",
      "weakrank.evaluation", "weakrank.keys", "weakrank.costs", "weakrank.pace"],
     # data and labeling functions
-    ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
+    ["weakrank.dataset", "weakrank.loaders", "weakrank.lf_declaration", "weakrank.lf_scorer", "weakrank.lf",
+     "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
