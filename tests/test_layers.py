@@ -30,12 +30,9 @@ LAYERS = [
     ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # rankers trained on the labels
     ["weakrank.training"],
-    # every stage as a function (the train and rerank stages' run-directory side: stages/) and the plan's estimates; what is built on
-    # trained rankers
-    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
-     # judged mode's own stage lives in judged/ beside the rest of the mode, listed here because it is a stage
-     # (it reads the config and the run directory): the package's other modules stay with the label models
-     "weakrank.judged.select_stage"],
+    # every stage as a function (the train and rerank stages' run-directory side: stages/; judged mode's select among
+    # them) and the plan's estimates; what is built on trained rankers
+    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
     # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
     # label sources, AC-IR (a policy driving a trainer through its callback hooks)
     ["weakrank.reproduction"],
