@@ -36,8 +36,8 @@ LAYERS = [
     # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
     # label sources, AC-IR (a policy driving a trainer through its callback hooks)
     ["weakrank.reproduction"],
-    # judged mode's commands (select, judge) live in judged/ too, at the commands layer: the CLI finds them there
-    ["weakrank.commands", "weakrank.cli", "weakrank.judged.commands"],
+    # the command line: the sub-commands (judged mode's select and judge among them) and their parser, the entry point
+    ["weakrank.commands", "weakrank.cli"],
 ]
 
 

@@ -15,7 +15,8 @@ combined — for the whole collection, not just for the queries judged.
   top k), and :mod:`.topk`: its exact top-k measures against the first stage (no MAP);
 - :mod:`.sequential`: the confidence sequence that lets a person stop judging once the answer is settled.
 
-Its stage, ``select``, is :mod:`weakrank.stages.select`; its commands, ``select`` and ``judge``, are :mod:`.commands`.
+Its stage, ``select``, is :mod:`weakrank.stages.select`; its commands are :mod:`weakrank.commands.select` and
+:mod:`weakrank.commands.judge`.
 
 :data:`EVALUATION_DESIGNS` are how ``select --evaluation`` draws its sample (:mod:`.pooling`, the default, and
 :mod:`.evaluation`): here, where the command's parser reads them without importing either.
