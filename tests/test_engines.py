@@ -165,7 +165,7 @@ def test_pipeline_label_on_dask_matches_local_with_a_user_lf_file_and_shares_its
 
 def test_engine_config_keys_and_cli_flags(tmp_path):
     from tests.test_pipeline import write_config
-    from weakrank.cli import build_parser
+    from weakrank.commands import build_parser
     from weakrank.config import load_config
 
     path = write_config(tmp_path, extra='[label.spark]\nmaster = "spark://head:7077"')

@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 from weakrank.cli import main
+from weakrank.commands.judge import screen
 from weakrank.errors import DataError
 from weakrank.io import read_qrels, write_qrels
-from weakrank.judged.commands import screen
 from weakrank.judged.judging_file import JUDGING_COLUMNS, read_judged_qrels, read_judging_file, write_judging_file
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,7 +19,8 @@ LAYERS = [
      "weakrank.combinations", "weakrank.fusion_state",
      "weakrank.evaluation", "weakrank.keys", "weakrank.costs", "weakrank.pace"],
     # data and labeling functions
-    ["weakrank.dataset", "weakrank.loaders", "weakrank.lf", "weakrank.voting", "weakrank.registry",
+    ["weakrank.dataset", "weakrank.loaders", "weakrank.lf_declaration", "weakrank.lf_scorer", "weakrank.lf",
+     "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
@@ -29,17 +30,14 @@ LAYERS = [
     ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
     # rankers trained on the labels
     ["weakrank.training"],
-    # every stage as a function (the train and rerank stages' run-directory side: stages/) and the plan's estimates; what is built on
-    # trained rankers
-    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
-     # judged mode's own stage lives in judged/ beside the rest of the mode, listed here because it is a stage
-     # (it reads the config and the run directory): the package's other modules stay with the label models
-     "weakrank.judged.select_stage"],
+    # every stage as a function (the train and rerank stages' run-directory side: stages/; judged mode's select among
+    # them) and the plan's estimates; what is built on trained rankers
+    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
     # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
     # label sources, AC-IR (a policy driving a trainer through its callback hooks)
     ["weakrank.reproduction"],
-    # judged mode's commands (select, judge) live in judged/ too, at the commands layer: the CLI finds them there
-    ["weakrank.commands", "weakrank.cli", "weakrank.judged.commands"],
+    # the command line: the sub-commands (judged mode's select and judge among them) and their parser, the entry point
+    ["weakrank.commands", "weakrank.cli"],
 ]
 
 

@@ -48,7 +48,7 @@ def test_a_backend_and_its_precision_are_two_names_and_the_old_spellings_split()
 
 
 def flags(command: str) -> dict:
-    from weakrank.cli import build_parser
+    from weakrank.commands import build_parser
 
     parser = build_parser()._subparsers._group_actions[0].choices[command]
     return {option: action for action in parser._actions for option in action.option_strings}
@@ -71,7 +71,7 @@ def test_the_command_line_reads_the_names():
     (["--backend", "int8"], ("torch", "int8"), True),
 ])
 def test_rerank_flags_give_a_backend_and_a_precision(given, runtime, note, capsys):
-    from weakrank.cli import build_parser
+    from weakrank.commands import build_parser
     from weakrank.commands.train import student_runtime
 
     args = build_parser().parse_args(["rerank", "--run", "r", *given])

@@ -224,7 +224,7 @@ def test_judgments_are_checked_before_the_first_stage(tmp_path, capsys):
 
 
 def test_printed_commands_repeat_the_train_flags_as_given():
-    from weakrank.cli import build_parser
+    from weakrank.commands import build_parser
     from weakrank.commands.train import train_flags
 
     args = build_parser().parse_args(["run", "x.toml", "--max-steps", "100", "--no-fuse-lfs", "--lr", "3e-05"])

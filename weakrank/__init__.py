@@ -14,12 +14,13 @@ from weakrank.progress import plain_logs
 
 if TYPE_CHECKING:
     from weakrank.dataset import Dataset
-    from weakrank.lf import PairBatch, RankingLF, VoteRule, lf_factory, ranking_lf
+    from weakrank.lf import lf_factory, ranking_lf
+    from weakrank.lf_scorer import PairBatch, RankingLF, VoteRule
 
 __version__ = "0.1.0"
 __all__ = ["Dataset", "PairBatch", "RankingLF", "VoteRule", "lf_factory", "ranking_lf", "__version__"]
-_HOMES = {"Dataset": "weakrank.dataset", **dict.fromkeys(["PairBatch", "RankingLF", "VoteRule", "lf_factory",
-                                                             "ranking_lf"], "weakrank.lf")}
+_HOMES = {"Dataset": "weakrank.dataset", **dict.fromkeys(["PairBatch", "RankingLF", "VoteRule"], "weakrank.lf_scorer"),
+          **dict.fromkeys(["lf_factory", "ranking_lf"], "weakrank.lf")}
 
 plain_logs()
 

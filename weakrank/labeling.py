@@ -21,7 +21,7 @@ from weakrank.dataset import Dataset
 from weakrank.encoders import content_hash
 from weakrank.errors import DataError, LFError
 from weakrank.io import read_metadata, read_parquet, write_parquet
-from weakrank.lf import PairBatch, RankingLF
+from weakrank.lf_scorer import PairBatch, RankingLF
 from weakrank.progress import tqdm
 from weakrank.voting import rank_votes
 
@@ -220,7 +220,7 @@ def check_votes_lfs(votes: pd.DataFrame, names: Sequence[str], path: str | Path)
 
 def check_votes_table(votes: pd.DataFrame, path: str | Path) -> None:
     """Raise :class:`DataError` when a votes table lacks key columns, holds votes other than ±1/0 or an LF score
-    that is not a finite number (LF scores must be finite: :meth:`~weakrank.lf.RankingLF.score`), naming the file,
+    that is not a finite number (LF scores must be finite: :meth:`~weakrank.lf_scorer.RankingLF.score`), naming the file,
     the row, the column and the pair."""
     for col in KEY_COLUMNS:
         if col not in votes.columns:

@@ -22,7 +22,6 @@ from weakrank.config import PipelineConfig
 from weakrank.errors import WeakrankError, did_you_mean
 from weakrank.estimates import Estimate, estimate
 from weakrank.io import write_text
-from weakrank.judged.select_stage import select, select_evaluation
 from weakrank.lock import run_dir_lock
 from weakrank.pace import Say, pacing
 from weakrank.paths import RunPaths
@@ -34,6 +33,7 @@ from weakrank.stages.index import index
 from weakrank.stages.ingest import ingest
 from weakrank.stages.label import label
 from weakrank.stages.rerank import rerank
+from weakrank.stages.select import select, select_evaluation
 from weakrank.stages.stage import stage, train_config
 from weakrank.stages.train import train
 from weakrank.validation import check_inputs, evaluable

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from weakrank.errors import ConfigError, LFError
-from weakrank.lf import RankingLF, is_lf_factory
+from weakrank.lf import is_lf_factory
+from weakrank.lf_scorer import RankingLF
 
 RULE_KEYS = ("top_k", "bottom_fraction")
 DECLARATION_KEYS = ("family", "prior")  # what the LF is (weakrank.lf.ranking_lf), overridable per config

@@ -13,7 +13,7 @@ import numpy as np
 from snorkel.labeling import LabelingFunction
 
 from weakrank.dataset import Dataset
-from weakrank.lf import PairBatch, RankingLF
+from weakrank.lf_scorer import PairBatch, RankingLF
 from weakrank.voting import rank_votes, to_snorkel
 
 

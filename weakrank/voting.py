@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from weakrank.lf import VoteRule
+from weakrank.lf_scorer import VoteRule
 
 POSITIVE, NEGATIVE, ABSTAIN = 1, -1, 0
 

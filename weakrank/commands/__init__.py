@@ -1,5 +1,4 @@
-"""Sub-commands of the ``weakrank`` CLI: each module here has ``register(add)``, as has a package's ``commands``
-module (a mode's commands beside the rest of the mode; :func:`weakrank.cli.command_modules`).
+"""Sub-commands of the ``weakrank`` CLI and its parser (:func:`build_parser`): each module here has ``register(add)``.
 
 ``add(name, func, help)`` creates a sub-command that takes a pipeline config, ``--run-dir``, ``--max-queries``
 and ``--quiet`` (``add(..., config=False)``: none of them); the module adds its own options to the returned
@@ -12,7 +11,10 @@ the trainer plug-ins extend) are :func:`defer`-red: added only to the parser of 
 from __future__ import annotations
 
 import argparse
+import importlib
+import pkgutil
 from collections.abc import Callable
+from importlib.metadata import version
 from typing import Any, Protocol
 
 from weakrank.config import PipelineConfig, check_max_queries, load_config
@@ -32,7 +34,7 @@ DEFERRED = "weakrank_deferred"  # the parser attribute that holds the flags adde
 
 def defer(parser: argparse.ArgumentParser, add_flags: Callable[[argparse.ArgumentParser], None]) -> None:
     """Have ``add_flags(parser)`` add its flags once ``parser``'s command is known to be the one run
-    (:func:`weakrank.cli.build_parser`)."""
+    (:func:`build_parser`)."""
     setattr(parser, DEFERRED, [*getattr(parser, DEFERRED, []), add_flags])
 
 
@@ -75,3 +77,38 @@ def whole_number(text: str) -> int:
     if not text.isascii() or not text.isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return int(text)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of the ``weakrank`` command; with ``command``, only that sub-command's deferred flags
+    are added (:func:`defer`: what they need is imported only for it), else every one's."""
+    parser = argparse.ArgumentParser(prog="weakrank", description="Train rankers without labels: weak supervision.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('weakrank')}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func: Callable[[argparse.Namespace], None], help_: str, config: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        if config:
+            p.add_argument("config", help="pipeline config (pipelines/*.toml)")
+            p.add_argument("--run-dir", help="override the config's run_dir")
+            p.add_argument("--max-queries", type=int, metavar="N",
+                           help="keep the first N queries of each split at ingest (overrides [dataset] max_queries)")
+            p.add_argument("--quiet", action="store_true",
+                           help="no progress bars (transformers' and huggingface_hub's included); each stage's "
+                           "start and end and training's steps are still said, in lines")
+        p.set_defaults(func=func)
+        return p
+
+    for _, module in sorted(command_modules(), key=lambda found: (found[0] != "stages", found[0])):
+        importlib.import_module(module).register(add)
+    for name, p in sub.choices.items():
+        if command is None or name == command:
+            for add_flags in getattr(p, DEFERRED, ()):
+                add_flags(p)
+    return parser
+
+
+def command_modules() -> list[tuple[str, str]]:
+    """``(name, module)`` of every module of this package, each of which registers sub-commands (found by file,
+    importing none)."""
+    return [(info.name, f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]

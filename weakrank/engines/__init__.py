@@ -4,7 +4,7 @@ There is one labeling path, :func:`label_dataset`: every engine goes through
 :func:`~weakrank.labeling.apply_lfs`, which reads the per-LF score cache (``<run_dir>/lf_scores``, keyed by
 :func:`~weakrank.labeling.cache_key`), scores only the LFs it lacks, caches their scores and votes on the
 driver. ``local`` scores them in process; ``dask`` and ``spark`` score them on partitions of whole query lists
-(the same :class:`~weakrank.lf.RankingLF` objects, the same LF calls, the same scores), going through a
+(the same :class:`~weakrank.lf_scorer.RankingLF` objects, the same LF calls, the same scores), going through a
 partitioned Parquet pairs dataset and a partitioned votes dataset (see :mod:`weakrank.engines.partitions`), so
 a worker's memory stays bounded by a partition; switching engines recomputes nothing that is cached.
 :func:`label_to_parquet` runs a distributed engine and leaves its votes on disk.
@@ -25,7 +25,7 @@ from weakrank.engines.partitions import read_votes, write_pairs
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.files import atomic_dir
 from weakrank.labeling import CHUNK_SIZE, SCORE, apply_lfs
-from weakrank.lf import RankingLF
+from weakrank.lf_scorer import RankingLF
 from weakrank.names import ENGINES
 
 # the registry: each engine of weakrank.names.ENGINES (same names, same order) and the options of its [label.<engine>]

@@ -21,7 +21,7 @@ import pandas as pd
 from weakrank.dataset import Dataset
 from weakrank.engines.partitions import PART, ROW
 from weakrank.labeling import CHUNK_SIZE, KEY_COLUMNS, SCORE, VOTE, cache_key, score_lf
-from weakrank.lf import RankingLF
+from weakrank.lf_scorer import RankingLF
 from weakrank.voting import rank_votes
 
 _RESOURCES: dict[str, Any] = {}  # per-process cache of per_process resources, by key

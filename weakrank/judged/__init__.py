@@ -13,8 +13,10 @@ combined — for the whole collection, not just for the queries judged.
 - :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels;
 - :mod:`.pooling`: the evaluated split's pooled design (the union of the compared systems' and the first stage's
   top k), and :mod:`.topk`: its exact top-k measures against the first stage (no MAP);
-- :mod:`.sequential`: the confidence sequence that lets a person stop judging once the answer is settled;
-- :mod:`.select_stage` and :mod:`.commands`: the select stage, and the ``select`` and ``judge`` commands.
+- :mod:`.sequential`: the confidence sequence that lets a person stop judging once the answer is settled.
+
+Its stage, ``select``, is :mod:`weakrank.stages.select`; its commands are :mod:`weakrank.commands.select` and
+:mod:`weakrank.commands.judge`.
 
 :data:`EVALUATION_DESIGNS` are how ``select --evaluation`` draws its sample (:mod:`.pooling`, the default, and
 :mod:`.evaluation`): here, where the command's parser reads them without importing either.

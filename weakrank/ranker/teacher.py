@@ -25,7 +25,8 @@ from weakrank.errors import ConfigError, DataError, LFError
 from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord, FusionState
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
-from weakrank.lf import RankingLF, factory_precisions
+from weakrank.lf import factory_precisions
+from weakrank.lf_scorer import RankingLF
 from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.manifest import read_manifest
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files

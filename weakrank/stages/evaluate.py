@@ -164,7 +164,7 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
 
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
     ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
-    :func:`~weakrank.judged.select_stage.select_evaluation`), each system's MAP is estimated from the sample, with intervals
+    :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals
     (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read and checked before any run is written:
     :func:`~weakrank.judged.evaluation.read_sample`); without
     either it is a :class:`ConfigError` that says how to measure."""
