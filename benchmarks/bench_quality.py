@@ -40,7 +40,7 @@ from weakrank.loaders import first_stage
 from weakrank.paths import RunPaths
 from weakrank.plots import bar_table
 from weakrank.ranker import average_views
-from weakrank.stages.evaluate import first_stage_run
+from weakrank.stages.systems import first_stage_run
 
 LABEL_MODELS = ["majority", "generative", "dawid_skene", "fusion"]
 BI_ENCODER = {"architecture": "bi-encoder", "lr": 2e-5}  # the rest as the pipeline's [train]

@@ -247,8 +247,8 @@ def test_a_pooled_sample_drawn_against_weakrank_s_bm25_still_reads_and_grows_aga
     from weakrank.judged.evaluation import pooled_runs
     from weakrank.judged.judging_file import read_judging_file, write_judging_file
     from weakrank.judged.pooling import pooled_pairs
-    from weakrank.stages.evaluate import evaluated_systems
     from weakrank.stages.select import judging_rows
+    from weakrank.stages.systems import evaluated_systems
 
     paths, path = RunPaths(run_dir), run_dir / "earlier.tsv"
     pairs = pooled_pairs(pooled_runs(evaluated_systems(paths, "test", "model")[0]), ["model"], 1, 6, 0)

@@ -12,18 +12,18 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from weakrank.baselines import bm25_negatives, column_run, fusion_runs
+from weakrank.baselines import bm25_negatives
 from weakrank.config import PipelineConfig
-from weakrank.errors import ConfigError, DataError
+from weakrank.errors import ConfigError
 from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run_file, write_run, write_text
 from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
-from weakrank.labeling import SCORE, lf_names
 from weakrank.loaders import first_stage
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
 from weakrank.stages.stage import stage
+from weakrank.stages.systems import evaluated_systems
 from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_scored, has_judgments, qrels_splits
 
@@ -39,44 +39,6 @@ FILES = {BM25_ROW: "bm25"}  # a row's run file under runs/ where its name is no 
 def run_file(name: str) -> str:
     """The stem of row ``name``'s run file under ``runs/`` (``first-stage.trec``, ``bm25.trec``, ``tfidf.trec``)."""
     return "first-stage" if name.startswith("first stage") else FILES.get(name, name)
-
-
-def first_stage_run(paths: RunPaths, split: str) -> pd.DataFrame:
-    """The candidates' own order on ``split`` as a run (query_id, passage_id, score: minus the rank), as ingest
-    kept it in ``dataset/candidates.parquet`` (the run file's order, or BM25's)."""
-    cands = read_parquet(paths.candidates, columns=["query_id", "passage_id", "split", "rank"])
-    rows = cands[cands["split"] == split]
-    return pd.DataFrame({"query_id": rows["query_id"], "passage_id": rows["passage_id"],
-                         "score": -rows["rank"].astype(float)})
-
-
-def evaluated_systems(paths: RunPaths, split: str, trained: str, first: str | None = None
-                      ) -> tuple[dict[str, pd.DataFrame], dict[str, str]]:
-    """What a user already has on ``split`` (the first stage, named ``first`` (:func:`weakrank.loaders.first_stage`),
-    first where it ranks the candidates; weakrank's BM25, every other LF, the RRF and CombSUM fusions, the labels)
-    and the trained ranker's run ``runs/<trained>.trec`` where it exists (its rows of ``split``, read by
-    :func:`~weakrank.io.read_run_file`): name → run (query_id, passage_id, score), and name → role
-    (:mod:`weakrank.evaluation.summary`)."""
-    votes = read_parquet(paths.votes)
-    if SCORE + "bm25" not in votes.columns:
-        raise DataError("no bm25 scores: the evaluate stage compares with the bm25 LF", file=paths.votes)
-    runs, roles = ({first: first_stage_run(paths, split)}, {first: "first stage"}) if first else ({}, {})
-    names = ["bm25"] + [n for n in lf_names(votes) if n != "bm25"]
-    for name in names:
-        runs[BM25_ROW if name == "bm25" else name] = column_run(votes, SCORE + name, split)
-        roles[BM25_ROW if name == "bm25" else name] = "lf"
-    for name, run in fusion_runs(votes).items():
-        runs[name.replace(":", "-")] = column_run(run, "score", split)
-        roles[name.replace(":", "-")] = "fusion"
-    if paths.labels.exists():
-        model = read_labels_info(paths.labels).model or "labels"
-        runs[f"labels-{model}"] = column_run(read_parquet(paths.labels), "p_relevant", split)
-        roles[f"labels-{model}"] = "labels"
-    if (paths.runs / f"{trained}.trec").exists():
-        queries = set(votes.loc[votes["split"] == split, "query_id"])
-        runs[trained] = read_run_file(paths.runs / f"{trained}.trec", queries, split)
-        roles[trained] = "trained"
-    return runs, roles
 
 
 def judged_run(paths: RunPaths) -> bool:

@@ -212,8 +212,8 @@ def pooled_evaluation_pairs(cfg: PipelineConfig, paths: RunPaths, split: str, qu
     from weakrank.judged.evaluation import pooled_runs
     from weakrank.judged.pooling import pooled_pairs, row_name
     from weakrank.loaders import first_stage
-    from weakrank.stages.evaluate import evaluated_systems
     from weakrank.stages.stage import train_config
+    from weakrank.stages.systems import evaluated_systems
 
     trained = Path(train_config(cfg).output).name
     first = first_stage(cfg.dataset.loader, cfg.dataset.path, split, **cfg.dataset.options)
