@@ -135,7 +135,8 @@ def test_the_own_collection_recipe_without_qrels_read_off_a_terminal(tmp_path):
                if line]
     # (3) without qrels: how to measure, the commands as the user would paste them
     measure = closing[-1]
-    assert measure.startswith(skip.removeprefix("skipped: ") + " — to measure it on 20 judged queries: "), measure
+    assert measure.startswith(skip.removeprefix("skipped: ") + " — to measure it against first stage (your run) on 20 "
+                              "judged queries: "), measure  # (2) against the user's own run
     select_cmd, judge_cmd, evaluate_cmd = commands(measure)
     sample = "pipeline.judgments/evaluation-judging.tsv"  # beside the config: it outlives the run directory
     assert select_cmd == f"{ME} select pipeline.toml --run-dir run --evaluation"
@@ -169,7 +170,8 @@ def test_the_own_collection_recipe_without_qrels_read_off_a_terminal(tmp_path):
     term = Session(select_cmd, mine)
     drawn = term.to_the_end(120)
     assert term.finish() == 0, "\n".join(drawn)
-    assert any(line.startswith("drew ") and line.endswith(f"→ {sample}") for line in drawn), drawn
+    assert any(line.startswith("drew ") and "to measure model on it against first stage (your run)" in line
+               and line.endswith(f"→ {sample}") for line in drawn), drawn
     assert f"next: {judge_cmd}   (or fill in its relevance column: 1 relevant, 0 not)" in drawn
     assert f"then: {evaluate_cmd}" in drawn
     tops = {name: run.sort_values(["query_id", "score"], ascending=[True, False], kind="stable")

@@ -88,7 +88,8 @@ def test_no_qrels_run_finishes_and_its_commands_measure_the_ranker(tmp_path, mon
     assert "dev_agreement" in card and "map" not in card.split("## Dev figures")[1].split("## ")[0].lower()
 
     last = out[-1]  # the closing line: why nothing is measured, and how to
-    assert last.startswith(skip.removeprefix("skipped: ") + " — to measure it on 20 judged queries: ")
+    assert last.startswith(skip.removeprefix("skipped: ") + " — to measure it against first stage (your run) on 20 judged "
+                           "queries: ")  # what it is measured against: the user's own run
     select, judge, evaluate = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--evaluation"]
     assert judge == ["judge", "pipeline.judgments/evaluation-judging.tsv"]  # beside the config: outlives the run

@@ -15,6 +15,7 @@ from weakrank.paths import program, shell_path
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
     from weakrank.evaluation.summary import JUDGE_QUERIES
+    from weakrank.judged.pooling import RANK, row_name, systems_of
     from weakrank.judged.report import EVALUATION_QUERIES
 
     cfg = pipeline_config(args)
@@ -27,6 +28,9 @@ def cmd_select(args: argparse.Namespace) -> None:
                                                  force=args.force, design=args.design, against=args.against or (),
                                                  more=args.more)
         split, then, why = cfg.evaluate.split, "evaluate", "to measure the systems on it, never to train"
+        if any(column.startswith(RANK) for column in pairs.columns):  # pooled: against its baseline
+            compared, baseline = systems_of(pairs)[1:], row_name(systems_of(pairs)[0])
+            why = f"to measure {', '.join(compared)} on it against {baseline}, never to train"
     else:
         if args.against or args.design != EVALUATION_DESIGNS[0]:
             raise ConfigError("--against and --design choose how an evaluation sample is drawn: with --evaluation")

@@ -194,15 +194,18 @@ def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = F
 def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argparse.Namespace) -> str:
     """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
     estimate from a judged sample, or why nothing was measured and the commands that measure it."""
-    from weakrank.evaluation.summary import closing_line
+    from weakrank.evaluation.summary import BM25_ROW, closing_line
     from weakrank.judged.report import EVALUATION_QUERIES, measure_commands, sample_line
+    from weakrank.loaders import first_stage
     from weakrank.paths import EVALUATION_JUDGING, judging_path, shell_path
     from weakrank.pipeline import Skipped
 
     if isinstance(result, Skipped):
         sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
         commands = measure_commands(shell_path(args.config), shell_path(sample), repeated_flags(args))
-        return f"{result.reason} — to measure it on {EVALUATION_QUERIES} judged queries: {commands}"
+        first = first_stage(cfg.dataset.loader, cfg.dataset.path, cfg.evaluate.split, **cfg.dataset.options)
+        return (f"{result.reason} — to measure it against {first or BM25_ROW} on {EVALUATION_QUERIES} judged "
+                f"queries: {commands}")
     if "low" in result.columns:
         return sample_line(result)
     return closing_line(result, judge=result.attrs.get("judge") or "")
