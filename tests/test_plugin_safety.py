@@ -28,7 +28,12 @@ BROKEN = {  # module source (None: no module), the entry point's object, what th
     "missing": (None, "PLUGIN", "does not load: ModuleNotFoundError"),
     "wrong object": ("PLUGIN = 42\n", "PLUGIN", "is a int, not a TrainerPlugin"),
     "option clash": (CLASH, "PLUGIN", "redefines the [train] option 'lr'"),
+    "no such object": ("OTHER = 1\n", "PLUGIN", "does not load: AttributeError"),
+    "not python": ("def broken(:\n", "PLUGIN", "does not load: SyntaxError"),
 }
+# what a command that trains nothing can tell without running the plug-in's code, and says up front
+SEEN_UNRUN = {"missing": "its module badplug_mod is not installed", "raises": "its module badplug_mod defines no PLUGIN",
+              "no such object": "its module badplug_mod defines no PLUGIN", "not python": "its module badplug_mod ("}
 
 
 def install(folder: Path, source: str | None, name: str) -> None:
@@ -71,6 +76,19 @@ def test_a_plugin_option_never_replaces_a_product_default(tmp_path):
     assert "redefines the [train] option 'lr'" in help_text and "trainer plug-ins left out" in help_text
     done = weakrank(tmp_path, "ingest", CONFIG, "--run-dir", str(tmp_path / "run"), "--quiet")
     assert done.returncode == 0 and (tmp_path / "run" / "dataset").is_dir()
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_command_that_trains_nothing_names_what_it_sees_broken_without_running_it(tmp_path, case):
+    source, name, _ = BROKEN[case]
+    install(tmp_path, source, name)
+    done = weakrank(tmp_path, "ingest", CONFIG, "--run-dir", str(tmp_path / "run"), "--quiet")
+    assert done.returncode == 0 and (tmp_path / "run" / "dataset").is_dir(), done.stderr  # it goes on
+    named = [line for line in done.stderr.splitlines() if "trainer plug-in 'bad'" in line]
+    if case in SEEN_UNRUN:  # once, with what is wrong and what training will do
+        assert len(named) == 1 and SEEN_UNRUN[case] in named[0] and "training refuses to run" in named[0], named
+    else:  # seen only by running its code, which a command that trains nothing never does
+        assert named == []
 
 
 def test_plugins_load_only_for_the_commands_that_train(tmp_path):

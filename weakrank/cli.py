@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from weakrank.commands import build_parser
 from weakrank.errors import WeakrankError
 from weakrank.progress import configure
+from weakrank.training.plugins import unrunnable
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +22,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         setattr(args, spill, [*getattr(args, spill), *rest])
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if not getattr(args, "plugins_named", False):  # a command that trains loads them and names each broken one
+        for line in unrunnable():
+            print(f"weakrank: {line}", file=sys.stderr)
     try:
         with configure(quiet=getattr(args, "quiet", False)):
             args.func(args)

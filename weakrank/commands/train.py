@@ -227,6 +227,7 @@ def add_train_flags(p: argparse.ArgumentParser) -> None:
     if PLUGINS.broken:  # named where the options are listed; the commands that train refuse with the first
         p.add_argument_group("trainer plug-ins left out (training refuses to run until each is mended or "
                              "uninstalled)", "; ".join(PLUGINS.broken).replace("%", "%%"))
+    p.set_defaults(plugins_named=True)  # loaded, the broken ones named here and refused: not named again up front
 
 
 def register(add: AddCommand) -> None:

@@ -12,14 +12,20 @@ missing, its object is no :class:`TrainerPlugin`) or that redefines an option of
 plug-in (:func:`refuse_clashes`) is left out and said in one line naming its package and entry point
 (:func:`check_plugins`); the commands that train refuse to run until it is mended or uninstalled, their ``--help``
 lists it once beside the options, and every other command (``--help`` and ``--version`` included) runs without
-importing any plug-in (another package's code runs only where training needs it)."""
+importing any plug-in (another package's code runs only where training needs it): it names, once on stderr, each
+plug-in it can tell is broken without running its code (:func:`unrunnable`: its module missing or not Python, its
+object not defined there)."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields, is_dataclass
 from functools import cache
+from importlib.machinery import PathFinder
 from importlib.metadata import EntryPoint, entry_points
+from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from weakrank.errors import ConfigError
@@ -64,6 +70,40 @@ def load(entry: EntryPoint) -> TrainerPlugin:
         raise ConfigError(f"{where(entry)} is a {type(plugin).__name__}, not a TrainerPlugin whose options are a "
                           "dataclass; mend or uninstall the package")
     return plugin
+
+
+def static_problem(entry: EntryPoint) -> str | None:
+    """What keeps ``entry`` from loading that can be seen without running any of its package's code (its module not
+    found, not Python, or not defining the entry point's object), or None: finding a module's file runs none of it."""
+    top, *inner = entry.module.split(".")
+    spec = find_spec(top)  # a top-level name: found, not imported
+    for depth in range(len(inner)):
+        locations = spec.submodule_search_locations if spec is not None else None
+        spec = PathFinder.find_spec(".".join([top, *inner[:depth + 1]]), locations) if locations else None
+    if spec is None or spec.origin is None:
+        return f"its module {entry.module} is not installed"
+    try:
+        tree = ast.parse(Path(spec.origin).read_bytes(), spec.origin)
+    except (OSError, SyntaxError, ValueError) as err:
+        return f"its module {entry.module} ({spec.origin}) is not Python that parses: {err}"
+    name = (entry.attr or "").split(".")[0]
+    bound = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             if isinstance(target, ast.Name)}
+    bound |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    bound |= {(alias.asname or alias.name).split(".")[0] for node in tree.body
+              if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    if name and name not in bound and not any(isinstance(node, (ast.If, ast.Try)) for node in tree.body):
+        return f"its module {entry.module} defines no {name}"
+    return None
+
+
+def unrunnable() -> tuple[str, ...]:
+    """One line for each installed plug-in that :func:`static_problem` shows broken, as the commands that train
+    nothing say it (none of its code run)."""
+    return tuple(f"{where(entry)} does not load: {problem}; training refuses to run until the package is mended or "
+                 "uninstalled" for entry in sorted(entry_points(group=GROUP), key=lambda entry: entry.name)
+                 if (problem := static_problem(entry)))
 
 
 @cache
