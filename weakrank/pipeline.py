@@ -26,6 +26,7 @@ from weakrank.judged.select_stage import select, select_evaluation
 from weakrank.lock import run_dir_lock
 from weakrank.pace import Say, pacing
 from weakrank.paths import RunPaths
+from weakrank.registry import resolve_lfs
 from weakrank.stages.aggregate import aggregate
 from weakrank.stages.analyze import analyze
 from weakrank.stages.corrupt import corrupt, undo_corrupt
@@ -85,6 +86,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
     batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated).
 
+    Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
+    ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
+
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
     with the reason."""
@@ -97,10 +101,11 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
                             f"stages are {list(available)}")
     tc = train_config(cfg, **overrides) if set(stages) & set(TRAIN_STAGES) else None  # read once; a bad one stops here
+    lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options) if "label" in stages else None  # built once: label's, the plan's
     funcs: dict[str, Any] = {"ingest": ingest, "label": label, "aggregate": aggregate, "analyze": analyze,
                              "train": train, "rerank": rerank, "evaluate": evaluate}
     given: dict[str, dict[str, Any]] = {
-        "ingest": {}, "label": dict(progress=progress, force=force, engine=engine, **(engine_options or {})),
+        "ingest": {}, "label": dict(progress=progress, force=force, engine=engine, lfs=lfs, **(engine_options or {})),
         "aggregate": dict(model=model, judgments=judgments, eval_split=eval_split), "analyze": dict(splits=splits),
         "train": dict(tc=tc, resume=resume, progress=progress), "rerank": dict(tc=tc, split=eval_split),
         "evaluate": dict(tc=tc, split=eval_split, require=require, flags=flags, train_flags=train_flags),
@@ -108,18 +113,20 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     check_inputs(cfg, stages)  # then each stage's own check, once, before the first runs: what it parsed is handed in
     parsed = {name: funcs[name].check(cfg, stages, **given[name]) for name in stages}
     split = eval_split or cfg.evaluate.split
-    measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages)
+    sample = parsed.get("evaluate")  # the evaluation sample's rows, read once by evaluate's check (or None)
+    measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages, sample=sample)
 
     def call(name: str) -> Any:
-        if name == "evaluate" and not (measured and evaluable(cfg, split)):
+        if name == "evaluate" and not (measured and evaluable(cfg, split, sample=sample)):
             return Skipped(unmeasured(cfg, split))
-        return funcs[name](cfg, parsed=parsed[name], **given[name])
+        handed = {"fusion": results["aggregate"].attrs["fusion"]} if name == "analyze" and "aggregate" in results else {}
+        return funcs[name](cfg, parsed=parsed[name], **given[name], **handed)  # analyze: aggregate's fitted model
 
     results: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}
     with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
         told = on_plan or on_pace  # the estimates are made for someone to read
-        plan = estimate(cfg, stages, tc, split, force) if told and "ingest" not in stages else Estimate({})
+        plan = estimate(cfg, stages, tc, split, force, lfs) if told and "ingest" not in stages else Estimate({})
         if on_plan:
             on_plan(list(stages), plan.seconds)
         said: dict[str, float] = {}
@@ -137,6 +144,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             step = plan.step if name == "train" else 1.0
             with pacing(name, plan.seconds[name], say, step) if paced else nullcontext():
                 results[name] = call(name)
+            if name == "label":  # its LFs now hold what they fitted on the dataset: not kept through training
+                lfs = given["label"]["lfs"] = None
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             if name in plan.seconds:
                 timings[name]["estimated_s"] = round(plan.seconds[name], 1)
@@ -146,7 +155,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
                 on_end(name, results[name])
             if told and name == "ingest" and name != stages[-1]:
                 left = list(stages[stages.index(name) + 1:])
-                plan = estimate(cfg, left, tc, split, force)
+                plan = estimate(cfg, left, tc, split, force, lfs)
                 if on_plan:
                     on_plan(left, plan.seconds)
         path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
