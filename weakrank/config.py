@@ -31,10 +31,10 @@ from weakrank.sections import (
     LabelConfig,
     typed,
 )
-from weakrank.votes_file import VotesInfo, read_votes_info
 
 if TYPE_CHECKING:
     from weakrank.label_models.base import LabelModel
+    from weakrank.votes_file import VotesInfo
 
 @dataclass
 class PipelineConfig:
@@ -60,6 +60,7 @@ class PipelineConfig:
         options (votes of an earlier weakrank, or ``[label]`` changed since they were labelled) are the LFs built to
         read it (:func:`weakrank.registry.lf_priors`)."""
         from weakrank.registry import lf_priors
+        from weakrank.votes_file import VotesInfo, read_votes_info  # pandas: imported when it runs
 
         if votes is None:
             path = RunPaths(self.run_dir).votes
