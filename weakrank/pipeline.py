@@ -101,17 +101,18 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         raise WeakrankError(f"unknown stage(s) {unknown}{did_you_mean(unknown[0], available)}; "
                             f"stages are {list(available)}")
     tc = train_config(cfg, **overrides) if set(stages) & set(TRAIN_STAGES) else None  # read once; a bad one stops here
-    lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options) if "label" in stages else None  # built once: label's, the plan's
     funcs: dict[str, Any] = {"ingest": ingest, "label": label, "aggregate": aggregate, "analyze": analyze,
                              "train": train, "rerank": rerank, "evaluate": evaluate}
     given: dict[str, dict[str, Any]] = {
-        "ingest": {}, "label": dict(progress=progress, force=force, engine=engine, lfs=lfs, **(engine_options or {})),
+        "ingest": {}, "label": dict(progress=progress, force=force, engine=engine, **(engine_options or {})),
         "aggregate": dict(model=model, judgments=judgments, eval_split=eval_split), "analyze": dict(splits=splits),
         "train": dict(tc=tc, resume=resume, progress=progress), "rerank": dict(tc=tc, split=eval_split),
         "evaluate": dict(tc=tc, split=eval_split, require=require, flags=flags, train_flags=train_flags),
     }
     check_inputs(cfg, stages)  # then each stage's own check, once, before the first runs: what it parsed is handed in
     parsed = {name: funcs[name].check(cfg, stages, **given[name]) for name in stages}
+    lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options) if "label" in stages else None  # once: label's, the plan's
+    given["label"]["lfs"] = lfs
     split = eval_split or cfg.evaluate.split
     sample = parsed.get("evaluate")  # the evaluation sample's rows, read once by evaluate's check (or None)
     measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages, sample=sample)

@@ -165,9 +165,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
     ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
     :func:`~weakrank.judged.select_stage.select_evaluation`), each system's MAP is estimated from the sample, with intervals
-    (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read and checked before any run is written:
-    :func:`~weakrank.judged.evaluation.read_sample`: once, by the stage's check,
-    :func:`~weakrank.validation.check_evaluate`, which hands its rows in as ``parsed``); without either it is a
+    (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read once, by the stage's check, and checked
+    before any run is written: :func:`~weakrank.judged.evaluation.read_sample`); without either it is a
     :class:`ConfigError` that says how to measure."""
     from weakrank.judged.evaluation import check_pooled, read_sample, sample_evaluation  # scipy: when it runs
 
@@ -179,15 +178,14 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
                                                          for kept in ("best", "final")):
         check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     systems, roles = evaluated_systems(paths, split, trained, first)
-    rows = None  # the sample's, as the check read them
     if judgments is None and split not in qrels_splits(cfg):
         sample = evaluation_sample(cfg)
         if not has_judgments(sample, parsed):
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
                               f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(sample), flags or '')}")
-        judgments, rows = sample, parsed
+        judgments = sample  # its rows: the check's (parsed)
     queries = set(next(iter(systems.values()))["query_id"])
-    found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split, rows)
+    found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split, parsed)
     given = {Path(run).stem: Path(run) for run in runs}
     if found is not None:  # the sample and the user's runs checked before anything is written
         sources = {name: paths.runs / f"{trained}.trec" if role == "trained" else paths.labels if role == "labels"
