@@ -21,7 +21,7 @@ LAYERS = [
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf_declaration", "weakrank.lf_scorer", "weakrank.lf",
      "weakrank.voting", "weakrank.registry",
-     "weakrank.labeling", "weakrank.snorkel_bridge", "weakrank.noise"],
+     "weakrank.labeling", "weakrank.votes_file", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
     ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
@@ -202,6 +202,7 @@ def test_loading_a_ranker_needs_nothing_of_the_weak_supervision_stack():
 READERS = {
     "weakrank.io": "read_metadata itself",
     "weakrank.label_models.labels_file": "labels.parquet's metadata (LabelsInfo)",
+    "weakrank.votes_file": "votes.parquet's metadata (VotesInfo: each score column's declaration)",
     "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its mix a ChoiceRecord)",
     "weakrank.ranker.manifest": "a model directory's weakrank_model.json (ModelManifest)",
     "weakrank.ranker.cross_encoder": "a cross-encoder student's own config",

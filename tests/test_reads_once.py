@@ -1,6 +1,8 @@
 """Each stage is checked once, and what its check parsed is handed in: a judging file is read once per command,
-``labels.parquet`` once per training."""
+``labels.parquet`` once per training; in one run each LF is built once, the fusion label model fitted once and the
+evaluation sample read once."""
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,13 +12,16 @@ import pyarrow.parquet as pq
 import weakrank.io
 import weakrank.judged.judging_file
 import weakrank.judged.judgments
+import weakrank.registry
 from tests.conftest import OWN
 from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.config import load_config
 from weakrank.judged.judging_file import write_judging_file
+from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.paths import RunPaths
+from weakrank.votes_file import read_votes_info
 
 
 def dev_judging_file(path: Path) -> Path:
@@ -78,3 +83,44 @@ def test_training_reads_the_labels_and_the_dataset_once(tmp_path, monkeypatch):
     assert len(passages) == 1  # the trainer, the teacher's BM25 and TF-IDF, the judged lists the weight is graded on
     assert (model / "weakrank_fusion.json").exists()  # a teacher and a weight were made
     assert (model.parent / "history.csv").read_text().startswith("step,dev_judged_map,dev_judged_queries\n")
+
+
+def test_a_plain_run_builds_each_lf_once_and_fits_the_fusion_model_once(tmp_path, monkeypatch):
+    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path / "run")  # the config's check builds them: not counted
+    stage, builds, fits = ["plan"], [], []
+    real_build, real_fit = weakrank.registry._call_factory, ScoreFusionModel.fit
+
+    def build(spec, *args):
+        builds.append((stage[-1], spec))
+        return real_build(spec, *args)
+
+    def fit(model, *args, **kwargs):
+        fits.append(stage[-1])
+        return real_fit(model, *args, **kwargs)
+
+    monkeypatch.setattr(weakrank.registry, "_call_factory", build)
+    monkeypatch.setattr(ScoreFusionModel, "fit", fit)
+    pipeline.run(cfg, progress=False, on_start=stage.append, on_plan=lambda *_: None)  # as `weakrank run` plans
+    # the label stage's LFs, built once for it and the plan; aggregate, analyze and evaluate read the LFs'
+    # declarations from the votes (train ships the LFs in its teacher, rerank rebuilds that teacher from the model)
+    assert Counter(spec for where, spec in builds if where not in ("train", "rerank")) == dict.fromkeys(cfg.label.lfs, 1)
+    assert {where for where, _ in builds} - {"train", "rerank"} == {"plan"}
+    assert fits == ["aggregate"]  # its advice and analyze take the model it fitted
+    declared = read_votes_info(RunPaths(cfg.run_dir).votes).declarations
+    assert {name: d.priors() for name, d in declared.items()} == weakrank.registry.lf_priors(cfg.label.lfs, cfg.label.lf_options)
+
+
+def test_evaluate_reads_the_evaluation_sample_once(tmp_path, monkeypatch):
+    from tests.test_no_qrels import judge_as_a_person, own_config
+
+    monkeypatch.chdir(tmp_path)
+    own_config(tmp_path, qrels=False)
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "ingest,label,aggregate", "--quiet"]) == 0
+    assert main(["select", "pipeline.toml", "--run-dir", "run", "--evaluation", "--against", "tfidf"]) == 0
+    sample = tmp_path / "pipeline.judgments" / "evaluation-judging.tsv"
+    judge_as_a_person(sample)
+    reads = [counted(monkeypatch, module, "read_utf8", sample)
+             for module in (weakrank.judged.judgments, weakrank.judged.judging_file, weakrank.io)]
+    assert main(["run", "pipeline.toml", "--run-dir", "run", "--stages", "evaluate", "--quiet"]) == 0
+    assert sum(len(r) for r in reads) == 1  # by evaluate's check, handed to the run's plan and to evaluate
+    assert (tmp_path / "run" / "runs" / "evaluation-sample.md").exists()  # and it measured

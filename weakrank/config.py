@@ -21,6 +21,7 @@ from weakrank.errors import ConfigError, did_you_mean
 from weakrank.inputs import check_lfs, check_loader
 from weakrank.keys import check_keys
 from weakrank.names import ENGINES
+from weakrank.paths import RunPaths
 from weakrank.sections import (
     AggregateConfig,
     AnalyzeConfig,
@@ -33,6 +34,7 @@ from weakrank.sections import (
 
 if TYPE_CHECKING:
     from weakrank.label_models.base import LabelModel
+    from weakrank.votes_file import VotesInfo
 
 @dataclass
 class PipelineConfig:
@@ -51,20 +53,37 @@ class PipelineConfig:
     grids: dict[str, ExperimentConfig] = field(default_factory=dict)  # [experiment_<name>] by name
     source: Path | None = None
 
-    def fusion_options(self) -> dict[str, Any]:
-        """The fusion label model's options: ``[aggregate]``'s when it is the configured model, and the LFs'
-        declared families and priors (:func:`weakrank.registry.lf_priors`)."""
+    def lf_priors(self, votes: VotesInfo | None = None) -> dict[str, dict[str, Any]]:
+        """Each configured LF's declared family and prior by LF name (what the fusion label model weighs), as the
+        votes' record ``votes`` keeps them (default: that of the run directory's ``votes.parquet``, where it exists):
+        ``label`` wrote each score column's declaration there. Only where the votes keep none of these LFs with these
+        options (votes of an earlier weakrank, or ``[label]`` changed since they were labelled) are the LFs built to
+        read it (:func:`weakrank.registry.lf_priors`)."""
         from weakrank.registry import lf_priors
+        from weakrank.votes_file import VotesInfo, read_votes_info  # pandas: imported when it runs
 
-        return {**self.aggregate.options_for("fusion"), "priors": lf_priors(self.label.lfs, self.label.lf_options)}
+        if votes is None:
+            path = RunPaths(self.run_dir).votes
+            votes = read_votes_info(path) if path.exists() else VotesInfo()
+        kept = list(votes.declarations.values())
+        if [(d.spec, d.fingerprint, d.overrides) for d in kept] == [
+                (spec, self.label.fingerprint(spec), self.label.overrides(spec)) for spec in self.label.lfs]:
+            return {name: declared.priors() for name, declared in votes.declarations.items()}
+        return lf_priors(self.label.lfs, self.label.lf_options)
 
-    def label_model(self, name: str | None = None) -> LabelModel:
+    def fusion_options(self, priors: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        """The fusion label model's options: ``[aggregate]``'s when it is the configured model, and the LFs'
+        declared families and priors (``priors``, default :meth:`lf_priors`)."""
+        return {**self.aggregate.options_for("fusion"), "priors": self.lf_priors() if priors is None else priors}
+
+    def label_model(self, name: str | None = None, priors: Mapping[str, Mapping[str, Any]] | None = None) -> LabelModel:
         """The label model ``name`` (default: the configured one) as every stage fits it: ``[aggregate]``'s options,
-        and for the fusion model the LFs' declarations (:meth:`fusion_options`)."""
+        and for the fusion model the LFs' declarations (:meth:`fusion_options`, with ``priors``)."""
         from weakrank.label_models import make_label_model
 
         name = name or self.aggregate.model
-        return make_label_model(name, **(self.fusion_options() if name == "fusion" else self.aggregate.options_for(name)))
+        options = self.fusion_options(priors) if name == "fusion" else self.aggregate.options_for(name)
+        return make_label_model(name, **options)
 
 
 # the raw keys of the sections that are not read one to one into a dataclass

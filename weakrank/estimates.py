@@ -209,20 +209,21 @@ def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int
 
 
 def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None, split: str,
-             force: bool = False) -> Estimate:
+             force: bool = False, lfs: Sequence[Any] | None = None) -> Estimate:
     """Each of ``stages``' rough seconds on 2 idle cores (:data:`SECONDS`) from the ingested dataset's texts, the
-    LFs, what the label stage's caches hold (nothing with ``force``), ``[train]`` (``tc``) and ``split`` (what
-    rerank and evaluate score); empty before anything is ingested."""
+    LFs (``lfs``: those of ``[label] lfs`` already built, else built here), what the label stage's caches hold
+    (nothing with ``force``), ``[train]`` (``tc``) and ``split`` (what rerank and evaluate score); empty before
+    anything is ingested."""
     from weakrank.dataset import Dataset
     from weakrank.paths import RunPaths
-    from weakrank.registry import resolve_lf
+    from weakrank.registry import resolve_lfs
 
     paths, stages = RunPaths(cfg.run_dir), list(stages)
     if not paths.candidates.exists():
         return Estimate({})
     dataset = Dataset.load(paths.dataset)
     pairs = with_tokens(dataset.pairs())
-    lfs = [resolve_lf(spec, cfg.label.lf_options.get(spec)) for spec in cfg.label.lfs]
+    lfs = list(lfs) if lfs is not None else resolve_lfs(cfg.label.lfs, cfg.label.lf_options)
     uses = {spec: lf_encoder(spec, cfg.label.lf_options.get(spec), lf.models) for spec, lf in zip(cfg.label.lfs, lfs)}
     scored = scored_lfs(cfg, lfs, dataset, len(pairs)) if "label" in stages and not force else set()
     lexical = [spec for spec, encoder in uses.items() if encoder is None]

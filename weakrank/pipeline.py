@@ -25,6 +25,7 @@ from weakrank.io import write_text
 from weakrank.lock import run_dir_lock
 from weakrank.pace import Say, pacing
 from weakrank.paths import RunPaths
+from weakrank.registry import resolve_lfs
 from weakrank.stages.aggregate import aggregate
 from weakrank.stages.analyze import analyze
 from weakrank.stages.corrupt import corrupt, undo_corrupt
@@ -85,6 +86,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
     batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated).
 
+    Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
+    ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
+
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
     with the reason."""
@@ -107,19 +111,23 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     }
     check_inputs(cfg, stages)  # then each stage's own check, once, before the first runs: what it parsed is handed in
     parsed = {name: funcs[name].check(cfg, stages, **given[name]) for name in stages}
+    lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options) if "label" in stages else None  # once: label's, the plan's
+    given["label"]["lfs"] = lfs
     split = eval_split or cfg.evaluate.split
-    measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages)
+    sample = parsed.get("evaluate")  # the evaluation sample's rows, read once by evaluate's check (or None)
+    measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages, sample=sample)
 
     def call(name: str) -> Any:
-        if name == "evaluate" and not (measured and evaluable(cfg, split)):
+        if name == "evaluate" and not (measured and evaluable(cfg, split, sample=sample)):
             return Skipped(unmeasured(cfg, split))
-        return funcs[name](cfg, parsed=parsed[name], **given[name])
+        handed = {"fusion": results["aggregate"].attrs["fusion"]} if name == "analyze" and "aggregate" in results else {}
+        return funcs[name](cfg, parsed=parsed[name], **given[name], **handed)  # analyze: aggregate's fitted model
 
     results: dict[str, Any] = {}
     timings: dict[str, dict[str, float]] = {}
     with run_dir_lock(cfg.run_dir, "run"):  # one hold for every stage: no other writer comes in between
         told = on_plan or on_pace  # the estimates are made for someone to read
-        plan = estimate(cfg, stages, tc, split, force) if told and "ingest" not in stages else Estimate({})
+        plan = estimate(cfg, stages, tc, split, force, lfs) if told and "ingest" not in stages else Estimate({})
         if on_plan:
             on_plan(list(stages), plan.seconds)
         said: dict[str, float] = {}
@@ -137,6 +145,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             step = plan.step if name == "train" else 1.0
             with pacing(name, plan.seconds[name], say, step) if paced else nullcontext():
                 results[name] = call(name)
+            if name == "label":  # its LFs now hold what they fitted on the dataset: not kept through training
+                lfs = given["label"]["lfs"] = None
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             if name in plan.seconds:
                 timings[name]["estimated_s"] = round(plan.seconds[name], 1)
@@ -146,7 +156,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
                 on_end(name, results[name])
             if told and name == "ingest" and name != stages[-1]:
                 left = list(stages[stages.index(name) + 1:])
-                plan = estimate(cfg, left, tc, split, force)
+                plan = estimate(cfg, left, tc, split, force, lfs)
                 if on_plan:
                     on_plan(left, plan.seconds)
         path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")

@@ -120,8 +120,13 @@ def resolve_lf(spec: str, options: dict[str, Any] | None = None) -> RankingLF:
         raise ConfigError(f"[label.options.{spec}] {err}") from None
 
 
+def resolve_lfs(specs: Sequence[str], options: Mapping[str, dict[str, Any]]) -> list[RankingLF]:
+    """The LFs ``specs`` (``[label] lfs``), each built with its ``[label.options]`` (:func:`resolve_lf`)."""
+    return [resolve_lf(spec, options.get(spec)) for spec in specs]
+
+
 def lf_priors(specs: Sequence[str], options: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each configured LF's declared ``family`` and ``prior`` (:func:`weakrank.lf.ranking_lf`; the config's
-    ``[label.options.<lf>]`` may override them), by LF name: what the fusion label model weighs."""
-    found = (resolve_lf(spec, options.get(spec)) for spec in specs)
-    return {lf.name: {"family": lf.family, "prior": lf.prior} for lf in found}
+    ``[label.options.<lf>]`` may override them), by LF name: what the fusion label model weighs, read by building
+    the LFs (the stages read it from the votes instead: :meth:`weakrank.config.PipelineConfig.lf_priors`)."""
+    return {lf.name: {"family": lf.family, "prior": lf.prior} for lf in resolve_lfs(specs, options)}

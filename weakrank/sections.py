@@ -78,6 +78,12 @@ class LabelConfig:
         blob = json.dumps({"lf": name, **options}, sort_keys=True)  # a declaration changes no score
         return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
+    def overrides(self, name: str) -> dict[str, Any]:
+        """The declaration keys (``family``, ``prior``) that ``[label.options]`` gives LF ``name``."""
+        from weakrank.registry import DECLARATION_KEYS
+
+        return {k: v for k, v in self.lf_options.get(name, {}).items() if k in DECLARATION_KEYS}
+
 
 @dataclass
 class AggregateConfig:

@@ -22,6 +22,8 @@ from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path
 from weakrank.sections import check_label_model
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from weakrank.judged.judgments import Judgments
 
 
@@ -86,17 +88,28 @@ def qrels_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
     return dataset_splits(cfg, ingested=False) - ({options["unlabelled"]} if options.get("unlabelled") else set())
 
 
-def has_judgments(path: Path) -> bool:
-    """Whether judging file ``path`` exists and holds a judged row."""
+def has_judgments(path: Path, rows: pd.DataFrame | None = None) -> bool:
+    """Whether judging file ``path`` exists and holds a judged row (``rows``: its rows, where it was read already:
+    :func:`check_evaluate`'s)."""
     from weakrank.judged.judging_file import judged, read_judging_file
 
-    return path.exists() and bool(judged(read_judging_file(path)).any())
+    if rows is None:
+        if not path.exists():
+            return False
+        rows = read_judging_file(path)
+    return bool(judged(rows).any())
 
 
-def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True) -> bool:
+def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True, sample: pd.DataFrame | None = None) -> bool:
     """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`qrels_splits`), or the run
-    directory's evaluation sample (``select --evaluation``) holds judgments."""
-    return split in qrels_splits(cfg, ingested) or has_judgments(judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING))
+    directory's evaluation sample (``select --evaluation``; ``sample``: its rows where they were read already)
+    holds judgments."""
+    return split in qrels_splits(cfg, ingested) or has_judgments(evaluation_sample(cfg), sample)
+
+
+def evaluation_sample(cfg: PipelineConfig) -> Path:
+    """The evaluation sample's judging file (``select --evaluation``'s), beside the config."""
+    return judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
 
 
 def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> Judgments:
@@ -180,6 +193,22 @@ def check_scored(cfg: PipelineConfig, plan: Collection[str], eval_split: str | N
     if "aggregate" not in plan:
         check_labels_apart(cfg, eval_split)
     known_splits(cfg, plan, [("--eval-split" if eval_split else "[evaluate] split", eval_split or cfg.evaluate.split)])
+
+
+def check_evaluate(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
+                   judgments: str | Path | None = None) -> pd.DataFrame | None:
+    """``evaluate``'s check (:func:`check_scored`), and the rows of the evaluation sample it measures with where no
+    ``judgments`` are given and the split has no qrels (as far as known before ``plan`` runs): read once here
+    (:func:`~weakrank.judged.judgments.read_judged_file`) and returned, for ``evaluate`` and
+    :func:`weakrank.pipeline.run` to read no more; None where it reads none."""
+    check_scored(cfg, plan, eval_split)
+    sample = evaluation_sample(cfg)
+    if judgments is not None or not sample.exists() or \
+            (eval_split or cfg.evaluate.split) in qrels_splits(cfg, ingested="ingest" not in plan):
+        return None
+    from weakrank.judged.judgments import read_judged_file
+
+    return read_judged_file(sample)
 
 
 def check_train(cfg: PipelineConfig, plan: Collection[str], train_split: str | None = None) -> None:

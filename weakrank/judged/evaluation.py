@@ -104,12 +104,14 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
     return out
 
 
-def read_sample(path: Path, dataset: Path, queries: set[str], split: str) -> Judgments:
-    """The judged sample ``path`` of ``split`` (whose queries are ``queries``), read and checked as every judged
-    file is (:func:`~weakrank.judged.judgments.read_judgments`: its seal; :func:`~weakrank.judged.checks.check_texts`:
-    the texts of the ``dataset`` directory),
-    before anything is written; a judged query outside ``split``, or nothing judged, is a located error."""
-    found = read_judgments(path)
+def read_sample(path: Path, dataset: Path, queries: set[str], split: str, rows: pd.DataFrame | None = None
+                ) -> Judgments:
+    """The judged sample ``path`` of ``split`` (whose queries are ``queries``), read (unless its ``rows`` are given:
+    :func:`~weakrank.judged.judgments.read_judged_file`'s) and checked as every judged file is
+    (:func:`~weakrank.judged.judgments.read_judgments`: its seal; :func:`~weakrank.judged.checks.check_texts`: the
+    texts of the ``dataset`` directory), before anything is written; a judged query outside ``split``, or nothing
+    judged, is a located error."""
+    found = read_judgments(path, rows)
     check_texts(found.rows, dataset, path)
     if found.table.empty:
         raise DataError(f"nothing judged yet: judge it first, {program()} judge {shell_path(path)}", file=path)

@@ -80,12 +80,13 @@ def read_judged_file(path: str | Path) -> pd.DataFrame:
     return table
 
 
-def read_judgments(path: str | Path) -> Judgments:
+def read_judgments(path: str | Path, rows: pd.DataFrame | None = None) -> Judgments:
     """The judged pairs of judging file (or TREC qrels file) ``path`` with their inclusion probabilities (module
-    doc), read and checked by :func:`read_judged_file`; nothing judged is a :class:`DataError`. A qrels line
-    repeated with the same grade counts once; an evaluation sample's ``use`` holds wherever a row says it."""
+    doc), read and checked by :func:`read_judged_file` (``rows``: what it returned, where the file was read
+    already); nothing judged is a :class:`DataError`. A qrels line repeated with the same grade counts once; an
+    evaluation sample's ``use`` holds wherever a row says it."""
     path = Path(path)
-    table = read_judged_file(path)
+    table = read_judged_file(path) if rows is None else rows.copy()
     if "query" not in table.columns:  # TREC qrels: judged in full
         if table.empty:
             raise DataError("nothing judged yet: an empty file (expected TREC qrels lines, qid 0 pid relevance, or a "

@@ -9,16 +9,15 @@ import pandas as pd
 
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError
-from weakrank.io import read_parquet
 from weakrank.judged.judgments import Judgments
 from weakrank.judged.teach import judged_labels
 from weakrank.label_models import fit_labels
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
 from weakrank.labeling import check_votes_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
-from weakrank.registry import resolve_lf
 from weakrank.stages.stage import stage
 from weakrank.validation import check_aggregate
+from weakrank.votes_file import read_votes
 
 
 @stage("aggregate", check_aggregate, label_model="model", judgments="judgments", eval_split="eval_split")
@@ -32,15 +31,18 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     file's metadata keeps their ids and splits (training picks its checkpoint by their judged estimate when they are
     in dev). Judgments are read once, by the stage's check (:func:`~weakrank.validation.check_aggregate`, which hands
     them in as ``parsed``); ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an LF
-    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`) and
-    ``attrs["state"]`` is the label model's fitted state as written (nothing reads the file back)."""
+    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`),
+    ``attrs["state"]`` is the label model's fitted state as written (nothing reads the file back) and
+    ``attrs["fusion"]`` the fusion label model fitted on the votes without judgments (the label model itself where it
+    is that model; what ``analyze`` reads in the same run). The LFs' declarations are read from the votes (no LF is
+    built: :meth:`~weakrank.config.PipelineConfig.lf_priors`)."""
     paths = RunPaths(cfg.run_dir)
-    votes = read_parquet(paths.votes)
+    votes, info = read_votes(paths.votes)
     check_votes_table(votes, paths.votes)
-    check_votes_lfs(votes, [resolve_lf(spec, cfg.label.lf_options.get(spec)).name for spec in cfg.label.lfs],
-                    paths.votes)
+    priors = cfg.lf_priors(info)
+    check_votes_lfs(votes, list(priors), paths.votes)
     name = model or cfg.aggregate.model
-    label_model = cfg.label_model(name)
+    label_model = cfg.label_model(name, priors)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
     if judgments and not label_model.judgeable:
         raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
@@ -56,7 +58,8 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
                                                   Path(judgments).name if judgments else None, splits))
     from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
-    fusion = cfg.label_model("fusion").fit_table(votes)
+    plain = name == "fusion" and taught is None  # the label model is the fusion model fitted without judgments
+    fusion = label_model if plain else cfg.label_model("fusion", priors).fit_table(votes)
     labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state,
-                        lfs=lf_names(votes))
+                        lfs=lf_names(votes), fusion=fusion)
     return labels

@@ -3,6 +3,8 @@ quality, written under ``analysis/``."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from weakrank.baselines import fusion_runs
@@ -16,16 +18,23 @@ from weakrank.labeling import check_votes_table, lf_names
 from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
 from weakrank.validation import check_analyze
+from weakrank.votes_file import read_votes
+
+if TYPE_CHECKING:
+    from weakrank.label_models.fusion import ScoreFusionModel
 
 
 @stage("analyze", check_analyze, analyze_splits="splits")
-def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, pd.DataFrame]:
+def analyze(cfg: PipelineConfig, splits: list[str] | None = None,
+            fusion: ScoreFusionModel | None = None) -> dict[str, pd.DataFrame]:
     """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
     from judged queries; ``attrs["overlooked"]``, when an LF weighted near zero disagrees with the fused ranking:
     :func:`~weakrank.judged.advice.overlooked`) and, with gold, the quality table (each LF, every label model, the configured
     aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
-    ``attrs["legend"]``. (Long: it writes each of the analysis folder's files in turn, beside the table it
+    ``attrs["legend"]``. ``fusion``: the fusion label model fitted on these votes without judgments (``aggregate``'s
+    ``attrs["fusion"]``, handed in by :func:`weakrank.pipeline.run`), else fitted here, once; the LFs' declarations
+    are read from the votes. (Long: it writes each of the analysis folder's files in turn, beside the table it
     came from.)"""
     from weakrank.analysis import (  # sklearn: imported when it runs, so `run` checks the config without it
         LF_WEIGHTS_LEGEND,
@@ -42,14 +51,17 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     from weakrank.plots import quality_bars
 
     paths = RunPaths(cfg.run_dir)
-    votes = read_parquet(paths.votes)
+    votes, info = read_votes(paths.votes)
     check_votes_table(votes, paths.votes)
+    if fusion is None:
+        fusion = cfg.label_model("fusion", cfg.lf_priors(info)).fit_table(votes)
     splits = splits or cfg.analyze.splits
     scored = votes.copy()
     scorers = lf_scorers(votes)
     for name in MODELS:
         if usable(name, len(lf_names(votes))):
-            scored[f"p_{name}"] = fit_predict(votes, cfg.label_model(name))
+            scored[f"p_{name}"] = (fusion.predict_table(votes) if name == "fusion"
+                                   else fit_predict(votes, cfg.label_model(name)))
             scorers[name] = f"p_{name}"
     for name, run in fusion_runs(votes).items():
         scored[f"p_{name}"] = run["score"].to_numpy()
@@ -66,7 +78,6 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None) -> dict[str, p
     summary = lf_summary(scored)
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
-    fusion = cfg.label_model("fusion").fit_table(votes)
     views = fusion_views(scored, fusion)
     advice, warning = judging_notes(paths.labels, views, scored, fusion)
     views.attrs.update(legend=VIEWS_LEGEND, advice=advice, overlooked=warning)

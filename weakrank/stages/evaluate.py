@@ -25,7 +25,7 @@ from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, 
 from weakrank.stages.stage import stage
 from weakrank.stages.systems import evaluated_systems
 from weakrank.stages.train import check_model_apart, model_dir
-from weakrank.validation import check_scored, has_judgments, qrels_splits
+from weakrank.validation import check_evaluate, evaluation_sample, has_judgments, qrels_splits
 
 if TYPE_CHECKING:
     from weakrank.training.config import TrainConfig
@@ -113,10 +113,10 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     return table
 
 
-@stage("evaluate", check_scored, reads_train=True, eval_split="split")
+@stage("evaluate", check_evaluate, reads_train=True, eval_split="split", judgments="judgments")
 def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, require: str | None = None,
              judgments: str | Path | None = None, flags: str | None = None, train_flags: str = "",
-             runs: Sequence[str | Path] = ()) -> pd.DataFrame:
+             runs: Sequence[str | Path] = (), parsed: pd.DataFrame | None = None) -> pd.DataFrame:
     """The trained ranker's run (``rerank``'s) side by side with what a user already has: the first stage (the
     candidates' own order, the baseline of the t-tests and of every difference, where a run file or BM25 ranked
     them; else weakrank's BM25), weakrank's BM25, every other LF, the RRF and CombSUM fusions of the LFs, the labels
@@ -127,9 +127,9 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     Without qrels of ``split``, or with ``judgments`` (a judged sample of ``split``, default
     ``<config stem>.judgments/evaluation-judging.tsv`` where it holds judgments:
     :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals
-    (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read and checked before any run is written:
-    :func:`~weakrank.judged.evaluation.read_sample`); without
-    either it is a :class:`ConfigError` that says how to measure."""
+    (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read once, by the stage's check, and checked
+    before any run is written: :func:`~weakrank.judged.evaluation.read_sample`); without either it is a
+    :class:`ConfigError` that says how to measure."""
     from weakrank.judged.evaluation import check_pooled, read_sample, sample_evaluation  # scipy: when it runs
 
     paths = RunPaths(cfg.run_dir)
@@ -141,13 +141,13 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
         check_model_apart(model_dir(cfg, tc.output), split)  # the model its trained run came from
     systems, roles = evaluated_systems(paths, split, trained, first)
     if judgments is None and split not in qrels_splits(cfg):
-        sample = judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
-        if not has_judgments(sample):
+        sample = evaluation_sample(cfg)
+        if not has_judgments(sample, parsed):
             raise ConfigError(f"{unmeasured(cfg, split)}; to measure it: "
                               f"{measure_commands(shell_path(cfg.source or 'CONFIG'), shell_path(sample), flags or '')}")
-        judgments = sample
+        judgments = sample  # its rows: the check's (parsed)
     queries = set(next(iter(systems.values()))["query_id"])
-    found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split)
+    found = None if judgments is None else read_sample(Path(judgments), paths.dataset, queries, split, parsed)
     given = {Path(run).stem: Path(run) for run in runs}
     if found is not None:  # the sample and the user's runs checked before anything is written
         sources = {name: paths.runs / f"{trained}.trec" if role == "trained" else paths.labels if role == "labels"
