@@ -26,12 +26,16 @@ LAYERS = [
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
     ["weakrank.ranker"],
     # the pipeline config and its checks
-    ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
+    ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation",
+     # a run's trained models: where they are, and the check that one may score a split
+     "weakrank.run_models"],
     # rankers trained on the labels
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/) and the plan's estimates; what is built on
     # trained rankers
     ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
+     # the modes a run trains in, plug-ins of the train stage (judged mode's: its hold-out a trainer callback)
+     "weakrank.modes",
      # judged mode's own stage lives in judged/ beside the rest of the mode, listed here because it is a stage
      # (it reads the config and the run directory): the package's other modules stay with the label models
      "weakrank.judged.select_stage"],
