@@ -126,6 +126,13 @@ def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
     assert {module: targets for module, targets in reads.items() if targets} == {}
 
 
+# judged mode plugs into training as the run's mode (weakrank.modes: its hooks, its hold-out a trainer callback)
+def test_the_train_stage_and_training_import_nothing_of_judged_mode():
+    reads = {module: sorted(target for target in imports(module) if target.startswith("weakrank.judged"))
+             for module in MODULES if module == "weakrank.stages.train" or module.startswith("weakrank.training")}
+    assert {module: targets for module, targets in reads.items() if targets} == {}
+
+
 # the papers' reproduction is built on the product, never the other way round: only the command line may import it
 REPRODUCTION = "weakrank.reproduction"
 PRODUCT = [module for module in MODULES

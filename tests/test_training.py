@@ -283,6 +283,7 @@ def test_judged_queries_are_held_out_until_judged_after_and_the_student_is_saved
     with pytest.raises(KeyboardInterrupt):
         first.fit(show_progress=False)
     assert not (tmp_path / "r" / HELD_OUT).exists()
+    assert torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=True)["progress"]["judged_in"] is False
     resumed = Seen()
     trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages, [resumed, HoldOut({"q2"}, 0.5)]).fit(
         resume=True, show_progress=False)
