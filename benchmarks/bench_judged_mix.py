@@ -32,7 +32,7 @@ from weakrank.labeling import SCORE
 from weakrank.lists import average_precisions, standardize_within
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
-from weakrank.stages.train import model_dir
+from weakrank.run_models import model_dir
 
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0)
 EMBEDDING = "embedding_cosine"

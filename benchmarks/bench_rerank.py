@@ -32,8 +32,9 @@ from weakrank.io import read_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.ranker import load_ranker
 from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.run_models import model_dir
 from weakrank.similarity import forget_encodings
-from weakrank.stages.train import model_dir, run_teacher
+from weakrank.stages.train import run_teacher
 
 
 def main() -> None:

@@ -124,7 +124,7 @@ def predict_reference(cfg: PipelineConfig) -> tuple[float, str]:
     """Seconds of ``CrossEncoder(model).predict`` of the evaluation split's pairs (the student alone)."""
     from sentence_transformers import CrossEncoder
 
-    from weakrank.stages.train import model_dir
+    from weakrank.run_models import model_dir
 
     pairs = Dataset.load(RunPaths(cfg.run_dir).dataset).subset(splits=[cfg.evaluate.split]).pairs()
     model = CrossEncoder(str(model_dir(cfg, "model")), device="cpu")

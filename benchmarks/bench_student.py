@@ -31,7 +31,7 @@ from weakrank.io import read_parquet, write_text
 from weakrank.labeling import SCORE, lf_names
 from weakrank.paths import RunPaths
 from weakrank.ranker.teacher_state import read_teacher_state
-from weakrank.stages.train import model_dir
+from weakrank.run_models import model_dir
 from weakrank.training.start_check import StartCheck
 
 UNSEEN = ["med", "cisi", "cacm", "msmarco", "dbpedia"]

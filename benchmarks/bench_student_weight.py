@@ -29,8 +29,9 @@ from weakrank.io import read_parquet, write_parquet, write_text
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.paths import RunPaths
 from weakrank.ranker import average_views
+from weakrank.run_models import model_dir
 from weakrank.stages.rerank import score_split
-from weakrank.stages.train import model_dir, run_teacher
+from weakrank.stages.train import run_teacher
 
 COLLECTIONS = ["wikiqa", "trecqa", "wikiqa_bm25", "cranfield", "stackfaq"]
 DEV = "dev"

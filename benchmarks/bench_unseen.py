@@ -20,8 +20,8 @@ from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
+from weakrank.run_models import model_dir
 from weakrank.stages.rerank import score_split
-from weakrank.stages.train import model_dir
 
 COLLECTIONS = ["med", "cisi", "cacm", "msmarco", "dbpedia"]
 SYSTEMS = {"first stage": "first stage", "bm25 (weakrank)": "BM25", "fusion-rrf": "RRF", "fusion-combsum": "CombSUM",

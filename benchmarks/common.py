@@ -29,9 +29,10 @@ from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+from weakrank.run_models import model_dir
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
-from weakrank.stages.train import model_dir, run_teacher, train_labels, train_ranker
+from weakrank.stages.train import run_teacher, train_labels, train_ranker
 from weakrank.training.build import training_data
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.lengths import resolve_max_length

@@ -27,12 +27,16 @@ LAYERS = [
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
     ["weakrank.ranker"],
     # the pipeline config and its checks
-    ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation"],
+    ["weakrank.sections", "weakrank.config", "weakrank.inputs", "weakrank.validation",
+     # a run's trained models: where they are, and the check that one may score a split
+     "weakrank.run_models"],
     # rankers trained on the labels
     ["weakrank.training"],
     # every stage as a function (the train and rerank stages' run-directory side: stages/; judged mode's select among
     # them) and the plan's estimates; what is built on trained rankers
-    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier"],
+    ["weakrank.pipeline", "weakrank.estimates", "weakrank.stages", "weakrank.retrieval", "weakrank.pyterrier",
+     # the modes a run trains in, plug-ins of the train stage (judged mode's: its hold-out a trainer callback)
+     "weakrank.modes"],
     # the papers' reproduction: the grids of training variants, the systems they compare, the report, the papers'
     # label sources, AC-IR (a policy driving a trainer through its callback hooks)
     ["weakrank.reproduction"],
@@ -117,6 +121,13 @@ def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
                        if any(target == side or target.startswith(side + ".") for side in PIPELINE_SIDE))
         for module in MODULES if module.startswith("weakrank.training")
     }
+    assert {module: targets for module, targets in reads.items() if targets} == {}
+
+
+# judged mode plugs into training as the run's mode (weakrank.modes: its hooks, its hold-out a trainer callback)
+def test_the_train_stage_and_training_import_nothing_of_judged_mode():
+    reads = {module: sorted(target for target in imports(module) if target.startswith("weakrank.judged"))
+             for module in MODULES if module == "weakrank.stages.train" or module.startswith("weakrank.training")}
     assert {module: targets for module, targets in reads.items() if targets} == {}
 
 

@@ -9,6 +9,7 @@ import torch
 from tests.conftest import shared
 from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
+from weakrank.modes.hold_out import HELD_OUT, HoldOut
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
 from weakrank.training.build import trainer_from_config, training_data
@@ -26,7 +27,7 @@ from weakrank.training.objectives import (
     objective_from_config,
 )
 from weakrank.training.samplers import BM25Sampler, MixedSampler, RandomSampler, UniformSampler
-from weakrank.training.trainer import HELD_OUT, Trainer, prepare_run
+from weakrank.training.trainer import Trainer, prepare_run
 
 
 def labelled(dataset, confidence: float = 0.8) -> pd.DataFrame:
@@ -239,21 +240,21 @@ def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
 def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
     labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2],  # q1: a clear top
                                    judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2: a person judged it
-    data = training_data(labels, tiny, small(list_fraction=0.5, judged_share=0.75), "train")
-    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.held_out == {"q2"}
+    data = training_data(labels, tiny, small(list_fraction=0.5, judged_share=0.75), "train", {"q2"})
+    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.judged == {"q2"}
     assert [qid for qid, _ in data.anchors].count("q2") == 3 and [qid for qid, _ in data.anchors].count("q1") == 1
     assert len(data.epoch_order(0, 0, listwise=True)) == 4
-    assert sorted(training_data(labels, tiny, small(judged_share=0.0), "train").list_ids) == ["q1", "q2"]
+    assert sorted(training_data(labels, tiny, small(judged_share=0.0), "train", {"q2"}).list_ids) == ["q1", "q2"]
     assert repeats(10, 2000, 0.1) == 22 and repeats(10, 83, 0.1) == 1  # WikiQA's train split; TrecQA's: once
     with pytest.raises(ConfigError, match="judged_share"):
         TrainConfig(judged_share=1.0)
 
 
 def test_judged_queries_are_held_out_until_judged_after_and_the_student_is_saved_then(tiny, tmp_path):
-    labels = labelled(tiny).assign(split="train", judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2 judged
-    data = training_data(labels, tiny, small(), "train")
-    assert data.units(held_out=False) == [a for a in data.anchors if a[0] == "q1"]
-    assert data.epoch_order(0, 0, listwise=True, held_out=False) == ["q1"]
+    labels = labelled(tiny).assign(split="train")
+    data = training_data(labels, tiny, small(), "train", {"q2"})  # q2 judged
+    assert data.units(leave_out={"q2"}) == [a for a in data.anchors if a[0] == "q1"]
+    assert data.epoch_order(0, 0, listwise=True, leave_out={"q2"}) == ["q1"]
 
     class Seen(TrainerCallback):
         def __init__(self) -> None:
@@ -262,27 +263,33 @@ def test_judged_queries_are_held_out_until_judged_after_and_the_student_is_saved
         def on_step(self, trainer, batch, loss, grad_norm) -> None:
             self.queries.append(sorted(set(batch.queries)))
 
-    seen = Seen()
-    trainer = trainer_from_config(small(max_steps=6, batch_size=1, judged_after=0.5), data, None, tmp_path / "m",
-                                  tiny.passages, [seen])
-    assert trainer.switch_step == 3
-    trainer.fit(show_progress=False)
+    seen, hold_out = Seen(), HoldOut({"q2"}, 0.5)
+    trainer_from_config(small(max_steps=6, batch_size=1), data, None, tmp_path / "m", tiny.passages,
+                        [seen, hold_out]).fit(show_progress=False)
+    assert hold_out.step == 3 and hold_out.student == tmp_path / "m" / HELD_OUT
     q2 = tiny.queries.set_index("query_id").loc["q2", "text"]
     assert all(q2 not in step for step in seen.queries[:3]) and any(q2 in step for step in seen.queries[3:])
     held_out = tmp_path / "m" / HELD_OUT
     assert "| steps | 3 |" in (held_out / "README.md").read_text()  # the student before it saw the judged query
     # a resumed run crosses the switch as a whole one does; a fresh run leaves no earlier run's held-out student
-    keep = dict(max_steps=6, batch_size=1, judged_after=0.5, checkpoint_every=1, keep_checkpoint=True)
-    first = trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages)
-    first.total_steps = 2  # killed before the switch, its checkpoint kept
-    first.fit(show_progress=False)
+    keep = dict(max_steps=6, batch_size=1, checkpoint_every=1, keep_checkpoint=True)
+    class Killed(TrainerCallback):  # after step 2, before its checkpoint: the run goes on from step 1's
+        def on_step(self, trainer, batch, loss, grad_norm) -> None:
+            if trainer.progress.step == 2:
+                raise KeyboardInterrupt
+
+    first = trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages,
+                                [HoldOut({"q2"}, 0.5), Killed()])
+    with pytest.raises(KeyboardInterrupt):
+        first.fit(show_progress=False)
     assert not (tmp_path / "r" / HELD_OUT).exists()
+    assert torch.load(tmp_path / "r" / "checkpoint.pt", weights_only=True)["progress"]["judged_in"] is False
     resumed = Seen()
-    trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages, [resumed]).fit(
+    trainer_from_config(small(**keep), data, None, tmp_path / "r", tiny.passages, [resumed, HoldOut({"q2"}, 0.5)]).fit(
         resume=True, show_progress=False)
-    assert resumed.queries == seen.queries[2:] and (tmp_path / "r" / HELD_OUT).is_dir()
-    trainer_from_config(small(max_steps=2, batch_size=1, judged_after=0.0), data, None, tmp_path / "r",
-                        tiny.passages).fit(show_progress=False)
+    assert resumed.queries == seen.queries[1:] and (tmp_path / "r" / HELD_OUT).is_dir()
+    trainer_from_config(small(max_steps=2, batch_size=1), data, None, tmp_path / "r", tiny.passages,
+                        [HoldOut({"q2"}, 0.0)]).fit(show_progress=False)
     assert not (tmp_path / "r" / HELD_OUT).exists()
     with pytest.raises(ConfigError, match="judged_after"):
         TrainConfig(judged_after=1.0)

@@ -33,9 +33,10 @@ from weakrank.paths import RunPaths
 from weakrank.progress import tqdm
 from weakrank.reproduction.labels import check_label_sources, source_labels
 from weakrank.reproduction.systems import unsupervised_runs
+from weakrank.run_models import model_dir
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
-from weakrank.stages.train import model_dir, train_ranker
+from weakrank.stages.train import train_ranker
 from weakrank.training import TrainConfig
 from weakrank.training.config import SAMPLERS
 

@@ -22,9 +22,9 @@ from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.loaders import first_stage
 from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
+from weakrank.run_models import check_model_apart, model_dir
 from weakrank.stages.stage import stage
 from weakrank.stages.systems import evaluated_systems
-from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_evaluate, evaluation_sample, has_judgments, qrels_splits
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from weakrank.config import PipelineConfig
 from weakrank.dataset import Dataset
 from weakrank.io import write_run
 from weakrank.paths import RunPaths
+from weakrank.run_models import check_model_apart, model_dir
 from weakrank.similarity import kept_encodings
 from weakrank.stages.stage import stage
-from weakrank.stages.train import check_model_apart, model_dir
 from weakrank.validation import check_scored
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def rerank(cfg: PipelineConfig, tc: TrainConfig, model: str | Path | None = None
     ONNX Runtime) and at what precision (fp32 or int8); ``trust_code``: run the LF files another ``model`` carries (:func:`~weakrank.ranker.load_ranker`).
     ``[train] fuse_lfs`` says whether the shipped ranker (the student with its teacher, :mod:`~weakrank.ranker.fused`)
     or the student alone scores. The model this run directory trained runs its LF files (copies of those its
-    config names). A model taught by judgments of ``split`` is refused (:func:`~weakrank.stages.train.check_model_apart`)."""
+    config names). A model taught by judgments of ``split`` is refused (:func:`~weakrank.run_models.check_model_apart`)."""
     trust_code = trust_code or model is None
     model = model or model_dir(cfg, tc.output)
     check_model_apart(model, split or cfg.evaluate.split)

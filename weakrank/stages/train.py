@@ -23,10 +23,12 @@ from weakrank.label_models import labels_file
 from weakrank.label_models.labels_file import LabelsInfo, read_labels, read_labels_info
 from weakrank.labeling import lf_names
 from weakrank.paths import RunPaths
+from weakrank.run_models import model_dir
 from weakrank.stages.stage import stage
 from weakrank.validation import check_train
 
 if TYPE_CHECKING:
+    from weakrank.modes import TrainingMode
     from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.config import TrainConfig
@@ -77,14 +79,15 @@ def train_labels(paths: RunPaths, tc: TrainConfig) -> TrainLabels:
 
 
 def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerCallback] | None = None,
-                  labels: TrainLabels | None = None, dataset: Dataset | None = None) -> Trainer:
+                  labels: TrainLabels | None = None, dataset: Dataset | None = None,
+                  mode: TrainingMode | None = None) -> Trainer:
     """A :class:`~weakrank.training.trainer.Trainer` over the run directory's ``dataset`` (default: loaded here) and
-    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`), its
-    evaluator the judged estimate on the judged queries (:func:`~weakrank.judged.evaluator.judged_evaluator`; judged
-    mode), else the dev split's (:func:`~weakrank.training.evaluators.dev_evaluator`), else, for a student checked
-    against its start, agreement on train lists held out of training
-    (:func:`~weakrank.training.start_check.check_queries`)."""
-    from weakrank.judged.evaluator import judged_evaluator
+    ``labels`` (default :func:`train_labels`; see :func:`~weakrank.training.build.trainer_from_config`) in the
+    labels' ``mode`` (default :func:`~weakrank.modes.training_mode`: its callbacks join ``callbacks``), its evaluator
+    the mode's (judged mode's judged estimate), else the dev split's
+    (:func:`~weakrank.training.evaluators.dev_evaluator`), else, for a student checked against its start, agreement
+    on train lists held out of training (:func:`~weakrank.training.start_check.check_queries`)."""
+    from weakrank.modes import training_mode
     from weakrank.training.build import trainer_from_config, training_data
     from weakrank.training.evaluators import AgreementEvaluator, Evaluator, dev_evaluator
     from weakrank.training.label_checks import check_label_table
@@ -95,46 +98,42 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     labels = labels or train_labels(paths, tc)
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
-    gold = labels.info.judged_queries
-    # judged mode: the judged queries pick the checkpoint by their estimate
-    evaluator: Evaluator | None = judged_evaluator(table, gold, dataset, tc.dev_split)
+    mode = mode or training_mode(table, labels.info.judged_queries, dataset, tc)
+    evaluator: Evaluator | None = mode.evaluator()
     if evaluator is None and tc.dev_split and tc.dev_split in set(table["split"]):
-        evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split), tc)
+        evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split, mode.judged), tc)
     elif evaluator is None and tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     if evaluator is None and checks_start(tc):  # no dev lists: some train lists check the student against its start
         held = check_queries(sorted(set(table.loc[table["split"] == tc.train_split, "query_id"])), tc.seed)
         if held:
             evaluator = AgreementEvaluator(training_data(table[table["query_id"].isin(held)], dataset, tc,
-                                                         tc.train_split))
+                                                         tc.train_split, mode.judged))
             table = table[~table["query_id"].isin(held)]
-    data = training_data(table, dataset, tc, tc.train_split)
+    data = training_data(table, dataset, tc, tc.train_split, mode.judged)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
-            "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name}
-    if gold:
-        card["judged queries"] = gold
-    return trainer_from_config(tc, data, evaluator, paths.models(tc.output), dataset.passages, callbacks, card=card)
+            "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name, **mode.card()}
+    return trainer_from_config(tc, data, evaluator, paths.models(tc.output), dataset.passages,
+                               [*(callbacks or []), *mode.callbacks()], card=card)
 
 
 def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
                  callbacks: list[TrainerCallback] | None = None) -> Progress:
-    """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says; models go to
-    ``<run_dir>/<output>/``. With ``fuse_lfs`` (weak labels), each saved model also carries its teacher
-    (:func:`run_teacher`, written by :meth:`~weakrank.ranker.teacher.Teacher.save`) and the student's weight beside it,
-    earned on held-out lists (:func:`~weakrank.training.start_check.earned_weight`) unless judged mode's one call
-    after training chooses another (:func:`~weakrank.judged.student_weight.choose_student_weight`): loaded, it is the
-    shipped ranker (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that locks
-    it)."""
-    from weakrank.judged.student_weight import choose_student_weight
-    from weakrank.ranker import load_student
+    """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says, in
+    the labels' mode (:func:`~weakrank.modes.training_mode`); models go to ``<run_dir>/<output>/``. With
+    ``fuse_lfs`` (weak labels), each saved model also carries its teacher (:func:`run_teacher`, written by
+    :meth:`~weakrank.ranker.teacher.Teacher.save`) and the student's weight beside it, earned on held-out lists
+    (:func:`~weakrank.training.start_check.earned_weight`) unless the mode chooses another after training
+    (judged mode: :meth:`~weakrank.modes.judged.JudgedMode.student_weight`): loaded, it is the shipped ranker
+    (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that locks it)."""
+    from weakrank.modes import training_mode
     from weakrank.ranker.directory import mark_judged
-    from weakrank.ranker.fused import FusedRanker
     from weakrank.training.start_check import earned_weight
-    from weakrank.training.trainer import HELD_OUT
 
     paths = RunPaths(cfg.run_dir)
     labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of each
-    trainer = build_trainer(cfg, tc, callbacks, labels, dataset)
+    mode = training_mode(labels.table, labels.info.judged_queries, dataset, tc)
+    trainer = build_trainer(cfg, tc, callbacks, labels, dataset, mode)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if not trainer.dist.is_main:
         return result
@@ -145,14 +144,8 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
         for directory in saved:
             mark_judged(directory, taught)
         return result
-    held_out = (trainer.out_dir / HELD_OUT).is_dir()
-
-    def graded() -> FusedRanker:
-        """The shipped ranker whose student is graded: saved before the judged queries joined training."""
-        return FusedRanker(load_student(trainer.out_dir / HELD_OUT if held_out else model_dir(cfg, tc.output)), teacher)
-
     earned = earned_weight(trainer.start_check_, STUDENT_WEIGHT)  # on held-out lists, without judgments
-    weight, mix = choose_student_weight(labels.table, dataset, held_out, tc.train_split, graded, earned)
+    weight, mix = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)
     for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
         teacher.save(directory, student_weight=weight, mix=mix, taught_splits=taught)
     return result
@@ -165,17 +158,6 @@ def taught_splits(labels: TrainLabels, tc: TrainConfig) -> set[str]:
     if tc.supervised:
         return {split for split in (tc.train_split, tc.dev_split) if split}
     return labels_file.taught_splits(labels.table, labels.info)
-
-
-def check_model_apart(model: str | Path, split: str) -> None:
-    """Model directory ``model`` was not taught, nor its checkpoint chosen, by judgments of ``split``, the split it
-    would score (:func:`~weakrank.judged.checks.check_apart`; its manifest says which: :func:`taught_splits`)."""
-    from weakrank.judged.checks import check_apart
-    from weakrank.ranker.directory import model_manifest
-    from weakrank.ranker.manifest import MANIFEST_FILE
-
-    check_apart(split, model_manifest(model).judged_splits, file=Path(model) / MANIFEST_FILE, field="judged_splits",
-                what="this model was taught, or its checkpoint chosen, by judgments of")
 
 
 def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None) -> Teacher | None:
@@ -212,12 +194,3 @@ def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Da
         dataset = Dataset.load(paths.dataset)
     fitted = [lf.fit(dataset) if lf.export_fn is not None else lf for lf in lfs]
     return Teacher(fitted, state, cfg.label.lfs, [cfg.label.lf_options.get(spec, {}) for spec in cfg.label.lfs])
-
-
-def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
-    """The best checkpoint of a training run if early stopping kept one, else its final model."""
-    root = RunPaths(cfg.run_dir).models(output)
-    for name in ("best", "final"):
-        if (root / name).exists():
-            return root / name
-    raise DataError(f"no trained model under {root} (run `weakrank train` first)", file=root)

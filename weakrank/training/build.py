@@ -4,6 +4,7 @@ and run over pairs is :mod:`weakrank.ranker.rerank`."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
@@ -21,15 +22,14 @@ from weakrank.training.samplers import make_sampler
 from weakrank.training.trainer import Trainer, prepare_run
 
 
-def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str) -> TrainingData:
+def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str,
+                  judged: Collection[str] = ()) -> TrainingData:
     """The lists of ``split`` that a run as ``tc`` says sees (``list_fraction`` thins the train split only, and
-    ``judged_share`` repeats its judged lists: the queries of the labels' ``judged`` column, held out of training
-    until ``judged_after``)."""
-    judged = labels.loc[labels["judged"].notna(), "query_id"] if "judged" in labels.columns else ()
+    ``judged_share`` repeats the lists of its ``judged`` queries)."""
     return TrainingData(labels, dataset.queries, dataset.passages, split, supervised=tc.supervised,
                         ns_lf=tc.ns_lf if tc.needs_ns_score else None, min_confidence=tc.min_confidence,
-                        list_fraction=tc.list_fraction if split == tc.train_split else 1.0, held_out=set(judged),
-                        held_out_share=tc.judged_share if split == tc.train_split else 0.0)
+                        list_fraction=tc.list_fraction if split == tc.train_split else 1.0, judged=judged,
+                        judged_share=tc.judged_share if split == tc.train_split else 0.0)
 
 
 def trainer_from_config(
@@ -49,4 +49,4 @@ def trainer_from_config(
     if driver is not None:
         callbacks.append(driver(tc, model, sampler, passages["text"].tolist()))
     return Trainer(model, objective_from_config(tc), sampler, tc, callbacks, data=data, evaluator=evaluator,
-                   out_dir=out_dir, card=card, join_after=0.0 if tc.supervised else tc.judged_after)
+                   out_dir=out_dir, card=card)

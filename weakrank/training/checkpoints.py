@@ -1,10 +1,11 @@
 """Checkpoints of a :class:`~weakrank.training.trainer.Trainer`: ``checkpoint.pt`` (model, optimiser, scheduler,
-scaler, RNG states, progress) written atomically, read back checked, and a resume refused under changed settings."""
+scaler, RNG states, progress with what its callbacks need to go on) written atomically, read back checked, and a
+resume refused under changed settings."""
 
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ import torch
 
 from weakrank.errors import ConfigError, DataError
 from weakrank.files import atomic_path
+from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.config import TARGET_ALIASES, TrainConfig
 from weakrank.training.distributed import DistEnv
 from weakrank.training.rankers import Ranker
@@ -31,7 +33,6 @@ class Progress:
     best: float = -1.0
     bad_evals: int = 0
     history: list[dict] = field(default_factory=list)
-    judged_in: bool = False  # the held-out queries have joined training (saved under this key)
 
 
 def read_checkpoint(path: Path, device: torch.device) -> dict:
@@ -72,21 +73,14 @@ class Checkpoints:
     scheduler: torch.optim.lr_scheduler.LambdaLR
     scaler: torch.amp.GradScaler
     progress: Progress
+    callbacks: list[TrainerCallback]
     average: dict[str, torch.Tensor] | None
     best_weights: dict[str, torch.Tensor] | None
     best_per_list: np.ndarray | None
 
-    @property
-    def held_out_joined(self) -> bool:
-        """Whether the held-out queries have joined training (saved in the checkpoint's progress)."""
-        return self.progress.judged_in
-
-    @held_out_joined.setter
-    def held_out_joined(self, joined: bool) -> None:
-        self.progress.judged_in = joined
-
     def save_checkpoint(self) -> Path:
-        """Model, optimiser, scheduler, scaler, RNG states and progress, in one file, atomically (rank 0 only)."""
+        """Model, optimiser, scheduler, scaler, RNG states and progress (with each callback's
+        :meth:`~weakrank.training.callbacks.TrainerCallback.state_dict`), in one file, atomically (rank 0 only)."""
         path = self.out_dir / CHECKPOINT
         if not self.dist.is_main:
             return path
@@ -95,7 +89,7 @@ class Checkpoints:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict(),
-            "progress": asdict(self.progress),
+            "progress": {**asdict(self.progress), **{k: v for c in self.callbacks for k, v in c.state_dict().items()}},
             "average": self.average,
             "best": None if self.best_weights is None else {
                 "weights": self.best_weights, "per_list": torch.from_numpy(np.asarray(self.best_per_list))},
@@ -113,7 +107,9 @@ class Checkpoints:
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.scaler.load_state_dict(state["scaler"])
-        self.progress = Progress(**state["progress"])
+        self.progress = Progress(**{f.name: state["progress"][f.name] for f in fields(Progress)})
+        for callback in self.callbacks:
+            callback.load_state_dict(state["progress"])
         self.average = state.get("average")
         best = state.get("best")  # the best evaluation's, where the share is chosen at the end
         self.best_weights = best and best["weights"]

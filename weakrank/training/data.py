@@ -5,9 +5,9 @@ Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranki
 labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
-held-out query (``held_out``: ids the caller names) is always kept and repeated until the held-out queries make
-up ``held_out_share`` of an epoch (:func:`repeats`); an epoch can also leave them out (the trainer does until
-they join training).
+judged query (``judged``: ids the caller names) is always kept and repeated until the judged queries make up
+``judged_share`` of an epoch (:func:`repeats`). An epoch can leave queries out (:meth:`TrainingData.epoch_order`: a
+hold-out callback does, until they join training).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:
     return set(margins.index[margins >= margins.quantile(1.0 - fraction)])
 
 
-def repeats(held: int, others: int, share: float) -> int:
-    """How many times each of ``held`` units is put in an epoch beside ``others`` so that the held ones make up
-    about ``share`` of it; at least once (a small split whose held-out queries are that share already: once)."""
-    if not held or share <= 0:
+def repeats(judged: int, others: int, share: float) -> int:
+    """How many times each of ``judged`` units is put in an epoch beside ``others`` so that the judged ones make up
+    about ``share`` of it; at least once (a small split whose judged queries are that share already: once)."""
+    if not judged or share <= 0:
         return 1
-    return max(1, round(share * others / ((1 - share) * held)))
+    return max(1, round(share * others / ((1 - share) * judged)))
 
 
 class TrainingData:
@@ -53,8 +53,8 @@ class TrainingData:
         ns_lf: str | None = "bm25",
         min_confidence: float = 0.0,
         list_fraction: float = 1.0,
-        held_out: Collection[str] = (),
-        held_out_share: float = 0.0,
+        judged: Collection[str] = (),
+        judged_share: float = 0.0,
     ) -> None:
         self.supervised = supervised
         rows = labels[labels["split"] == split]
@@ -89,35 +89,34 @@ class TrainingData:
                 qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
                 g["teacher"].to_numpy(),
             )
-        held = set(held_out) & set(self.lists)
-        kept = confident_lists(self.lists, list_fraction) | held
+        self.judged = set(judged) & set(self.lists)
+        kept = confident_lists(self.lists, list_fraction) | self.judged
         self.anchors = [
             (qid, int(i)) for qid, ql in self.lists.items() if qid in kept for i in np.flatnonzero(ql.labels == 1)
         ]
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
-        # a person's judgments are a handful of lists among thousands: each is seen more often, as held_out_share says
-        mine = ([a for a in self.anchors if a[0] in held], [qid for qid in self.list_ids if qid in held])
+        # a person's judgments are a handful of lists among thousands: each is seen more often, as judged_share says
+        mine = ([a for a in self.anchors if a[0] in self.judged], [qid for qid in self.list_ids if qid in self.judged])
         for units, theirs in zip((self.anchors, self.list_ids), mine):
-            units += theirs * (repeats(len(theirs), len(units) - len(theirs), held_out_share) - 1)
-        self.held_out = held
+            units += theirs * (repeats(len(theirs), len(units) - len(theirs), judged_share) - 1)
         self.split = split
 
-    def units(self, listwise: bool = False, held_out: bool = True) -> list:
-        """What an epoch goes over: the anchors, or (``listwise``) the ids of the lists the teacher ranks; without
-        the held-out queries' unless ``held_out``."""
+    def units(self, listwise: bool = False, leave_out: Collection[str] = ()) -> list:
+        """What an epoch goes over: the anchors, or (``listwise``) the ids of the lists the teacher ranks; none of
+        the queries of ``leave_out``."""
         units = self.list_ids if listwise else self.anchors
-        if held_out or not self.held_out:
+        if not leave_out:
             return units
-        return [u for u in units if (u if listwise else u[0]) not in self.held_out]
+        return [u for u in units if (u if listwise else u[0]) not in leave_out]
 
     def steps_per_epoch(self, batch_size: int, listwise: bool = False) -> int:
         """Optimiser steps in one pass over :meth:`units` at ``batch_size``."""
         return -(-len(self.units(listwise)) // batch_size)
 
-    def epoch_order(self, seed: int, epoch: int, listwise: bool = False, held_out: bool = True) -> list:
+    def epoch_order(self, seed: int, epoch: int, listwise: bool = False, leave_out: Collection[str] = ()) -> list:
         """The anchors (or, ``listwise``, the query ids) of an epoch, shuffled reproducibly (:meth:`units`)."""
-        units = self.units(listwise, held_out)
+        units = self.units(listwise, leave_out)
         order = np.random.default_rng([seed, epoch]).permutation(len(units))
         return [units[i] for i in order]
 

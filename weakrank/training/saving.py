@@ -11,13 +11,13 @@ import torch
 
 from weakrank.files import atomic_dir
 from weakrank.ranker.cross_encoder import write_model_card
+from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.checkpoints import Progress
 from weakrank.training.config import TrainConfig
 from weakrank.training.distributed import DistEnv
 from weakrank.training.evaluators import AgreementEvaluator, Evaluator, GoldMapEvaluator
 from weakrank.training.rankers import Ranker
 
-HELD_OUT = "held_out"  # the student saved before the held-out queries joined training
 TRAIN_CONFIG = "train_config.json"  # the settings of the run that wrote final/
 
 
@@ -62,7 +62,7 @@ class ModelSaving:
     share: float  # of the fine-tuned weights in what is saved (WiSE-FT), the rest the start encoder's
     average: dict[str, torch.Tensor] | None
     average_after: int
-    switch_step: int
+    callbacks: list[TrainerCallback]
 
     def save_model(self, directory: Path) -> None:
         """Write the model and its card into ``directory``, swapped in whole (rank 0 only)."""
@@ -77,8 +77,8 @@ class ModelSaving:
             info["weights"] = f"mean over steps {self.average_after + 1}–{self.progress.step} (SWA)"
         if self.start_weights is not None and self.share < 1:
             info["interpolated with the start encoder"] = f"{self.share:g} fine-tuned (WiSE-FT)"
-        if self.switch_step:
-            info["judged queries trained from step"] = self.switch_step
+        for callback in self.callbacks:
+            info.update(callback.card(self))
         with (atomic_dir(directory) as tmp, loaded(self.model, self.average),
               interpolated(self.model.encoder, self.start_weights, self.share)):
             self.model.save(tmp)

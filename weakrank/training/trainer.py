@@ -6,21 +6,21 @@ In the shape of sentence-transformers' ``CrossEncoderTrainer(model, args, loss, 
 :class:`Trainer` is given its model, objective (:mod:`weakrank.training.objectives`), negative sampler,
 settings, evaluator and callbacks; :func:`weakrank.training.build.trainer_from_config` builds them from a ``TrainConfig``. Its
 checkpoints and resume: :mod:`weakrank.training.checkpoints`; the models it saves: :mod:`weakrank.training.saving`;
-what it measures: :mod:`weakrank.training.measures`.
+its evaluations and the best model they keep: :mod:`weakrank.training.selection`; what it measures:
+:mod:`weakrank.training.measures`. What steers it from outside (AC-IR's policy, a hold-out of queries) is a callback
+(:mod:`weakrank.training.callbacks`).
 """
 
 from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from contextlib import nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import torch
 from transformers import get_linear_schedule_with_warmup
 
@@ -32,13 +32,13 @@ from weakrank.training.callbacks import TrainerCallback
 from weakrank.training.checkpoints import CHECKPOINT, Checkpoints, Progress
 from weakrank.training.config import AUTO, TrainConfig
 from weakrank.training.data import Batch, ListBatch, TrainingData
-from weakrank.training.evaluators import AgreementEvaluator, Evaluator, ListEvaluator
-from weakrank.training.measures import ranking_metrics
+from weakrank.training.evaluators import Evaluator
 from weakrank.training.objectives import Objective
 from weakrank.training.rankers import Ranker
 from weakrank.training.samplers import NegativeSampler
-from weakrank.training.saving import HELD_OUT, TRAIN_CONFIG, ModelSaving, loaded
-from weakrank.training.start_check import StartCheck, checks_start, choose_share
+from weakrank.training.saving import TRAIN_CONFIG, ModelSaving
+from weakrank.training.selection import Selection
+from weakrank.training.start_check import StartCheck, checks_start
 
 
 def pick_device_and_precision(cfg: TrainConfig) -> tuple[torch.device, torch.dtype | None]:
@@ -74,7 +74,7 @@ def parameter_groups(model: Ranker, cfg: TrainConfig) -> list[dict]:
     return [g for g in groups if g["params"]]
 
 
-class Trainer(Checkpoints, ModelSaving):
+class Trainer(Checkpoints, ModelSaving, Selection):
     """Fine-tunes ``model`` (:class:`CrossEncoderRanker` or :class:`BiEncoder`) on ``data`` by ``objective``,
     negatives drawn by ``sampler``, as ``args`` says; ``callbacks`` are called at each step, evaluation and the end.
     Evaluates with ``evaluator`` (none: no early stopping; the checkpoint with its best ``primary_metric`` is kept)
@@ -93,7 +93,6 @@ class Trainer(Checkpoints, ModelSaving):
         evaluator: Evaluator | None = None,
         out_dir: str | Path,
         card: dict | None = None,
-        join_after: float = 0.0,
     ) -> None:
         self.objective, self.sampler, self.args = objective, sampler, args
         self.callbacks = list(callbacks or [])
@@ -127,9 +126,6 @@ class Trainer(Checkpoints, ModelSaving):
             what = "list the labels rank (listwise)" if self.listwise else "pair labelled relevant"
             raise DataError(f"split {data.split!r} has no {what} to train on", field="label")
         self.total_steps = args.total_steps(self.steps_per_epoch)
-        # the held-out queries sit out the first ``join_after`` of the steps, so that the student saved before they
-        # join (HELD_OUT) can be graded on them (the student's weight in the shipped ranker is chosen on them)
-        self.switch_step = round(join_after * self.total_steps) if data.held_out and join_after > 0 else 0
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(args.warmup * self.total_steps), self.total_steps)
         self.scaler = torch.amp.GradScaler("cuda", enabled=self.amp_dtype == torch.float16)
         self.progress = Progress()
@@ -172,133 +168,78 @@ class Trainer(Checkpoints, ModelSaving):
             self.update_average()
         return loss, head_norm if head else total_norm
 
-    @property
-    def held_out_in(self) -> bool:
-        """Whether this epoch's batches may hold the held-out queries (always, unless they sit out the first steps)."""
-        return not self.switch_step or self.held_out_joined
+    def left_out(self) -> set[str]:
+        """The training queries the callbacks keep out of the epoch about to begin."""
+        return {query for callback in self.callbacks for query in callback.leaves_out(self)}
 
-    def hold_out(self) -> None:
-        """Save the student as it is before the held-out queries join training (``HELD_OUT``); a new epoch, with them,
-        begins."""
-        self.save_model(self.out_dir / HELD_OUT)
-        self.held_out_joined = True
+    def epoch_ends(self, empty: bool = False) -> bool:
+        """Whether a callback ends the epoch before its next batch (``empty``: it has none); a new one begins."""
+        if not any([callback.on_batch_begin(self, empty) for callback in self.callbacks]):
+            return False
         self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
-
-    @property
-    def dev_data(self) -> TrainingData | None:
-        """The dev lists the evaluator ranks, where it ranks lists of training data."""
-        return self.evaluator.data if isinstance(self.evaluator, ListEvaluator) else None
-
-    def evaluate(self) -> dict[str, float]:
-        """The evaluator's metrics, and :func:`ranking_metrics` of ``track_train_queries`` training queries against
-        their labels (the memorisation signal)."""
-        out: dict[str, float] = {"step": self.progress.step}
-        if self.evaluator is not None:
-            out.update(self.evaluator(self.model, self.args.temperature))
-        if self.train_queries:
-            out.update({f"train_{k}": v for k, v in ranking_metrics(self.model, self.data, self.train_queries,
-                                                                    temperature=self.args.temperature).items()})
-        return out
-
-    def dev_metrics(self, queries: int | None = None) -> dict[str, float]:
-        """:func:`ranking_metrics` on the first ``queries`` dev lists (all when None); needs a list evaluator."""
-        return self.evaluator.list_metrics(self.model, queries, self.args.temperature)
-
-    def _after_eval(self, metrics: dict[str, float]) -> bool:
-        """Record an evaluation, keep the best model by :attr:`selection`; True when early stopping triggers."""
-        self.progress.history.append(metrics)
-        for callback in self.callbacks:
-            callback.on_evaluate(self, metrics)
-        if self.dist.is_main:
-            write_text(pd.DataFrame(self.progress.history).to_csv(index=False), self.out_dir / "history.csv")
-        value = metrics.get(self.selection, float("nan"))
-        # the first (smoothing) stage of T-LS/T-WSLS, and the steps before the held-out queries join: their
-        # checkpoints are never the best model, nor do they stop training
-        if (np.isnan(value) or self.objective.smoothing_stage(int(metrics["step"]), self.total_steps)
-                or not self.held_out_in):
-            return False
-        if value > self.progress.best:
-            self.progress.best, self.progress.bad_evals = value, 0
-            if self.choosing_share:  # best/ is written once, by check_start, at the share it chooses
-                self.best_weights = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
-                self.best_per_list = self.evaluator.per_list_
-            else:
-                self.save_model(self.out_dir / "best")
-            return False
-        self.progress.bad_evals += 1
-        return self.progress.bad_evals >= self.args.patience
-
-    @property
-    def choosing_share(self) -> bool:
-        """Whether the saved share of the fine-tuned weights is chosen on held-out lists (``interpolate = "auto"``
-        with a start encoder and the teacher's dev lists)."""
-        return checks_start(self.args) and isinstance(self.evaluator, AgreementEvaluator)
-
-    def check_start(self) -> None:
-        """Choose the share of the fine-tuned weights (the best evaluation's, else the last step's) that agrees best
-        with the teacher on the dev lists, the start itself among them (:func:`choose_share`), and save that mix as
-        ``best/`` with its record (:data:`~weakrank.training.start_check.START_CHECK`)."""
-        evaluator = self.evaluator
-        measured = {1.0: self.best_per_list} if self.best_per_list is not None else None
-        with loaded(self.model, self.best_weights):
-            self.start_check_ = choose_share(
-                self.model.encoder, self.start_weights, lambda: evaluator.per_list(self.model, self.args.temperature),
-                evaluator.primary_metric, measured=measured)
-            self.share = self.start_check_.share
-            self.save_model(self.out_dir / "best")
-        if self.dist.is_main:
-            self.start_check_.save(self.out_dir)
+        return True
 
     def fit(self, resume: bool = False, show_progress: bool = True) -> Progress:
         """Train to ``max_steps``/``epochs`` or early stop; the final model goes to ``<out>/final``. ``checkpoint.pt``
         (what ``resume`` continues from) stays while training is unfinished, and once it has finished only with
         ``keep_checkpoint``. ``train_config.json`` describes the run that wrote ``final/``: written once it is, and a
         fresh run removes an earlier run's first (a killed run leaves none to describe what it did not finish)."""
-        args = self.args
         self.out_dir.mkdir(parents=True, exist_ok=True)
         if resume:
             self.resume()
         elif self.dist.is_main:
             (self.out_dir / TRAIN_CONFIG).unlink(missing_ok=True)
-            shutil.rmtree(self.out_dir / HELD_OUT, ignore_errors=True)  # an earlier run's
-        show_progress = show_progress and self.dist.is_main
+        for callback in self.callbacks:
+            callback.on_train_begin(self, resume)
         bar = tqdm(total=self.total_steps, initial=self.progress.step, desc="training", unit="step",
-                   disable=not show_progress, steps=self.dist.is_main)
-        stop, pairs, started = False, 0, time.perf_counter()
+                   disable=not (show_progress and self.dist.is_main), steps=self.dist.is_main)
+        self.pace, stop = (0, time.perf_counter()), False  # pairs trained on since the start, and when it was
         while not stop and self.progress.step < self.total_steps:  # max_steps: as many epochs as it takes
-            order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.held_out_in)
-            batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
-            if not batches and not self.held_out_in:  # every training query is held out: they join at once
-                self.hold_out()
-                continue
-            for b in range(self.progress.batch_in_epoch, len(batches)):
-                if not self.held_out_in and self.progress.step >= self.switch_step:
-                    self.hold_out()
-                    break
-                rng = np.random.default_rng([args.seed, self.progress.epoch, b])
-                if self.listwise:
-                    batch = self.data.list_batch(batches[b], args.group_size, rng)
-                else:
-                    batch = self.data.batch(batches[b], self.sampler, args.negatives, rng)
-                if not batch.queries:
-                    continue
-                loss, head_norm = self.step(batch)
-                self.progress.batch_in_epoch = b + 1
-                pairs += sum(len(p) for p in batch.passages) if self.listwise else 2 * len(batch.queries)
-                bar.update(1)
-                bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - started):.1f}")
-                for callback in self.callbacks:
-                    callback.on_step(self, batch, loss, head_norm)
-                with bar.paused():  # not a step: left out of the time left
-                    if args.eval_every and self.progress.step % args.eval_every == 0:
-                        stop = self._after_eval(self.evaluate())
-                    if args.checkpoint_every and self.progress.step % args.checkpoint_every == 0:
-                        self.save_checkpoint()
-                if stop or self.progress.step >= self.total_steps:
-                    break
-            else:
-                self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
+            stop = self.train_epoch(bar)
         bar.close()
+        self.finish()
+        return self.progress
+
+    def train_epoch(self, bar: tqdm) -> bool:
+        """The batches of an epoch from where training stands (a callback may end it early); True when early stopping
+        triggers."""
+        args = self.args
+        order = self.data.epoch_order(args.seed, self.progress.epoch, self.listwise, self.left_out())
+        batches = [order[i : i + args.batch_size] for i in range(0, len(order), args.batch_size)]
+        if not batches and self.epoch_ends(empty=True):
+            return False
+        for b in range(self.progress.batch_in_epoch, len(batches)):
+            if self.epoch_ends():
+                return False
+            rng = np.random.default_rng([args.seed, self.progress.epoch, b])
+            if self.listwise:
+                batch = self.data.list_batch(batches[b], args.group_size, rng)
+            else:
+                batch = self.data.batch(batches[b], self.sampler, args.negatives, rng)
+            if not batch.queries:
+                continue
+            loss, head_norm = self.step(batch)
+            self.progress.batch_in_epoch = b + 1
+            pairs = self.pace[0] + (sum(len(p) for p in batch.passages) if self.listwise else 2 * len(batch.queries))
+            self.pace = (pairs, self.pace[1])
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss:.4f}", pairs_s=f"{pairs / (time.perf_counter() - self.pace[1]):.1f}")
+            for callback in self.callbacks:
+                callback.on_step(self, batch, loss, head_norm)
+            stop = False
+            with bar.paused():  # not a step: left out of the time left
+                if args.eval_every and self.progress.step % args.eval_every == 0:
+                    stop = self._after_eval(self.evaluate())
+                if args.checkpoint_every and self.progress.step % args.checkpoint_every == 0:
+                    self.save_checkpoint()
+            if stop or self.progress.step >= self.total_steps:
+                return stop
+        self.progress.epoch, self.progress.batch_in_epoch = self.progress.epoch + 1, 0
+        return False
+
+    def finish(self) -> None:
+        """After the last step: the callbacks' end, a last evaluation where the last step had none, the start check,
+        the final model and its settings, the checkpoint kept or removed."""
         for callback in self.callbacks:
             callback.on_end(self)
         if (self.evaluator is not None or self.train_queries) and (
@@ -309,9 +250,8 @@ class Trainer(Checkpoints, ModelSaving):
             self.check_start()
         self.save_model(self.out_dir / "final")
         if self.dist.is_main:
-            write_text(json.dumps(asdict(args), indent=1), self.out_dir / TRAIN_CONFIG)
+            write_text(json.dumps(asdict(self.args), indent=1), self.out_dir / TRAIN_CONFIG)
         if self.args.keep_checkpoint:
             self.save_checkpoint()
         elif self.dist.is_main:
             (self.out_dir / CHECKPOINT).unlink(missing_ok=True)
-        return self.progress

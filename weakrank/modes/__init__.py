@@ -1,0 +1,55 @@
+"""The modes a run trains in, as plug-ins of the train stage: one object per run, built once from its labels
+(:func:`training_mode`), offering the hooks the stage calls (the evaluator that picks the checkpoint, the trainer
+callbacks, the model card's lines, the student's weight in the shipped ranker after training), so that the stage
+names no mode. :class:`TrainingMode` is the label-free one, every hook a no-op; judged mode, where a person judged
+some queries, is :class:`weakrank.modes.judged.JudgedMode`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from weakrank.dataset import Dataset
+from weakrank.fusion_state import ChoiceRecord
+
+if TYPE_CHECKING:
+    from weakrank.ranker.teacher import Teacher
+    from weakrank.training.callbacks import TrainerCallback
+    from weakrank.training.config import TrainConfig
+    from weakrank.training.evaluators import Evaluator
+
+
+class TrainingMode:
+    """A run on labels no person judged: no query of its own (``judged``), and every hook a no-op."""
+
+    judged: frozenset[str] = frozenset()  # training queries a person judged: repeated to [train] judged_share
+
+    def evaluator(self) -> Evaluator | None:
+        """The evaluator that picks the checkpoint (None: the stage's own, dev lists or the start check)."""
+        return None
+
+    def callbacks(self) -> list[TrainerCallback]:
+        """The trainer callbacks of the mode."""
+        return []
+
+    def card(self) -> dict[str, Any]:
+        """What the model card says of the mode."""
+        return {}
+
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, ChoiceRecord | None]:
+        """The student's weight in the shipped ranker of trained ``model`` and its ``teacher``, and the record of its
+        choice: ``earned``, the weight earned without judgments, and no record."""
+        return earned, None
+
+
+def training_mode(table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, tc: TrainConfig) -> TrainingMode:
+    """The mode of a run as ``tc`` says on labels ``table`` over ``dataset``: judged mode where the labels' record names
+    judged ``queries`` (:attr:`~weakrank.label_models.labels_file.LabelsInfo.judged_queries`), else label-free."""
+    if not queries:
+        return TrainingMode()
+    from weakrank.modes.judged import JudgedMode
+
+    return JudgedMode(table, queries, dataset, tc)

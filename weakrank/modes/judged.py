@@ -1,0 +1,59 @@
+"""Judged mode in training, the plug-in of the train stage where a person judged some queries
+(:class:`JudgedMode`): the judged estimate picks the checkpoint, the judged training queries are held out of the
+first steps (:class:`~weakrank.modes.hold_out.HoldOut`), and the student's weight in the shipped ranker is chosen on
+the judged queries it had not trained on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from weakrank.dataset import Dataset
+from weakrank.fusion_state import ChoiceRecord
+from weakrank.judged.evaluator import JudgedEstimateEvaluator, judged_evaluator
+from weakrank.judged.student_weight import choose_student_weight
+from weakrank.modes import TrainingMode
+from weakrank.modes.hold_out import HoldOut
+
+if TYPE_CHECKING:
+    from weakrank.ranker.teacher import Teacher
+    from weakrank.training.callbacks import TrainerCallback
+    from weakrank.training.config import TrainConfig
+
+
+class JudgedMode(TrainingMode):
+    """A run as ``tc`` says on labels ``table`` over ``dataset``, whose record names the judged ``queries``; its
+    ``judged`` training queries are those of the table's ``judged`` column (a judging file's: none where gold
+    stood in for judgments)."""
+
+    def __init__(self, table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, tc: TrainConfig) -> None:
+        self.table, self.queries, self.dataset, self.tc = table, list(queries), dataset, tc
+        judged = table.loc[table["judged"].notna(), "query_id"] if "judged" in table.columns else ()
+        self.judged = frozenset(judged)
+        self.hold_out = HoldOut(self.judged, tc.judged_after)
+
+    def evaluator(self) -> JudgedEstimateEvaluator | None:
+        """The judged estimate on the judged queries' lists (:func:`~weakrank.judged.evaluator.judged_evaluator`)."""
+        return judged_evaluator(self.table, self.queries, self.dataset, self.tc.dev_split)
+
+    def callbacks(self) -> list[TrainerCallback]:
+        """The hold-out of the judged training queries."""
+        return [self.hold_out]
+
+    def card(self) -> dict[str, Any]:
+        """The judged queries."""
+        return {"judged queries": self.queries}
+
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, ChoiceRecord | None]:
+        """The weight chosen on the judged queries the graded student has not trained on: the one saved before they
+        joined training, else trained ``model`` (:func:`~weakrank.judged.student_weight.choose_student_weight`),
+        ``earned`` kept unless another is clearly ahead."""
+        from weakrank.ranker import load_student
+        from weakrank.ranker.fused import FusedRanker
+
+        student = self.hold_out.student
+        return choose_student_weight(self.table, self.dataset, student is not None, self.tc.train_split,
+                                     lambda: FusedRanker(load_student(student or model), teacher), earned)
