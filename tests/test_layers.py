@@ -124,6 +124,18 @@ def test_training_knows_nothing_of_run_directories_or_pipeline_configs():
     assert {module: targets for module, targets in reads.items() if targets} == {}
 
 
+# a stage is a module of stages/ that declares one (``@stage(...)``); what two stages share lives in a module of
+# stages/ that is none (stage.py, systems.py)
+STAGES = {module for module in MODULES
+          if module.startswith("weakrank.stages.") and "\n@stage(" in MODULES[module].read_text()}
+
+
+def test_no_stage_imports_another_stage():
+    assert len(STAGES) >= 10  # ingest, label, aggregate, analyze, select, train, rerank, evaluate, index, corrupt
+    assert {module: sorted(imports(module) & (STAGES - {module})) for module in STAGES
+            if imports(module) & (STAGES - {module})} == {}
+
+
 # judged mode plugs into training as the run's mode (weakrank.modes: its hooks, its hold-out a trainer callback)
 def test_the_train_stage_and_training_import_nothing_of_judged_mode():
     reads = {module: sorted(target for target in imports(module) if target.startswith("weakrank.judged"))
