@@ -77,7 +77,9 @@ class ChoiceRecord:
     @classmethod
     def from_dict(cls, saved: Mapping[str, Any], file: str | Path | None = None, where: str = "") -> ChoiceRecord:
         """The record of :meth:`to_dict` read back from a file someone may have changed: a missing field or one of
-        the wrong type is a :class:`DataError` naming ``file`` and the field (``where``: the fields it is under)."""
+        the wrong type is a :class:`DataError` naming ``file`` and the field (``where``: the fields it is under).
+        (Long: one check per saved field, in the order :meth:`to_dict` writes them, so that the error names the first
+        field a person would find wrong.)"""
         def check(name: str, test: Any, optional: bool = False) -> Any:
             value = saved.get(name)
             if value is None and optional:

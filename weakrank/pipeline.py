@@ -91,7 +91,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
 
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
-    with the reason."""
+    with the reason. (Long: it is the one place that owns the order, the one hold of the lock, the times and what one
+    stage hands the next; split, each piece would need all of them.)"""
     available = STAGES if cfg.train is not None else STAGES[: -len(TRAIN_STAGES)]
     stages = tuple(stages or available)
     if cfg.train is None and set(stages) & set(TRAIN_STAGES):

@@ -184,7 +184,7 @@ def machine() -> str:
 @locked("experiment")
 def build_report(cfg: PipelineConfig, results: dict[str, list[pd.DataFrame]], metric: str = "MAP") -> Path:
     """Write ``<run_dir>/report/report.md`` and ``report.html`` with the table and every figure (under the run-dir
-    lock)."""
+    lock). (Long: the report's sections in the order a reader meets them, each beside the figure it writes.)"""
     split = cfg.experiment.split
     paths = RunPaths(cfg.run_dir)
     out = paths.report(cfg.name)

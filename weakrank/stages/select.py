@@ -37,7 +37,8 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     Returns the file and the pairs added now.
     The split and the sample's size are checked first (:func:`~weakrank.validation.check_select`). It is written
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
-    person's skips or notes), is replaced only with ``force``."""
+    person's skips or notes), is replaced only with ``force``. (Long: a fresh draw and ``more`` share every check and
+    the one write; the file is read once for both.)"""
     from weakrank.judged.checks import check_texts
     from weakrank.judged.design import select_pairs
     from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
@@ -117,7 +118,8 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     candidates' lists and passages drawn from their rest (:mod:`weakrank.judged.evaluation`). With ``more`` a pooled
     sample grows by ``queries`` (its systems and seed read from the file; its rows and judgments kept, the next
     queries of the same random order added after them): what the confidence sequence that ``judge`` shows allows,
-    and the t interval does not. Returns the pairs added."""
+    and the t interval does not. Returns the pairs added. (Long: two designs and ``more`` over one read of an
+    earlier file, one check of it and one write, which each branch needs in the same order.)"""
     from weakrank.judged.evaluation import evaluation_pairs
     from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
 
