@@ -98,6 +98,16 @@ def test_training_steps_after_the_first_set_the_pace():
     pace.stepped(9, 60.0)  # no stage paced: nothing happens
 
 
+def test_a_slow_step_scales_the_steps_not_the_set_up_and_evaluations():
+    said = []  # 10 steps estimated at 1 s (10 s of 100): measured at 10 s a step, 90 s of steps are added, not 900
+    with pace.pacing("train", 100.0, lambda *args: said.append(args), per_unit=1.0, paced=10.0):
+        pace.stepped(1, 5.0)
+        pace.stepped(3, 25.0)  # 2 steps in 20 s: 10x the estimate
+    (stage, left, factor), = said
+    assert stage == "train" and factor == pytest.approx(10.0)
+    assert 150.0 < left <= 190.0  # 10 x 10 s of steps + 90 s of the rest, less the time the test took
+
+
 def test_an_encoder_batch_counts_for_the_label_stage_only_while_it_is_paced():
     config = SimpleNamespace(num_hidden_layers=6, hidden_size=384)
     model = [SimpleNamespace(auto_model=SimpleNamespace(config=config))]

@@ -152,8 +152,8 @@ def forward_seconds(pairs: pd.DataFrame, length: int, cross: bool, encoder: Enco
     return float(sequence_seconds(np.minimum(tokens, length - 2), encoder.width).sum()) * encoder.cost
 
 
-def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
-    """The train stage's seconds and one step's: steps × lists × candidates × ``max_length`` tokens, and the
+def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float, float]:
+    """The train stage's seconds, one step's and the steps: steps × lists × candidates × ``max_length`` tokens, and the
     evaluations (one at the end, or every ``eval_every`` steps; a bi-encoder's start check adds two: the start and
     the halfway mix) over the dev split's lists, else the held-out train lists."""
     layers, width, _ = model_shape(tc.encoder)
@@ -176,7 +176,7 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float]:
     step = SECONDS["train token"] * tokens * (1 + length / (6 * width)) * encoder.cost
     evaluations = (int(steps // tc.eval_every) if tc.eval_every else 1) + (0 if cross else 2)
     evaluation = forward_seconds(dev, length, cross, encoder)
-    return SECONDS["train setup"] + steps * step + evaluations * evaluation, step
+    return SECONDS["train setup"] + steps * step + evaluations * evaluation, step, steps
 
 
 def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: int) -> float:
@@ -191,10 +191,11 @@ def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: i
 
 @dataclass
 class Estimate:
-    """Each stage's rough ``seconds`` (:func:`estimate`) and one training ``step``'s."""
+    """Each stage's rough ``seconds`` (:func:`estimate`), one training ``step``'s and the ``steps``."""
 
     seconds: dict[str, float]
     step: float = 0.0
+    steps: float = 0.0
 
 
 def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int) -> set[str]:
@@ -232,11 +233,11 @@ def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None,
         seconds["label"] = label_seconds(
             pairs, [e for spec, e in uses.items() if e is not None and spec not in scored],
             len(set(lexical) - scored), (lambda _: set()) if force else (lambda e: cached_keys(paths.encodings, e)))
-    step = 0.0
+    step = steps = 0.0
     if tc is not None:
-        seconds["train"], step = train_seconds(pairs, tc)
+        seconds["train"], step, steps = train_seconds(pairs, tc)
         tested = pairs[pairs["split"] == split]
         length = train_length(pairs[pairs["split"] == tc.train_split], tc)
         seconds["rerank"] = rerank_seconds(tested, tc, len(lexical), length)
         seconds["evaluate"] = 2 + len(tested) * 5e-4
-    return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step)
+    return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step, steps)

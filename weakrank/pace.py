@@ -24,12 +24,16 @@ Say = Callable[[str, float, float], Any]  # (stage, seconds left, measured ÷ es
 @dataclass
 class Pace:
     """A stage's ``estimate`` (seconds) corrected once by its first batches: their measured seconds over what the
-    estimate gave them (``per_unit`` seconds a unit of work), once at least :data:`MIN_TIMED` are timed."""
+    estimate gave them (``per_unit`` seconds a unit of work), once at least :data:`MIN_TIMED` are timed. The
+    correction scales the ``paced`` seconds of the estimate (the units' work; None: all of it): the rest (training's
+    set-up and evaluations) is not the units' work, and a step's fixed cost, which a small batch's estimate leaves
+    out, would multiply it many times over."""
 
     stage: str
     estimate: float
     say: Say
     per_unit: float = 1.0
+    paced: float | None = None
     started: float = field(default_factory=time.perf_counter)
     units: float = 0.0
     seconds: float = 0.0
@@ -43,17 +47,21 @@ class Pace:
             return
         self.done = True
         factor = self.seconds / (self.units * self.per_unit)
-        self.say(self.stage, max(factor * self.estimate - (time.perf_counter() - self.started), 0.0), factor)
+        paced = self.estimate if self.paced is None else min(self.paced, self.estimate)
+        ahead = factor * paced + (self.estimate - paced)
+        self.say(self.stage, max(ahead - (time.perf_counter() - self.started), 0.0), factor)
 
 
 _PACES: dict[str, Pace] = {}
 
 
 @contextmanager
-def pacing(stage: str, estimate: float, say: Say, per_unit: float = 1.0) -> Iterator[None]:
+def pacing(stage: str, estimate: float, say: Say, per_unit: float = 1.0, paced: float | None = None
+           ) -> Iterator[None]:
     """Within the block, ``stage`` (label: its encoders' batches, :func:`timed`; train: its steps,
-    :func:`stepped`) says once, through ``say``, its time left from its first batches."""
-    _PACES[stage] = Pace(stage, estimate, say, per_unit)
+    :func:`stepped`, ``paced`` their part of ``estimate``) says once, through ``say``, its time left from its first
+    batches."""
+    _PACES[stage] = Pace(stage, estimate, say, per_unit, paced)
     try:
         yield
     finally:

@@ -143,8 +143,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
                 on_start(name)
             started = time.perf_counter()
             paced = on_pace and name in ("label", "train") and name in plan.seconds
-            step = plan.step if name == "train" else 1.0
-            with pacing(name, plan.seconds[name], say, step) if paced else nullcontext():
+            step, steps = (plan.step, plan.steps * plan.step) if name == "train" else (1.0, None)
+            with pacing(name, plan.seconds[name], say, step, steps) if paced else nullcontext():
                 results[name] = call(name)
             if name == "label":  # its LFs now hold what they fitted on the dataset: not kept through training
                 lfs = given["label"]["lfs"] = None
