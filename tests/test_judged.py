@@ -14,7 +14,7 @@ from weakrank import pipeline
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError, NotFittedError
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata
 from weakrank.judged.aligned import Judged
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
@@ -24,6 +24,7 @@ from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths, shell_path
+from weakrank.records import ChoiceRecord
 from weakrank.sections import AggregateConfig
 from weakrank.stages.stage import train_config
 from weakrank.stages.train import build_trainer

@@ -13,10 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, measuring runs, what encoding costs and a stage's pace
+    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, the records of judged decisions, measuring runs, what encoding costs and a stage's pace
     ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.files", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
-     "weakrank.combinations", "weakrank.fusion_state",
+     "weakrank.combinations", "weakrank.records", "weakrank.fusion_state",
      "weakrank.evaluation", "weakrank.keys", "weakrank.costs", "weakrank.pace"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf_declaration", "weakrank.lf_scorer", "weakrank.lf",
@@ -226,7 +226,7 @@ READERS = {
     "weakrank.io": "read_metadata itself",
     "weakrank.label_models.labels_file": "labels.parquet's metadata (LabelsInfo)",
     "weakrank.votes_file": "votes.parquet's metadata (VotesInfo: each score column's declaration)",
-    "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its mix a ChoiceRecord)",
+    "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its mix a StudentWeightRecord)",
     "weakrank.ranker.manifest": "a model directory's weakrank_model.json (ModelManifest)",
     "weakrank.ranker.cross_encoder": "a cross-encoder student's own config",
     "weakrank.ranker.bi_encoder": "a bi-encoder student's own config",

@@ -71,7 +71,7 @@ def test_judgments_that_show_an_lf_is_noise_lower_its_weight_more_as_they_grow()
         assert held_out_map(votes, selector.model_, queries) > held_out_map(votes, unjudged, queries)
     assert found[60] < found[10] - 0.05  # more judgments move it further
     state = selector.state_
-    assert state.judged.choice == NAME and state.judged.queries == 60 and "semantic 0.90 →" in state.judged.reason
+    assert NAME in state.judged.estimates and state.judged.lfs == selector.update_.lfs and state.judged.queries == 60 and "semantic 0.90 →" in state.judged.reason
     assert FusionState.from_dict(json.loads(json.dumps(state.to_dict())), "labels.parquet", "params.", 2) == state
 
 

@@ -14,7 +14,7 @@ from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.dataset import Dataset
 from weakrank.errors import DataError, WeakrankError
-from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.io import read_metadata, read_npz, read_parquet, read_run, write_npz
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.judged.student_weight import StudentWeightSelector
@@ -27,6 +27,7 @@ from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.manifest import read_manifest, write_manifest
 from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.records import StudentWeightRecord
 from weakrank.stages.rerank import score_split
 from weakrank.stages.train import run_teacher
 
@@ -287,8 +288,9 @@ def choose_student_weight(student: Fixed, teacher: Fixed, pairs: pd.DataFrame):
     base = FusedRanker(student, teacher)
     selector = StudentWeightSelector(base).fit(pairs)
     assert base.student_weight == STUDENT_WEIGHT and base.student is student and base.teacher is teacher
-    assert selector.record_.judged_map == selector.choice_.estimates
-    assert selector.record_.judged_queries == sorted(pairs.loc[pairs["judged"].notna(), "query_id"].unique())
+    assert selector.record_.estimates == selector.choice_.estimates
+    assert selector.record_.choice == selector.choice_.name and selector.record_.reason == selector.choice_.reason()
+    assert selector.record_.queries == sorted(pairs.loc[pairs["judged"].notna(), "query_id"].unique())
     return selector.weight_, selector.choice_, selector.choice_.estimates
 
 
@@ -320,10 +322,10 @@ def test_the_label_free_student_share_is_the_one_fitted_on_dev_splits():
 
 
 def test_a_mix_record_says_how_the_student_weight_was_chosen_best_estimate_first():
-    mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {}, "chosen by hand", {"margin": 2.5},
-                       {"student weight 1": 0.6, "the label-free share": 0.7}, ["q1", "q2"])
-    assert mix.mix_card() == "The student's weight, chosen on judged queries it had not trained on: chosen by hand."
-    assert mix.mix_lines() == ["shipped ranker: chosen by hand", "  estimated MAP over the judged sample's pool: "
+    mix = StudentWeightRecord("student weight 1", {"student weight 1": 0.6, "the label-free share": 0.7},
+                              ["q1", "q2"], "chosen by hand", {"margin": 2.5})
+    assert mix.card() == "The student's weight, chosen on judged queries it had not trained on: chosen by hand."
+    assert mix.lines() == ["shipped ranker: chosen by hand", "  estimated MAP over the judged sample's pool: "
                                "the label-free share 0.700, student weight 1 0.600"]
 
 
@@ -338,8 +340,8 @@ def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
                                  groups)[:, 0]
     assert shipped.student_weight == STUDENT_WEIGHT  # no judgments: the label-free share
     assert np.allclose(shipped.score_frame(pairs), (1 - STUDENT_WEIGHT) * teacher + STUDENT_WEIGHT * student, atol=1e-6)
-    mix = ChoiceRecord("student weight 1", "student weight 1", 0.1, 3.0, 4, {"student weight 1": 0.6}, "chosen by hand",
-                       {"margin": 2.5}, {"student weight 1": 0.6}, ["q1", "q2"]).to_dict()
+    mix = StudentWeightRecord("student weight 1", {"student weight 1": 0.6}, ["q1", "q2"], "chosen by hand",
+                              {"margin": 2.5}).to_dict()
     for weight, expected in ((0.0, teacher), (1.0, student), (0.25, 0.75 * teacher + 0.25 * student)):
         moved = shutil.copytree(best, tmp_path / f"w{weight}")
         saved = json.loads((moved / FUSION_FILE).read_text())
@@ -349,7 +351,7 @@ def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
         assert ranker.student_weight == weight and np.allclose(ranker.score_frame(pairs), expected, atol=1e-6)
         ranker.save(tmp_path / f"again{weight}")  # saved again, the weight and how it was chosen go with it
         assert json.loads((tmp_path / f"again{weight}" / FUSION_FILE).read_text())["mix"] == mix
-    saved.update(mix={**mix, "lead": "a lot"})  # a mix someone changed: refused where it is read, by file and field
+    saved.update(mix={**mix, "reason": 3})  # a mix someone changed: refused where it is read, by file and field
     (moved / FUSION_FILE).write_text(json.dumps(saved))
-    with pytest.raises(DataError, match=r"weakrank_fusion.json.*mix.lead"):
+    with pytest.raises(DataError, match=r"weakrank_fusion.json.*mix.reason"):
         load_ranker(moved, device="cpu", trust_code=True)

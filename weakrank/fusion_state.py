@@ -18,91 +18,13 @@ import numpy as np
 from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.errors import DataError
 from weakrank.lists import informative_rows, standardize_within
+from weakrank.records import ChoiceRecord, PriorUpdateRecord, read_record
 
 COMBINES = ("linear", "rrf")
 OPTIONS = ("duplicate_threshold", "min_noise", "temperature")  # the fusion model's options a state keeps
 RETIRED_OPTIONS = ("few_shot_margin",)  # read in an older state and dropped
 STUDENT_WEIGHT = 0.35  # the student's share of the shipped ranker without judgments: fitted on dev splits
 # (benchmarks/bench_student_weight.py, student_weight.csv; a test holds them equal)
-
-
-@dataclass(frozen=True)
-class ChoiceRecord:
-    """What judged queries chose, as it is saved (a fusion state's ``judged``; a shipped model's ``mix``, where the
-    choice is the student's weight): the combination used (``choice``) and the one estimated best (``best``), its
-    estimated ``lead`` in MAP and in standard errors (``errors``) over ``queries`` judged queries, each candidate's
-    estimated MAP (``estimates``), the ``reason`` for a person and the ``rule``'s constants; a mix also keeps each
-    weight's MAP on the judged sample (``judged_map``) and the judged queries' ids (``judged_queries``, saved as its
-    ``queries``)."""
-
-    choice: str
-    best: str
-    lead: float
-    errors: float
-    queries: int
-    estimates: dict[str, float]
-    reason: str
-    rule: dict[str, float]
-    judged_map: dict[str, float] | None = None
-    judged_queries: list[str] | None = None
-
-    def queries_to_tell(self) -> int | None:
-        """Where more judgments could change the choice (``best`` leads but was not taken): about how many judged
-        queries with a relevant passage would make its lead, as estimated now, as clear as the rule asks (``margin``
-        standard errors, the error shrinking as one over the root of the queries); else None."""
-        if self.choice == self.best or self.errors <= 0:
-            return None
-        return math.ceil(self.queries * (self.rule.get("margin", 0.0) / self.errors) ** 2)
-
-    def mix_card(self) -> str:
-        """What a model card says of the student's weight this record chose (a shipped model's ``mix``)."""
-        return f"The student's weight, chosen on judged queries it had not trained on: {self.reason}."
-
-    def mix_lines(self) -> list[str]:
-        """What the terminal says of the student's weight this record chose: why, and each weight's estimated MAP."""
-        return [f"shipped ranker: {self.reason}", "  estimated MAP over the judged sample's pool: " + ", ".join(
-            f"{name} {value:.3f}" for name, value in sorted((self.judged_map or {}).items(), key=lambda item: -item[1]))]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready fields, as :meth:`from_dict` reads them."""
-        saved: dict[str, Any] = {"choice": self.choice, "best": self.best, "lead": self.lead, "errors": self.errors,
-                                 "queries": self.queries, "estimates": self.estimates, "reason": self.reason,
-                                 "rule": self.rule}
-        if self.judged_queries is not None:
-            saved["queries"] = self.judged_queries
-        if self.judged_map is not None:
-            saved["judged_map"] = self.judged_map
-        return saved
-
-    @classmethod
-    def from_dict(cls, saved: Mapping[str, Any], file: str | Path | None = None, where: str = "") -> ChoiceRecord:
-        """The record of :meth:`to_dict` read back from a file someone may have changed: a missing field or one of
-        the wrong type is a :class:`DataError` naming ``file`` and the field (``where``: the fields it is under).
-        (Long: one check per saved field, in the order :meth:`to_dict` writes them, so that the error names the first
-        field a person would find wrong.)"""
-        def check(name: str, test: Any, optional: bool = False) -> Any:
-            value = saved.get(name)
-            if value is None and optional:
-                return None
-            if not test(value):
-                raise DataError(f"{value!r} is not what a judged choice keeps there", file=file, field=where + name)
-            return value
-
-        def text(v: Any) -> bool:
-            return isinstance(v, str)
-
-        def number(v: Any) -> bool:
-            return isinstance(v, int | float) and not isinstance(v, bool)
-
-        def numbers(v: Any) -> bool:
-            return isinstance(v, dict) and all(text(k) and number(x) for k, x in v.items())
-
-        queries = check("queries", lambda v: (isinstance(v, int) and not isinstance(v, bool))
-                        or (isinstance(v, list) and all(map(text, v))))
-        return cls(check("choice", text), check("best", text), float(check("lead", number)),
-                   float(check("errors", number)), len(queries) if isinstance(queries, list) else queries,
-                   dict(check("estimates", numbers)), check("reason", text), dict(check("rule", numbers)),
-                   check("judged_map", numbers, optional=True), queries if isinstance(queries, list) else None)
 
 
 @dataclass(frozen=True)
@@ -139,9 +61,10 @@ class FusionState:
     """The fusion model's fitted state: the LFs merged into each view (``clusters``: LF columns), each view's
     ``loadings`` on the latent factor, its ``weights`` and ``scales`` (each view's mean standardised score is divided
     by its scale), how the views are combined (``combine``: ``linear`` or ``rrf``), the combination scored with
-    (``choice``: ``label-free`` unless judged queries chose another), what judged queries chose (``judged``; None
-    without judgments), the model's ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared
-a family or prior, or the state predates them)."""
+    (``choice``: ``label-free`` unless judged queries chose another), what judged queries did (``judged``: the
+    record of the LFs' priors they updated or of the combination they chose; None without judgments), the model's
+    ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared a family or prior, or the state
+    predates them)."""
 
     clusters: tuple[tuple[int, ...], ...]
     loadings: tuple[float, ...]
@@ -149,7 +72,7 @@ a family or prior, or the state predates them)."""
     scales: tuple[float, ...]
     combine: str = "linear"
     choice: str = LABEL_FREE
-    judged: ChoiceRecord | None = None
+    judged: ChoiceRecord | PriorUpdateRecord | None = None
     options: Mapping[str, float] = field(default_factory=dict)
     lfs: tuple[LFWeight, ...] = ()
 
@@ -267,5 +190,6 @@ a family or prior, or the state predates them)."""
             raise fail(f"expected list, got {type(lfs).__name__}", "lfs")
         return cls.of(clusters, numbers["loadings"], numbers["weights"], numbers["scales"], combine=combine,
                       choice=choice, options={k: v for k, v in options.items() if k in OPTIONS},
-                      judged=ChoiceRecord.from_dict(judged, file, f"{where}judged.") if judged else None,
+                      judged=read_record(judged, file, f"{where}judged.", (ChoiceRecord.kind, PriorUpdateRecord.kind))
+                      if judged else None,
                       lfs=tuple(LFWeight.from_dict(w, file, f"{where}lfs[{k}].") for k, w in enumerate(lfs)))

@@ -113,20 +113,20 @@ def cmd_aggregate(args: argparse.Namespace) -> None:
 
 
 def _print_judged_choice(params: object, cfg: PipelineConfig) -> None:
-    """In judged mode (``params``: the fusion state as aggregate wrote it), what the judged sample did and why (the
-    LFs' priors it moved, or the combination it chose), with each candidate's estimated MAP over the pool, and how to
-    judge more queries: when too few had a relevant passage to move anything, or when about how many more would tell
-    whether the leader is ahead (:meth:`~weakrank.fusion_state.ChoiceRecord.queries_to_tell`)."""
+    """In judged mode (``params``: the fusion state as aggregate wrote it), what the judged sample did and why, as its
+    record says (:meth:`~weakrank.records.PriorUpdateRecord.lines`: the LFs' priors it moved, or
+    :meth:`~weakrank.records.ChoiceRecord.lines`: the combination it chose, each with the estimated MAP over the pool),
+    and how to judge more queries: when too few had a relevant passage to move anything, or when about how many more
+    would tell whether the leader is ahead (:meth:`~weakrank.records.ChoiceRecord.queries_to_tell`)."""
     from weakrank.fusion_state import FusionState
     from weakrank.paths import program, shell_path
+    from weakrank.records import ChoiceRecord
 
     judged = params.judged if isinstance(params, FusionState) else None
     if judged:
-        updated = "prior_sd" in judged.rule  # an update of the LFs' priors (judged/prior_update.py), not a choice
-        print(f"judged: {judged.reason}" + ("" if updated else f"; the LFs are combined as {judged.choice!r}"))
-        print("  estimated MAP over the pool: " + ", ".join(f"{name} {value:.3f}" for name, value in
-                                                         sorted(judged.estimates.items(), key=lambda i: -i[1])))
-        needed = judged.queries_to_tell()
+        for line in judged.lines():
+            print(line)
+        needed = judged.queries_to_tell() if isinstance(judged, ChoiceRecord) else None
         if judged.queries < judged.rule["min_queries"]:
             print(f"  to judge more: {program()} select {shell_path(cfg.source)} --more --queries 5 (adds them to "
                   f"the judging file), {program()} judge it, then run again")

@@ -45,7 +45,7 @@ def train_flags(args: argparse.Namespace) -> str:
 def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun), how its student was kept
     (:func:`student_lines`) and, where a chosen student's weight came with it, what its record says
-    (:meth:`~weakrank.fusion_state.ChoiceRecord.mix_lines`)."""
+    (:meth:`~weakrank.records.StudentWeightRecord.lines`)."""
     if int(os.environ.get("RANK", "0")) != 0:
         return
     history = model.parent / "history.csv"
@@ -55,7 +55,7 @@ def print_trained(model: Path) -> None:
     state = teacher_state(model)
     for line in student_lines(model, state):
         print(line)
-    for line in state.mix.mix_lines() if state and state.mix else []:
+    for line in state.mix.lines() if state and state.mix else []:
         print(line)
 
 

@@ -32,30 +32,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from weakrank.combinations import LABEL_FREE
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged
 from weakrank.lists import informative_rows, standardize_within
+from weakrank.records import LFEvidence, PriorUpdateRecord
 
 PRIOR_SD = 0.05  # τ: the prior's spread on a loading; 0.1 and 0.2 lost more often (benchmarks/judged_priors.csv)
 MIN_QUERIES = 5  # judged queries with a relevant and a non-relevant passage below which nothing changes (at 2: 6 % of
 # wikiqa_bm25's samples of 10 queries lost over 0.01, at 3: 4 %, at 5: none; benchmarks/judged_priors.csv)
 LOWEST, HIGHEST = 0.01, 0.99  # a posterior loading is kept inside (0, 1), as a declared prior is
-NAME = "judged priors"  # what a state updated by judgments records as its choice
-
-
-@dataclass(frozen=True)
-class LFEvidence:
-    """What the judged sample said of one LF: its ``prior`` (declared, or its loading without judgments where it declared none),
-    its mean residual ``gap`` over the ``queries`` it ranks, the ``posterior`` mean and its ``concentration`` (P_k τ²: 1 is the
-    prior's alone)."""
-
-    lf: str
-    prior: float
-    gap: float
-    queries: int
-    posterior: float
-    concentration: float
+NAME = "judged priors"  # the fit under the updated priors, as the record's estimates name it
 
 
 @dataclass(frozen=True)
@@ -82,11 +68,11 @@ class PriorUpdate:
         moved = ", ".join(f"{e.lf} {e.prior:.2f} → {e.posterior:.2f}" for e in self.lfs)
         return f"on {self.queries} judged queries the LFs' quality priors moved: {moved}"
 
-    def record(self, estimates: Mapping[str, float]) -> ChoiceRecord:
-        """The update as a fusion state keeps it (``estimates``: the judged estimate of MAP with and without it)."""
-        name = NAME if self.delta > 0 else LABEL_FREE
-        return ChoiceRecord(name, name, 0.0, 0.0, self.queries, dict(estimates), self.reason(),
-                            {"prior_sd": PRIOR_SD, "min_queries": MIN_QUERIES})
+    def record(self, estimates: Mapping[str, float]) -> PriorUpdateRecord:
+        """The update as a fusion state keeps it (``estimates``: the judged estimate of MAP without it and, where it
+        moved the priors, with it)."""
+        return PriorUpdateRecord(self.lfs, dict(estimates), self.queries, self.reason(),
+                                 {"prior_sd": PRIOR_SD, "min_queries": MIN_QUERIES})
 
 
 def judged_gaps(z: np.ndarray, informative: np.ndarray, groups: np.ndarray, judged: Judged) -> pd.DataFrame:

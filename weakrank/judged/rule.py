@@ -16,13 +16,13 @@ LF taken by chance among eight candidates). No test or dev split was read to fit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from scipy.stats import norm, t
 
 from weakrank.combinations import LABEL_FREE
-from weakrank.fusion_state import ChoiceRecord
 from weakrank.judged.estimate import Estimate
+from weakrank.records import ChoiceRecord
 
 MARGIN = 2.5  # standard errors of the paired lead the best candidate needs
 MIN_LEAD = 0.05  # the least estimated MAP lead worth a change
@@ -69,10 +69,9 @@ class Choice:
                 f"{self.kept} ({self.errors:.1f} SE): {verdict}")
 
     def record(self) -> ChoiceRecord:
-        """The choice as it is saved (what a fusion state and a shipped model's mix keep)."""
+        """The choice of a combination as a fusion state keeps it."""
         return ChoiceRecord(self.name, self.best, self.lead, self.errors, self.queries, self.estimates, self.reason(),
-                            {"margin": self.rule.margin, "min_lead": self.rule.min_lead,
-                             "min_queries": self.rule.min_queries})
+                            asdict(self.rule))
 
 
 def choose(found: Estimate, rule: Rule = Rule(), kept: str = "the label-free weighting") -> Choice:

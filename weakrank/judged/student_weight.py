@@ -6,17 +6,18 @@ mode's one call after training (:func:`choose_student_weight`; :mod:`weakrank.mo
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict
 from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.judged.estimate import sample_estimate
 from weakrank.judged.evaluator import DESIGN
 from weakrank.judged.rule import Choice, Rule, choose
+from weakrank.records import StudentWeightRecord
 
 WEIGHTS = (0.0, STUDENT_WEIGHT, 0.5, 0.75, 1.0)  # the student's weights graded, after the label-free one (kept unless beaten)
 
@@ -56,7 +57,7 @@ class StudentWeightSelector:
         self.weights = (label_free, *(w for w in weights if w != label_free))
         self.weight_: float | None = None
         self.choice_: Choice | None = None
-        self.record_: ChoiceRecord | None = None
+        self.record_: StudentWeightRecord | None = None
 
     def fit(self, pairs: pd.DataFrame) -> StudentWeightSelector:
         """Grade and choose (class doc)."""
@@ -67,8 +68,9 @@ class StudentWeightSelector:
                               kept=f"the label-free share ({names[0]})")
         self.weight_ = self.weights[names.index(self.choice_.name)]
         seen = np.isfinite(pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float))
-        self.record_ = replace(self.choice_.record(), judged_map=self.choice_.estimates,
-                               judged_queries=sorted(set(pairs.loc[seen, "query_id"])))
+        self.record_ = StudentWeightRecord(self.choice_.name, self.choice_.estimates,
+                                           sorted(set(pairs.loc[seen, "query_id"])), self.choice_.reason(),
+                                           asdict(self.rule))
         return self
 
 
@@ -91,7 +93,7 @@ def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_sp
 
 def choose_student_weight(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str,
                           shipped: Callable[[], Blends], label_free: float = STUDENT_WEIGHT
-                          ) -> tuple[float, ChoiceRecord | None]:
+                          ) -> tuple[float, StudentWeightRecord | None]:
     """The student's weight in the shipped ranker of a run trained on labels ``table`` over ``dataset``, and how it
     was chosen: the :class:`StudentWeightSelector` of ``shipped()`` (the shipped ranker, its student the one graded:
     saved before the judged queries joined training when ``held_out``; built only where there is something to

@@ -17,7 +17,7 @@ from weakrank.label_models import MODELS
 @dataclass(frozen=True)
 class LabelsInfo:
     """How a labels table was made: the label ``model`` (its name) over the ``lfs``, its fitted state (``params``: a
-    :class:`~weakrank.fusion_state.FusionState`, with the judged choice, for a portable model; another's as it
+    :class:`~weakrank.fusion_state.FusionState`, with what judged queries did, for a portable model; another's as it
     saves it), the ids of the judged queries that taught it (``judged_queries``), the file they came from
     (``judgments``, its name) and the splits of every judged query it read (``judged_splits``: a split whose
     judgments made the labels is never the one scored with them, :func:`weakrank.validation.check_labels_apart`)."""

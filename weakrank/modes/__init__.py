@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.fusion_state import ChoiceRecord
+from weakrank.records import StudentWeightRecord
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
@@ -39,7 +39,7 @@ class TrainingMode:
         """What the model card says of the mode."""
         return {}
 
-    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, ChoiceRecord | None]:
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, StudentWeightRecord | None]:
         """The student's weight in the shipped ranker of trained ``model`` and its ``teacher``, and the record of its
         choice: ``earned``, the weight earned without judgments, and no record."""
         return earned, None

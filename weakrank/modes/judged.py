@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.fusion_state import ChoiceRecord
 from weakrank.judged.evaluator import JudgedEstimateEvaluator, judged_evaluator
 from weakrank.judged.student_weight import choose_student_weight
 from weakrank.modes import TrainingMode
 from weakrank.modes.hold_out import HoldOut
+from weakrank.records import StudentWeightRecord
 
 if TYPE_CHECKING:
     from weakrank.ranker.teacher import Teacher
@@ -47,7 +47,7 @@ class JudgedMode(TrainingMode):
         """The judged queries."""
         return {"judged queries": self.queries}
 
-    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, ChoiceRecord | None]:
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, StudentWeightRecord | None]:
         """The weight chosen on the judged queries the graded student has not trained on: the one saved before they
         joined training, else trained ``model`` (:func:`~weakrank.judged.student_weight.choose_student_weight`),
         ``earned`` kept unless another is clearly ahead."""

@@ -20,12 +20,13 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import LeftOutWarning
-from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord
+from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.lists import standardize_within
 from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import load_student
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+from weakrank.records import StudentWeightRecord
 
 
 def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
@@ -47,7 +48,7 @@ class FusedRanker(RanksPassages):
     standardised scores weighted ``student_weight`` and the teacher's the rest (``mix``: how judgments chose it)."""
 
     def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = STUDENT_WEIGHT,
-                 mix: ChoiceRecord | None = None) -> None:
+                 mix: StudentWeightRecord | None = None) -> None:
         self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 
     @property

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import ConfigError, DataError, LFError
-from weakrank.fusion_state import STUDENT_WEIGHT, ChoiceRecord, FusionState
+from weakrank.fusion_state import STUDENT_WEIGHT, FusionState
 from weakrank.io import write_text
 from weakrank.labeling import score_lf
 from weakrank.lf import factory_precisions
@@ -30,6 +30,7 @@ from weakrank.lf_scorer import RankingLF
 from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.manifest import read_manifest
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
+from weakrank.records import StudentWeightRecord
 from weakrank.registry import resolve_lf
 
 # how sentence-transformers loads a student alone, by its architecture
@@ -73,7 +74,7 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT, mix: ChoiceRecord | None = None,
+    def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT, mix: StudentWeightRecord | None = None,
              taught_splits: set[str] | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
@@ -112,7 +113,7 @@ class Teacher:
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
-    def _card(self, directory: Path, code: list[str], student_weight: float, mix: ChoiceRecord | None) -> None:
+    def _card(self, directory: Path, code: list[str], student_weight: float, mix: StudentWeightRecord | None) -> None:
         """The model card's section that says which scores are which."""
         card = directory / "README.md"
         if not card.exists():
@@ -136,7 +137,7 @@ class Teacher:
                          f"{w.agreement:.2f} → {w.loading:.2f}, {w.weight:.0%}, {'prior' if w.prior_decided else 'agreement'}"
                          for w in self.fusion_state.lfs) + ".\n")
         if mix:
-            text += f"- {mix.mix_card()}\n"
+            text += f"- {mix.card()}\n"
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

@@ -20,7 +20,8 @@ from typing import Any
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
-from weakrank.fusion_state import ChoiceRecord, FusionState
+from weakrank.fusion_state import FusionState
+from weakrank.records import StudentWeightRecord, read_record
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one
@@ -51,7 +52,7 @@ class TeacherState:
     lfs: list[LFEntry]
     teacher: FusionState
     student_weight: float = 0.5
-    mix: ChoiceRecord | None = None
+    mix: StudentWeightRecord | None = None
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -79,7 +80,8 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    mix = ChoiceRecord.from_dict(_field(saved, "mix", dict, path), path, "mix.") if "mix" in saved else None
+    mix = (read_record(_field(saved, "mix", dict, path), path, "mix.", (StudentWeightRecord.kind,)) if "mix" in saved
+           else None)
     return TeacherState(lfs, teacher, float(weight), mix)
 
 
