@@ -1,7 +1,8 @@
 """The up-front time of each stage (``weakrank.estimates``: from the work, as 2 idle cores take it) against the
 time measured, on the runs timed here; no run is launched.
 
-Rows: each run directory with a ``timings.json`` and an ingested dataset (the quick start, ``data/quickstart``, and
+Rows: fresh runs of the shared collections and the own collection on idle cores (``data/est/*``: the estimate
+their plan said up front, :func:`planned_runs`); each run directory with a ``timings.json`` and an ingested dataset (the quick start, ``data/quickstart``, and
 the four unseen collections, ``data/unseen/*``: timed with other jobs sometimes running on the same 2 cores), its
 label, train and rerank stages; the label stage estimated with the caches as that run found them (an LF whose
 ``lf_scores/`` file the run wrote is counted with its texts all to encode; the others as cached). Also where an
@@ -35,6 +36,9 @@ RUNS = {"data/quickstart": ("pipelines/wikiqa.toml", {"max_queries": 300}),
         **{f"data/unseen/{name}": (f"benchmarks/collections/{name}.toml", {}) for name in ("med", "cisi", "cacm",
                                                                                           "msmarco")}}
 BUSY = "timed with other jobs sometimes running"
+KEPT = ("; the student is its start (share 0): its texts read from the kept encodings, which no estimate made before "
+        "training can know")
+PLANNED = "a fresh run, each pipeline's defaults, 2026-11-29: the plan's own up-front estimate"
 # idle-core timings quoted in README.md and docs/experiments.md: run dir (its dataset), config, [train] overrides,
 # the stages' seconds, note
 IDLE = [("data/wikiqa", "pipelines/wikiqa.toml", {}, {"label": 197, "train": 282, "rerank": 48},
@@ -90,8 +94,7 @@ def timed_runs() -> list[dict]:
         check = run_dir / "model" / "start_check.json"
         start = check.exists() and json.loads(check.read_text()).get("share") == 0
         for stage, seconds in work.items():
-            kept = "; the student is its start (share 0): its texts read from the kept encodings, which no estimate " \
-                   "made before training can know" if stage == "rerank" and start else ""
+            kept = KEPT if stage == "rerank" and start else ""
             rows.append(row(run, stage, seconds, measured[stage], BUSY + kept, paced=recorded[stage].get("paced_s")))
         lexical = [t for spec, t in written.items() if estimates.lf_encoder(spec, None) is None]
         encoders = {spec for spec in written if estimates.lf_encoder(spec, None) is not None}
@@ -122,8 +125,24 @@ def idle_runs() -> list[dict]:
     return rows
 
 
+def planned_runs() -> list[dict]:
+    """The rows of the fresh runs timed on idle cores under ``data/est/<collection>`` (each pipeline's defaults,
+    ``weakrank run CONFIG --run-dir data/est/<collection> --quiet``, one at a time): the estimate each run's plan
+    said up front and, where the stage said it, the time once its first batches were timed (``timings.json``)."""
+    rows = []
+    for timings in sorted((ROOT / "data" / "est").glob("*/timings.json")):
+        run = str(timings.parent.relative_to(ROOT))
+        check = timings.parent / "model" / "start_check.json"
+        start = check.exists() and json.loads(check.read_text()).get("share") == 0
+        for stage, t in json.loads(timings.read_text()).items():
+            if stage in ("label", "train", "rerank") and t.get("estimated_s"):
+                kept = KEPT if stage == "rerank" and start else ""
+                rows.append(row(run, stage, t["estimated_s"], t["seconds"], PLANNED + kept, "2, idle", t.get("paced_s")))
+    return rows
+
+
 def main() -> None:
-    table = pd.DataFrame(idle_runs() + timed_runs())
+    table = pd.DataFrame(idle_runs() + planned_runs() + timed_runs())
     table.to_csv(CSV, index=False)
     print(table.to_string(index=False))
     print(f"wrote {CSV}")
