@@ -80,8 +80,10 @@ def static_problem(entry: EntryPoint) -> str | None:
     for depth in range(len(inner)):
         locations = spec.submodule_search_locations if spec is not None else None
         spec = PathFinder.find_spec(".".join([top, *inner[:depth + 1]]), locations) if locations else None
-    if spec is None or spec.origin is None:
+    if spec is None:
         return f"its module {entry.module} is not installed"
+    if not (spec.origin or "").endswith(".py"):  # compiled, built in or a namespace: only importing it tells
+        return None
     try:
         tree = ast.parse(Path(spec.origin).read_bytes(), spec.origin)
     except (OSError, SyntaxError, ValueError) as err:
