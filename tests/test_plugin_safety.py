@@ -30,10 +30,14 @@ BROKEN = {  # module source (None: no module), the entry point's object, what th
     "option clash": (CLASH, "PLUGIN", "redefines the [train] option 'lr'"),
     "no such object": ("OTHER = 1\n", "PLUGIN", "does not load: AttributeError"),
     "not python": ("def broken(:\n", "PLUGIN", "does not load: SyntaxError"),
+    "missing dependency": ("import no_such_dependency_of_badplug\nPLUGIN = None\n", "PLUGIN",
+                           "does not load: ModuleNotFoundError"),
 }
 # what a command that trains nothing can tell without running the plug-in's code, and says up front
 SEEN_UNRUN = {"missing": "its module badplug_mod is not installed", "raises": "its module badplug_mod defines no PLUGIN",
-              "no such object": "its module badplug_mod defines no PLUGIN", "not python": "its module badplug_mod ("}
+              "no such object": "its module badplug_mod defines no PLUGIN", "not python": "its module badplug_mod (",
+              "wrong object": "its module badplug_mod binds PLUGIN to a int, not a TrainerPlugin",
+              "missing dependency": "imports no_such_dependency_of_badplug, which is not installed"}
 
 
 def install(folder: Path, source: str | None, name: str) -> None:
@@ -87,8 +91,8 @@ def test_a_command_that_trains_nothing_names_what_it_sees_broken_without_running
     named = [line for line in done.stderr.splitlines() if "trainer plug-in 'bad'" in line]
     if case in SEEN_UNRUN:  # once, with what is wrong and what training will do
         assert len(named) == 1 and SEEN_UNRUN[case] in named[0] and "training refuses to run" in named[0], named
-    else:  # seen only by running its code, which a command that trains nothing never does
-        assert named == []
+    else:  # an option clash: seen only by running its code, which a command that trains nothing never does; it
+        assert named == []  # breaks nothing but training, which names it
 
 
 def test_plugins_load_only_for_the_commands_that_train(tmp_path):

@@ -13,8 +13,9 @@ plug-in (:func:`refuse_clashes`) is left out and said in one line naming its pac
 (:func:`check_plugins`); the commands that train refuse to run until it is mended or uninstalled, their ``--help``
 lists it once beside the options, and every other command (``--help`` and ``--version`` included) runs without
 importing any plug-in (another package's code runs only where training needs it): it names, once on stderr, each
-plug-in it can tell is broken without running its code (:func:`unrunnable`: its module missing or not Python, its
-object not defined there)."""
+plug-in it can tell is broken without running its code (:func:`unrunnable`: its module missing or not Python, a module
+it imports missing, its object not defined there or a literal). A plug-in whose options clash with the product's is
+named by the commands that train alone: it breaks nothing else."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from typing import Any
 from weakrank.errors import ConfigError
 
 GROUP = "weakrank.trainer_plugins"
+LITERALS = (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.JoinedStr)  # what is never a TrainerPlugin
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def load(entry: EntryPoint) -> TrainerPlugin:
 
 def static_problem(entry: EntryPoint) -> str | None:
     """What keeps ``entry`` from loading that can be seen without running any of its package's code (its module not
-    found, not Python, or not defining the entry point's object), or None: finding a module's file runs none of it."""
+    found, not Python, importing a module that is not installed, not defining the entry point's object, or binding
+    it to a literal), or None: finding a module's file runs none of it."""
     top, *inner = entry.module.split(".")
     spec = find_spec(top)  # a top-level name: found, not imported
     for depth in range(len(inner)):
@@ -88,15 +91,27 @@ def static_problem(entry: EntryPoint) -> str | None:
         tree = ast.parse(Path(spec.origin).read_bytes(), spec.origin)
     except (OSError, SyntaxError, ValueError) as err:
         return f"its module {entry.module} ({spec.origin}) is not Python that parses: {err}"
+    imported = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
+    imported += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module and not node.level]
+    missing = next((name for name in imported if find_spec(name.split(".")[0]) is None), None)
+    if missing is not None:
+        return f"its module {entry.module} imports {missing}, which is not installed"
     name = (entry.attr or "").split(".")[0]
-    bound = {target.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
-             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
-             if isinstance(target, ast.Name)}
-    bound |= {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    values = {target.id: node.value for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+              for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+              if isinstance(target, ast.Name)}
+    bound = set(values) | {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     bound |= {(alias.asname or alias.name).split(".")[0] for node in tree.body
               if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    if name and name not in bound and not any(isinstance(node, (ast.If, ast.Try)) for node in tree.body):
+    if any(isinstance(node, (ast.If, ast.Try)) for node in tree.body):  # what it binds depends on running it
+        return None
+    if name and name not in bound:
         return f"its module {entry.module} defines no {name}"
+    if name == entry.attr and isinstance(values.get(name), LITERALS):
+        value = values[name]
+        kind = type(value.value).__name__ if isinstance(value, ast.Constant) else \
+            "str" if isinstance(value, ast.JoinedStr) else type(value).__name__.lower()
+        return f"its module {entry.module} binds {name} to a {kind}, not a TrainerPlugin"
     return None
 
 
