@@ -87,11 +87,13 @@ def test_an_lf_without_a_declaration_is_pulled_like_the_rest():
 
 
 def test_an_undeclared_lf_among_declared_lexical_ones_takes_no_more_weight_than_they_do():
-    """The README's own-collection LFs (three lexical, declared) and a user's crude word count that declares nothing
-    and reads the same words: it is pulled as their family, not left free to take the weight."""
+    """The README's own-collection LFs (three lexical, declared; bm25 and tfidf near copies, merged into one view) and
+    a user's crude word count that declares nothing and reads the same words: it is pulled as their family and weighs
+    no more than the one of them that weighs most (measured on TrecQA before the cap: 33 % against 22-24 %)."""
     f, groups, rng = lists(5)
     style = rng.normal(size=len(f)) * 0.8  # what term matching sees besides relevance
     lexical = [view(f, rng, 0.45, style) for _ in range(3)]
+    lexical[1] = lexical[0] + 0.2 * rng.normal(size=len(f))  # tfidf: bm25's near copy
     crude = 0.7 * lexical[0] + 0.7 * rng.normal(size=len(f))  # reads the same words, its own noise
     names = ["bm25", "tfidf", "word_overlap", "word_count"]
     priors = {n: {"family": "lexical", "prior": resolve_lf("bm25").prior} for n in names[:3]}
