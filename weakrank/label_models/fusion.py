@@ -123,7 +123,7 @@ def kin_capped(weights: np.ndarray, clusters: Sequence[Sequence[int]], families:
     family :func:`undeclared_pull` placed it in that weighs most does (of a family of its own: the declared LF that
     weighs most): nothing vouches for it more than for the LFs it resembles, and a user who trusts it more declares
     its prior. Measured: a crude word count beside bm25, tfidf and word_overlap took 33 % of the weight on TrecQA
-    against their 22-24 % (its loading below bm25's, whose view tfidf shares), 38-42 % on six other collections where
+    against their 22-24 % (its loading below bm25's, whose view tfidf shares), 38-42 % on seven other collections where
     it is a family of its own (``benchmarks/teacher_robustness.csv``)."""
     capped = np.array(weights, dtype=np.float64)
     declared = [j for j in range(len(weights)) if not undeclared[j]]
