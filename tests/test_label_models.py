@@ -304,5 +304,5 @@ def test_a_fusion_state_is_read_back_from_the_labels_file_as_written_and_a_chang
     table = pq.read_table(judged)
     pq.write_table(table.replace_schema_metadata({b"weakrank": json.dumps({**saved, "gold_queries": "q1"}).encode()}),
                    judged)
-    with pytest.raises(DataError, match=r"j\.parquet: gold_queries: str where"):
+    with pytest.raises(DataError, match=r"j\.parquet: gold_queries: expected a list, got str 'q1'"):
         read_labels_info(judged)

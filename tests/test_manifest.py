@@ -63,9 +63,9 @@ def test_a_folder_without_a_student_is_no_model_and_gets_no_manifest(tmp_path):
      '"precisions": ["fp32"], "code": "import os"}', "unknown field 'code'"),
     ('{"kind": "student"}', "format: missing"),
     ('{"format": 2}', "format: 2: this weakrank reads format 1"),
-    ('{"format": true}', "format: expected int, got bool"),
+    ('{"format": true}', "format: expected an integer, got bool True"),
     ('{"format": 1, "kind": "teacher"}', "kind: 'teacher' is not one of"),
-    ('{"format": 1, "kind": "student", "architecture": 3}', "architecture: expected str, got int"),
+    ('{"format": 1, "kind": "student", "architecture": 3}', "architecture: expected a string, got int 3"),
     ('{"format": 1, "kind": "student", "architecture": "bi-encoder", "backends": []}', "backends: expected distinct"),
     ('{"format": 1, "kind": "student", "architecture": "bi-encoder", "backends": ["gpu"]}', "backends: expected"),
     ('{"format": 1, "kind": "student", "architecture": "bi-encoder", "backends": ["torch"], "precisions": '

@@ -109,7 +109,7 @@ def test_an_lf_state_file_must_lie_inside_the_directory(model, state):
     (lambda t: t.update(deep=[[[[[[[[[[[[1]]]]]]]]]]]]), r"nested deeper"),
     (lambda t: t.update(student_weight=1.5), r"student_weight: 1.5 is not a number in \[0, 1\]"),
     (lambda t: t.update(student_weight="0.5"), r"student_weight: "),
-    (lambda t: t.update(mix="x"), r"mix: expected dict"),
+    (lambda t: t.update(mix="x"), r"mix: expected an object, got str 'x'"),
 ])
 def test_a_bad_teacher_state_is_a_located_error(model, change, field):
     edit(model, change)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from weakrank.checked import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, read_field, read_object
 from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.errors import DataError
 from weakrank.lists import informative_rows, standardize_within
@@ -44,16 +45,10 @@ class LFWeight:
     @classmethod
     def from_dict(cls, saved: object, file: str | Path | None, where: str) -> LFWeight:
         """One record of :meth:`FusionState.to_dict`'s ``lfs``, checked (a located :class:`DataError`)."""
-        if not isinstance(saved, dict):
-            raise DataError("expected an object (what the fit made of one LF)", file=file, field=where.rstrip("."))
-        kinds = {"lf": (str,), "family": (str, type(None)), "prior": (int, float, type(None)),
-                 "agreement": (int, float), "loading": (int, float), "weight": (int, float), "prior_decided": (bool,)}
-        for key, kind in kinds.items():
-            value = saved.get(key)
-            if key not in saved or not isinstance(value, kind) or (isinstance(value, bool) and bool not in kind):
-                raise DataError(f"{value!r} is not what an LF's weight record keeps there", file=file,
-                                field=where + key)
-        return cls(**{key: saved[key] for key in kinds})
+        saved = read_object(saved, "what the fit made of one LF", file, where)
+        kinds = {"lf": TEXT, "family": TEXT | NULL, "prior": NUMBER | NULL, "agreement": NUMBER, "loading": NUMBER,
+                 "weight": NUMBER, "prior_decided": FLAG}
+        return cls(**{key: read_field(saved, key, kind, file, where) for key, kind in kinds.items()})
 
 
 @dataclass(frozen=True)
@@ -133,17 +128,8 @@ class FusionState:
         def fail(message: str, name: str) -> DataError:
             return DataError(message, file=file, field=where + name)
 
-        def get(name: str, kind: type) -> Any:
-            if name not in saved:
-                raise fail("missing", name)
-            value = saved[name]
-            if not isinstance(value, kind) or isinstance(value, bool):
-                raise fail(f"expected {kind.__name__}, got {type(value).__name__}", name)
-            return value
-
-        if not isinstance(saved, dict):
-            raise DataError("expected an object (the fusion model's fitted state)", file=file, field=where.rstrip("."))
-        clusters = get("clusters", list)
+        saved = read_object(saved, "the fusion model's fitted state", file, where)
+        clusters = read_field(saved, "clusters", LIST, file, where)
         if not clusters:
             raise fail("no cluster of LFs", "clusters")
         seen: list[int] = []
@@ -158,7 +144,7 @@ class FusionState:
                 seen.append(i)
         numbers = {}
         for key in ("loadings", "weights", "scales"):
-            values = get(key, list)
+            values = read_field(saved, key, LIST, file, where)
             if len(values) != len(clusters):
                 raise fail(f"{len(values)} values for {len(clusters)} clusters", key)
             for k, value in enumerate(values):
@@ -172,22 +158,16 @@ class FusionState:
         combine = saved.get("combine", "linear")
         if combine not in COMBINES:
             raise fail(f"{combine!r} is not 'linear' or 'rrf'", "combine")
-        choice = saved.get("choice", LABEL_FREE)
-        if not isinstance(choice, str):
-            raise fail(f"expected str, got {type(choice).__name__}", "choice")
-        options = get("options", dict)
+        choice = read_field(saved, "choice", TEXT, file, where) if "choice" in saved else LABEL_FREE
+        options = read_field(saved, "options", OBJECT, file, where)
         for key, value in options.items():
             if key not in OPTIONS + RETIRED_OPTIONS:
                 raise fail(f"unknown option {key!r}", "options")
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
                     value < 0 or value == 0 and key not in RETIRED_OPTIONS):
                 raise fail(f"{value!r} is not a positive finite number", f"options.{key}")
-        judged = saved.get("judged")
-        if judged is not None and not isinstance(judged, dict):
-            raise fail(f"expected dict, got {type(judged).__name__}", "judged")
-        lfs = saved.get("lfs", [])
-        if not isinstance(lfs, list):
-            raise fail(f"expected list, got {type(lfs).__name__}", "lfs")
+        judged = read_field(saved, "judged", OBJECT | NULL, file, where) if "judged" in saved else None
+        lfs = read_field(saved, "lfs", LIST, file, where) if "lfs" in saved else []
         return cls.of(clusters, numbers["loadings"], numbers["weights"], numbers["scales"], combine=combine,
                       choice=choice, options={k: v for k, v in options.items() if k in OPTIONS},
                       judged=read_record(judged, file, f"{where}judged.", (ChoiceRecord.kind, PriorUpdateRecord.kind))

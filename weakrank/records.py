@@ -10,49 +10,26 @@ a record saved before records kept their kind as the readers then told them apar
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from weakrank.checked import COUNT, LIST, NUMBER, NUMBERS, TEXT, TEXTS, Kind, read_field, read_object
 from weakrank.errors import DataError
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _numbers(value: Any) -> bool:
-    return isinstance(value, dict) and all(_text(k) and _number(x) for k, x in value.items())
-
-
-def _ids(value: Any) -> bool:
-    return isinstance(value, list) and all(map(_text, value))
 
 
 @dataclass(frozen=True)
 class _Fields:
-    """The fields of one saved record (``where``: the fields it is under in ``file``), each read by a test of its
-    value: one that fails it is a :class:`DataError` naming the file and the field."""
+    """The fields of one saved record (``where``: the fields it is under in ``file``), each read by its kind
+    (:mod:`weakrank.checked`)."""
 
     saved: Mapping[str, Any]
     file: str | Path | None
     where: str
 
-    def __call__(self, name: str, test: Callable[[Any], bool]) -> Any:
-        value = self.saved.get(name)
-        if not test(value):
-            raise DataError(f"{value!r} is not what a judged decision's record keeps there", file=self.file,
-                            field=self.where + name)
-        return value
+    def __call__(self, name: str, kind: Kind) -> Any:
+        return read_field(self.saved, name, kind, self.file, self.where)
 
 
 def _map_line(label: str, estimates: Mapping[str, float]) -> str:
@@ -98,9 +75,9 @@ class ChoiceRecord:
     @classmethod
     def _read(cls, field: _Fields, old: bool) -> ChoiceRecord:
         """The record of checked ``field`` (an ``old`` one, saved without its kind, has the same fields)."""
-        return cls(field("choice", _text), field("best", _text), float(field("lead", _number)),
-                   float(field("errors", _number)), field("queries", _count), dict(field("estimates", _numbers)),
-                   field("reason", _text), dict(field("rule", _numbers)))
+        return cls(field("choice", TEXT), field("best", TEXT), float(field("lead", NUMBER)),
+                   float(field("errors", NUMBER)), field("queries", COUNT), dict(field("estimates", NUMBERS)),
+                   field("reason", TEXT), dict(field("rule", NUMBERS)))
 
 
 @dataclass(frozen=True)
@@ -119,13 +96,10 @@ class LFEvidence:
     @classmethod
     def _read(cls, saved: object, file: str | Path | None, where: str) -> LFEvidence:
         """One of :class:`PriorUpdateRecord`'s ``lfs``, checked."""
-        if not isinstance(saved, dict):
-            raise DataError("expected an object (what the judged sample said of one LF)", file=file,
-                            field=where.rstrip("."))
-        field = _Fields(saved, file, where)
-        return cls(field("lf", _text), float(field("prior", _number)), float(field("gap", _number)),
-                   field("queries", _count), float(field("posterior", _number)),
-                   float(field("concentration", _number)))
+        field = _Fields(read_object(saved, "what the judged sample said of one LF", file, where), file, where)
+        return cls(field("lf", TEXT), float(field("prior", NUMBER)), float(field("gap", NUMBER)),
+                   field("queries", COUNT), float(field("posterior", NUMBER)),
+                   float(field("concentration", NUMBER)))
 
 
 @dataclass(frozen=True)
@@ -155,9 +129,9 @@ class PriorUpdateRecord:
     def _read(cls, field: _Fields, old: bool) -> PriorUpdateRecord:
         """The record of checked ``field`` (an ``old`` one, saved as a choice, kept no LF's evidence)."""
         lfs = () if old else tuple(LFEvidence._read(e, field.file, f"{field.where}lfs[{k}].")
-                                   for k, e in enumerate(field("lfs", lambda v: isinstance(v, list))))
-        return cls(lfs, dict(field("estimates", _numbers)), field("queries", _count), field("reason", _text),
-                   dict(field("rule", _numbers)))
+                                   for k, e in enumerate(field("lfs", LIST)))
+        return cls(lfs, dict(field("estimates", NUMBERS)), field("queries", COUNT), field("reason", TEXT),
+                   dict(field("rule", NUMBERS)))
 
 
 @dataclass(frozen=True)
@@ -191,9 +165,9 @@ class StudentWeightRecord:
     @classmethod
     def _read(cls, field: _Fields, old: bool) -> StudentWeightRecord:
         """The record of checked ``field`` (an ``old`` one, saved as a choice, kept the estimates as ``judged_map``)."""
-        estimates = field("judged_map" if old else "estimates", _numbers)
-        return cls(field("choice", _text), dict(estimates), list(field("queries", _ids)), field("reason", _text),
-                   dict(field("rule", _numbers)))
+        estimates = field("judged_map" if old else "estimates", NUMBERS)
+        return cls(field("choice", TEXT), dict(estimates), list(field("queries", TEXTS)), field("reason", TEXT),
+                   dict(field("rule", NUMBERS)))
 
 
 Record = ChoiceRecord | PriorUpdateRecord | StudentWeightRecord
@@ -217,8 +191,7 @@ def read_record(saved: object, file: str | Path | None = None, where: str = "",
     """The record a ``to_dict`` saved, read back from a file someone may have changed (``where``: the fields it is
     under; ``kinds``: those that may be there): a missing field, one of the wrong type or a kind not in ``kinds`` is
     a :class:`DataError` naming ``file`` and the field."""
-    if not isinstance(saved, dict):
-        raise DataError("expected an object (a judged decision's record)", file=file, field=where.rstrip("."))
+    saved = read_object(saved, "a judged decision's record", file, where)
     kind = saved_kind(saved)
     if not isinstance(kind, str) or kind not in kinds:
         raise DataError(f"{kind!r} is not a record kept here ({', '.join(map(repr, kinds))})", file=file,

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from weakrank.checked import LIST, NULL, NUMBER, OBJECT, TEXT, read_field, read_object
 from weakrank.errors import DataError
 from weakrank.io import read_metadata, read_parquet_table, write_parquet
 
@@ -45,9 +46,8 @@ class VotesInfo:
     declarations: dict[str, Declaration] = field(default_factory=dict)
 
 
-_KINDS = {"lfs": list, "rules": list, "engine": (str, type(None)), "declarations": dict}
-_DECLARATION = {"spec": str, "fingerprint": str, "overrides": dict, "family": (str, type(None)),
-                "prior": (int, float, type(None))}
+_KINDS = {"lfs": LIST, "rules": LIST, "engine": TEXT, "declarations": OBJECT}  # each may be absent (None)
+_DECLARATION = {"spec": TEXT, "fingerprint": TEXT, "overrides": OBJECT, "family": TEXT | NULL, "prior": NUMBER | NULL}
 
 
 def write_votes(votes: pd.DataFrame, path: str | Path, info: VotesInfo) -> Path:
@@ -73,9 +73,8 @@ def read_votes_info(path: str | Path) -> VotesInfo:
 def _votes_info(meta: Mapping[str, Any], path: str | Path) -> VotesInfo:
     kept = {name: meta.get(name) for name in _KINDS}
     for name, kind in _KINDS.items():
-        if kept[name] is not None and not isinstance(kept[name], kind):
-            raise DataError(f"{type(kept[name]).__name__} where the votes' metadata keeps a "
-                            f"{getattr(kind, '__name__', 'string')}", file=path, field=name)
+        if kept[name] is not None:
+            read_field(kept, name, kind, path)
     declarations = {name: _declaration(saved, path, f"declarations.{name}")
                     for name, saved in (kept["declarations"] or {}).items()}
     return VotesInfo(**{name: value for name, value in kept.items() if value is not None and name != "declarations"},
@@ -83,10 +82,7 @@ def _votes_info(meta: Mapping[str, Any], path: str | Path) -> VotesInfo:
 
 
 def _declaration(saved: object, path: str | Path, where: str) -> Declaration:
-    if not isinstance(saved, dict) or set(saved) != set(_DECLARATION):
+    saved = read_object(saved, "an LF's declaration", path, where)
+    if set(saved) != set(_DECLARATION):
         raise DataError(f"a declaration must hold {sorted(_DECLARATION)}", file=path, field=where)
-    for key, kind in _DECLARATION.items():
-        if isinstance(saved[key], bool) or not isinstance(saved[key], kind):
-            raise DataError(f"{type(saved[key]).__name__} where a declaration keeps a {key}", file=path,
-                            field=f"{where}.{key}")
-    return Declaration(**saved)
+    return Declaration(**{key: read_field(saved, key, kind, path, f"{where}.") for key, kind in _DECLARATION.items()})

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from weakrank.errors import DataError
+from weakrank.checked import LIST, OBJECT, TEXT, read_field
 from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata, read_parquet, read_parquet_table, write_parquet
 from weakrank.label_models import MODELS
@@ -30,8 +30,8 @@ class LabelsInfo:
     judged_splits: list[str] = field(default_factory=list)
 
 
-_KINDS = {"model": (str, type(None)), "lfs": list, "params": dict, "judged_queries": list,
-          "judgments": (str, type(None)), "judged_splits": list}
+_KINDS = {"model": TEXT, "lfs": LIST, "params": OBJECT, "judged_queries": LIST, "judgments": TEXT,
+          "judged_splits": LIST}  # each may be absent (None)
 _KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs (labels have always kept it)
 
 
@@ -59,9 +59,8 @@ def read_labels(path: str | Path) -> tuple[pd.DataFrame, LabelsInfo]:
 def _labels_info(meta: dict, path: str | Path) -> LabelsInfo:
     kept = {name: meta.get(_KEYS.get(name, name)) for name in _KINDS}
     for name, kind in _KINDS.items():
-        if kept[name] is not None and not isinstance(kept[name], kind):
-            raise DataError(f"{type(kept[name]).__name__} where the labels' metadata keeps a "
-                            f"{getattr(kind, '__name__', 'string')}", file=path, field=_KEYS.get(name, name))
+        if kept[name] is not None:
+            read_field(meta, _KEYS.get(name, name), kind, path)
     info = LabelsInfo(**{name: value for name, value in kept.items() if value is not None})
     if info.params and info.model in MODELS and MODELS[info.model].portable:
         return replace(info, params=FusionState.from_dict(info.params, path, "params.", len(info.lfs) or None))

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
+from weakrank.checked import COUNT, LIST, TEXT, TEXTS, read_field, read_object
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
 from weakrank.io import write_text
@@ -62,40 +62,28 @@ def read_manifest(directory: str | Path) -> ModelManifest:
         saved = json.loads(data)
     except (ValueError, RecursionError) as err:
         raise DataError(f"not JSON ({type(err).__name__})", file=path) from None
-    if not isinstance(saved, dict):
-        raise DataError("expected an object", file=path)
+    saved = read_object(saved, "a model directory's manifest", path)
     unknown = sorted(set(saved) - set(ModelManifest.__dataclass_fields__))
     if unknown:
         raise DataError(f"unknown field {unknown[0]!r}", file=path)
-    if _field(saved, "format", int, path) != FORMAT:
+    if read_field(saved, "format", COUNT, path) != FORMAT:
         raise DataError(f"{saved['format']!r}: this weakrank reads format {FORMAT}; upgrade weakrank", file=path,
                         field="format")
-    judged = saved.get("judged_splits", [])
-    if not isinstance(judged, list) or not all(isinstance(split, str) for split in judged):
-        raise DataError(f"expected a list of split names, got {judged!r}", file=path, field="judged_splits")
+    judged = read_field(saved, "judged_splits", TEXTS, path) if "judged_splits" in saved else []
     return ModelManifest(_one_of(saved, "kind", KINDS, path), _one_of(saved, "architecture", ARCHITECTURES, path),
                          _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path),
                          tuple(judged))
 
 
-def _field(saved: dict, key: str, kind: type, path: Path) -> Any:
-    if key not in saved:
-        raise DataError("missing", file=path, field=key)
-    value = saved[key]
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise DataError(f"expected {kind.__name__}, got {type(value).__name__}", file=path, field=key)
-    return value
-
-
 def _one_of(saved: dict, key: str, known: tuple[str, ...], path: Path) -> str:
-    value = _field(saved, key, str, path)
+    value = read_field(saved, key, TEXT, path)
     if value not in known:
         raise DataError(f"{value!r} is not one of {list(known)}", file=path, field=key)
     return value
 
 
 def _some_of(saved: dict, key: str, known: tuple[str, ...], path: Path) -> tuple[str, ...]:
-    values = _field(saved, key, list, path)
+    values = read_field(saved, key, LIST, path)
     bad = [v for v in values if not isinstance(v, str) or v not in known]
     if not values or bad or len(set(values)) != len(values):
         raise DataError(f"expected distinct names of {list(known)}, at least one, got {values!r}", file=path, field=key)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from weakrank.checked import LIST, OBJECT, TEXT, read_field, read_object
 from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
@@ -66,9 +67,8 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     except (ValueError, RecursionError) as err:
         raise DataError(f"not JSON ({type(err).__name__}); re-run `weakrank train`", file=path) from None
     _check_depth(saved, path)
-    if not isinstance(saved, dict):
-        raise DataError("expected an object with 'lfs' and 'teacher'", file=path)
-    entries = _field(saved, "lfs", list, path)
+    saved = read_object(saved, "a teacher's state: lfs and teacher", path)
+    entries = read_field(saved, "lfs", LIST, path)
     if not entries:
         raise DataError("no LF: a teacher fuses at least one", file=path, field="lfs")
     lfs = [_lf_entry(directory, entry, f"lfs[{i}]", builtins) for i, entry in enumerate(entries)]
@@ -76,12 +76,12 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DataError(f"LF {twice[0]!r} is named twice", file=path, field="lfs")
-    teacher = FusionState.from_dict(_field(saved, "teacher", dict, path), path, "teacher.", len(lfs))
+    teacher = FusionState.from_dict(read_field(saved, "teacher", OBJECT, path), path, "teacher.", len(lfs))
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    mix = (read_record(_field(saved, "mix", dict, path), path, "mix.", (StudentWeightRecord.kind,)) if "mix" in saved
-           else None)
+    mix = (read_record(read_field(saved, "mix", OBJECT, path), path, "mix.", (StudentWeightRecord.kind,))
+           if "mix" in saved else None)
     return TeacherState(lfs, teacher, float(weight), mix)
 
 
@@ -124,10 +124,9 @@ def check_model_files(directory: Path) -> None:
 
 def _lf_entry(directory: Path, entry: object, field: str, builtins: set[str]) -> LFEntry:
     path = directory / FUSION_FILE
-    if not isinstance(entry, dict):
-        raise DataError("expected an object with name, spec, options, state", file=path, field=field)
-    name, spec = _field(entry, "name", str, path, field), _field(entry, "spec", str, path, field)
-    options = _field(entry, "options", dict, path, field)
+    entry = read_object(entry, "an LF: name, spec, options, state", path, field)
+    name, spec = read_field(entry, "name", TEXT, path, f"{field}."), read_field(entry, "spec", TEXT, path, f"{field}.")
+    options = read_field(entry, "options", OBJECT, path, f"{field}.")
     state = entry.get("state")
     state_path = None if state is None else inside(directory, state, f"{field}.state", path)
     if spec in builtins:
@@ -155,16 +154,6 @@ def _model_place(directory: Path, value: str, field: str) -> tuple[Path | None, 
     if local.is_absolute() or ".." in local.parts:
         return directory / local, True
     return (local, True) if value != DEFAULT_ENCODER and local.exists() else (None, False)
-
-
-def _field(obj: dict, key: str, kind: type, path: Path, parent: str = "") -> Any:
-    where = f"{parent}.{key}" if parent else key
-    if key not in obj:
-        raise DataError("missing", file=path, field=where)
-    value = obj[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        raise DataError(f"expected {kind.__name__}, got {type(value).__name__}", file=path, field=where)
-    return value
 
 
 def _check_depth(value: object, path: Path, depth: int = 0) -> None:
