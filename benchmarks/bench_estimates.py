@@ -2,7 +2,9 @@
 time measured, on the runs timed here; no run is launched.
 
 Rows: fresh runs of the shared collections and the own collection on idle cores (``data/est/*``: the estimate
-their plan said up front, :func:`planned_runs`); each run directory with a ``timings.json`` and an ingested dataset (the quick start, ``data/quickstart``, and
+their plan said up front, :func:`planned_runs`) and beside a process that keeps one of the two cores busy
+(``data/est_busy/*``, the shared collections cut to 100 queries per split and 40 steps: the "busy" rows, whose
+``paced_s`` is what counts there); each run directory with a ``timings.json`` and an ingested dataset (the quick start, ``data/quickstart``, and
 the four unseen collections, ``data/unseen/*``: timed with other jobs sometimes running on the same 2 cores), its
 label, train and rerank stages; the label stage estimated with the caches as that run found them (an LF whose
 ``lf_scores/`` file the run wrote is counted with its texts all to encode; the others as cached). Also where an
@@ -39,6 +41,9 @@ BUSY = "timed with other jobs sometimes running"
 KEPT = ("; the student is its start (share 0): its texts read from the kept encodings, which no estimate made before "
         "training can know")
 PLANNED = "a fresh run, each pipeline's defaults, 2026-11-29: the plan's own up-front estimate"
+BUSY_PLANNED = ("a fresh run beside a process that keeps one core busy, 2026-11-29 (the shared collections with "
+                "--max-queries 100 --max-steps 40): the plan's up-front estimate for idle cores; paced: once its first "
+                "batches were timed")
 # idle-core timings quoted in README.md and docs/experiments.md: run dir (its dataset), config, [train] overrides,
 # the stages' seconds, note
 IDLE = [("data/wikiqa", "pipelines/wikiqa.toml", {}, {"label": 197, "train": 282, "rerank": 48},
@@ -125,24 +130,25 @@ def idle_runs() -> list[dict]:
     return rows
 
 
-def planned_runs() -> list[dict]:
-    """The rows of the fresh runs timed on idle cores under ``data/est/<collection>`` (each pipeline's defaults,
-    ``weakrank run CONFIG --run-dir data/est/<collection> --quiet``, one at a time): the estimate each run's plan
-    said up front and, where the stage said it, the time once its first batches were timed (``timings.json``)."""
+def planned_runs(folder: str = "est", cores: str = "2, idle", note: str = PLANNED) -> list[dict]:
+    """The rows of the fresh runs timed one at a time under ``data/<folder>/<collection>`` (``weakrank run CONFIG
+    --run-dir data/<folder>/<collection> --quiet``): the estimate each run's plan said up front and, where the stage
+    said it, the time once its first batches were timed (``timings.json``)."""
     rows = []
-    for timings in sorted((ROOT / "data" / "est").glob("*/timings.json")):
+    for timings in sorted((ROOT / "data" / folder).glob("*/timings.json")):
         run = str(timings.parent.relative_to(ROOT))
         check = timings.parent / "model" / "start_check.json"
         start = check.exists() and json.loads(check.read_text()).get("share") == 0
         for stage, t in json.loads(timings.read_text()).items():
             if stage in ("label", "train", "rerank") and t.get("estimated_s"):
                 kept = KEPT if stage == "rerank" and start else ""
-                rows.append(row(run, stage, t["estimated_s"], t["seconds"], PLANNED + kept, "2, idle", t.get("paced_s")))
+                rows.append(row(run, stage, t["estimated_s"], t["seconds"], note + kept, cores, t.get("paced_s")))
     return rows
 
 
 def main() -> None:
-    table = pd.DataFrame(idle_runs() + planned_runs() + timed_runs())
+    table = pd.DataFrame(idle_runs() + planned_runs() + planned_runs("est_busy", "2, one busy", BUSY_PLANNED)
+                         + timed_runs())
     table.to_csv(CSV, index=False)
     print(table.to_string(index=False))
     print(f"wrote {CSV}")

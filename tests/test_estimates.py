@@ -70,7 +70,7 @@ def test_the_plan_says_it_assumes_idle_cores_and_when_they_are_busy(capsys, monk
     line = capsys.readouterr().out.strip()
     assert line.startswith("stages ahead: label ~2 min, train ~3 min; roughly 5 min in all from the work")
     assert "assuming 2 idle CPU cores" in line and "busy" not in line
-    assert line.endswith("label and train say their time left once their first batches are timed")
+    assert line.endswith("label and train say their time left once their first batches are timed, rerank once training is done")
     monkeypatch.setattr("os.getloadavg", lambda: (3.4, 2.0, 1.0))
     pace.print_plan(["label"], {"label": 100.0})
     assert "assuming 2 idle CPU cores (these are busy, load 3.4: expect longer)" in capsys.readouterr().out
@@ -168,3 +168,12 @@ def test_timings_record_each_stage_estimate_and_what_its_first_batches_said(tmp_
     assert [stage for stage, *_ in said] == ["label"]  # once
     assert set(done.timings["label"]) == {"seconds", "peak_rss_mib", "estimated_s", "paced_s"}
     assert "paced_s" not in done.timings["aggregate"] and done.timings["aggregate"]["estimated_s"] > 0
+
+
+def test_rerank_is_paced_by_what_training_kept_and_training_s_pace():
+    """Once training is done, rerank's time is known better than up front: a student kept at its start reads its
+    texts' kept encodings (the lexical LFs' time alone), at the pace training's first steps measured (label's where
+    train was not timed)."""
+    assert pace.rerank_ahead(40.0, 1.0, False, {}) == 40.0
+    assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5, "train": 2.0}) == 80.0
+    assert pace.rerank_ahead(40.0, 1.0, True, {"label": 1.5}) == 1.5

@@ -2,7 +2,7 @@
 :mod:`weakrank.estimates`), and a stage's time left once its first batches are timed on this machine, as a progress
 bar's rate would be (:func:`print_pace`): the label stage's encoder batches (:func:`timed`, from
 :class:`~weakrank.similarity.SharedEncoder`) and the train stage's steps (:func:`stepped`, from training's bar),
-within :func:`pacing`."""
+within :func:`pacing`; rerank's once training is done (:func:`rerank_ahead`)."""
 
 from __future__ import annotations
 
@@ -94,6 +94,15 @@ def stepped(steps: float, seconds: float) -> None:
     pace.mark = (steps, seconds)
 
 
+def rerank_ahead(estimate: float, kept_estimate: float, kept: bool, factors: dict[str, float]) -> float:
+    """Rerank's seconds once training is done: its up-front ``estimate``, or where the student kept its start
+    (``kept``) ``kept_estimate`` (its texts read from the encodings the label stage kept), at the pace training's
+    first steps measured on this machine (``factors``: each paced stage's measured over estimated; label's where
+    train was not paced; 1 where neither was)."""
+    factor = factors.get("train", factors.get("label", 1.0))
+    return (kept_estimate if kept else estimate) * factor
+
+
 def duration(seconds: float) -> str:
     """A rough duration in words: "40 s", "3 min", "1 h 20 min"."""
     if seconds < 90:
@@ -113,12 +122,13 @@ def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
     busy = f" (these are busy, load {load:.1f}: expect longer)" if load >= 1 else ""
     print(f"stages ahead: {each}; roughly {duration(sum(seconds.values()))} in all from the work (texts' tokens, "
           f"steps), assuming 2 idle CPU cores{busy}; label and train say their time left once their first batches "
-          "are timed", flush=True)
+          "are timed, rerank once training is done", flush=True)
 
 
 def print_pace(stage: str, left: float, factor: float) -> None:
     """A stage's time left once its first batches are timed (:mod:`weakrank.pace`), above its progress bar."""
     from tqdm import tqdm  # its write() keeps any bar, weakrank's included, below the line
 
-    tqdm.write(f"    {stage}: ~{duration(left)} left from the first batches ({factor:.1f}x the estimate for 2 idle "
-               "cores)")
+    source, shown = ("what training kept and its pace", f"{factor:.2g}") if stage == "rerank" else \
+        ("the first batches", f"{factor:.1f}")
+    tqdm.write(f"    {stage}: ~{duration(left)} left from {source} ({shown}x the estimate for 2 idle cores)")

@@ -23,7 +23,7 @@ from weakrank.errors import WeakrankError, did_you_mean
 from weakrank.estimates import Estimate, estimate
 from weakrank.io import write_text
 from weakrank.lock import run_dir_lock
-from weakrank.pace import Say, pacing
+from weakrank.pace import Say, pacing, rerank_ahead
 from weakrank.paths import RunPaths
 from weakrank.registry import resolve_lfs
 from weakrank.stages.aggregate import aggregate
@@ -36,7 +36,7 @@ from weakrank.stages.label import label
 from weakrank.stages.rerank import rerank
 from weakrank.stages.select import select, select_evaluation
 from weakrank.stages.stage import stage, train_config
-from weakrank.stages.train import train
+from weakrank.stages.train import kept_start, train
 from weakrank.validation import check_inputs, evaluable
 
 __all__ = ["STAGES", "RunResult", "Skipped", "aggregate", "analyze", "corrupt", "evaluate", "evaluate_runs", "index",
@@ -84,7 +84,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     seconds)`` before the first with the stages ahead and their rough seconds from the work
     (:func:`~weakrank.estimates.estimate`; empty before anything is ingested), and again after ``ingest`` with those
     of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
-    batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated).
+    batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
+    (:func:`~weakrank.pace.rerank_ahead`: what training kept, at training's pace; ``factor`` over the plan's).
 
     Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
     ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
@@ -132,9 +133,10 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         if on_plan:
             on_plan(list(stages), plan.seconds)
         said: dict[str, float] = {}
+        factors: dict[str, float] = {}
 
         def say(stage: str, left: float, factor: float) -> None:  # on_pace, and what it said kept for timings.json
-            said[stage] = round(time.perf_counter() - started + left, 1)
+            said[stage], factors[stage] = round(time.perf_counter() - started + left, 1), factor
             if on_pace:
                 on_pace(stage, left, factor)
 
@@ -144,6 +146,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             started = time.perf_counter()
             paced = on_pace and name in ("label", "train") and name in plan.seconds
             step, steps = (plan.step, plan.steps * plan.step) if name == "train" else (1.0, None)
+            if on_pace and name == "rerank" and plan.seconds.get(name):  # what training kept is known now
+                ahead = rerank_ahead(plan.seconds[name], plan.kept_rerank, kept_start(cfg, tc), factors)
+                say(name, ahead, ahead / plan.seconds[name])
             with pacing(name, plan.seconds[name], say, step, steps) if paced else nullcontext():
                 results[name] = call(name)
             if name == "label":  # its LFs now hold what they fitted on the dataset: not kept through training

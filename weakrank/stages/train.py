@@ -51,6 +51,15 @@ def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progres
     return model_dir(cfg, tc.output)
 
 
+def kept_start(cfg: PipelineConfig, tc: TrainConfig) -> bool:
+    """Whether the student of ``[train]``'s model directory is its start encoder (its start check kept none of the
+    fine-tuned weights): rerank then reads its texts' encodings that the label stage kept."""
+    from weakrank.training.start_check import StartCheck
+
+    check = StartCheck.load(RunPaths(cfg.run_dir).models(tc.output))
+    return check is not None and check.share == 0
+
+
 def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
     """The file a run trains on: ``[train] labels``, the votes (gold, ``--supervised``) or labels.parquet."""
     if tc.labels:
