@@ -16,9 +16,10 @@ import numpy as np
 # dev lists; estimated 291 s), rerank 48 s (estimated 41 s).
 # "token": a MiniLM forward pass's (encoding, evaluation, reranking); "train token": a training step's; "pair": one
 # lexical LF on one pair; "load": a model loaded (and hashed); "import": torch and sentence-transformers, by the first
-# encoder; "train setup": the model loaded, the lists built, best/ and final/ written (26 s for the own-made
-# fixture's 4 steps on busy cores). benchmarks/bench_estimates.py compares them with the runs timed here.
-SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0, "train setup": 12.0}
+# encoder; "train setup": the model loaded, the lists built, best/ and final/ written (the own-made fixture's 4 steps
+# took 2 s in all on idle cores, 7 s beside a busy process, 2026-11-29; 12 s before, set from a run on busy cores).
+# benchmarks/bench_estimates.py compares them with the runs timed here.
+SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0, "train setup": 2.0}
 MINILM = (6, 384)  # layers and width of the packaged encoder, the unit of the per-token costs
 INT8_SPEEDUP = 1.4  # int8 encodes 1.25-1.54× faster than fp32 (benchmarks/int8_speed.csv)
 
