@@ -11,8 +11,9 @@ label, train and rerank stages; the label stage estimated with the caches as tha
 earlier run of the collection wrote its lexical and its encoder LFs' scores in one label stage, the encoder LFs
 alone (``label encoders``: the time between the two files, the texts all to encode), and the idle-core timings the
 README and the notebook quote (``WikiQA main job``, the calibration; the cross-encoder quick start of 2026-11-27).
-A rerank whose student kept its start's weights (``start_check.json``'s share 0) reads the encodings the label
-stage kept and takes a few seconds: the estimate, made before training, counts its texts.
+A rerank whose shipped ranker is its teacher alone (the student's weight 0 in ``weakrank_fusion.json``: kept at its
+start, or earning no share) runs no student and takes a few seconds: the estimate, made before training, counts the
+student's texts; the time rerank says as it starts (``paced_s``, runs since 2026-11-29) knows which it is.
 Writes ``benchmarks/estimates.csv`` (``run, stage, estimated_s, measured_s, ratio, paced_s, paced_ratio, cores,
 note``: ratio is measured over estimated; ``paced_s``, where a run's ``timings.json`` records it (runs since the
 estimates from the work), the time label or train said in all once its first batches were timed).
@@ -38,8 +39,8 @@ RUNS = {"data/quickstart": ("pipelines/wikiqa.toml", {"max_queries": 300}),
         **{f"data/unseen/{name}": (f"benchmarks/collections/{name}.toml", {}) for name in ("med", "cisi", "cacm",
                                                                                           "msmarco")}}
 BUSY = "timed with other jobs sometimes running"
-KEPT = ("; the student is its start (share 0): its texts read from the kept encodings, which no estimate made before "
-        "training can know")
+KEPT = ("; the shipped ranker is its teacher alone (the student's weight 0): no student runs, which no estimate made "
+        "before training can know")
 PLANNED = "a fresh run, each pipeline's defaults, 2026-11-29: the plan's own up-front estimate"
 BUSY_PLANNED = ("a fresh run beside a process that keeps one core busy, 2026-11-29 (the shared collections with "
                 "--max-queries 100 --max-steps 40): the plan's up-front estimate for idle cores; paced: once its first "
@@ -96,8 +97,7 @@ def timed_runs() -> list[dict]:
         steps = json.loads((run_dir / "model" / "train_config.json").read_text())["max_steps"]
         work = {"label": label_work(cfg, pairs, {spec for spec, t in written.items() if t >= started}),
                 **stage_work(cfg, pairs, {"max_steps": steps})}
-        check = run_dir / "model" / "start_check.json"
-        start = check.exists() and json.loads(check.read_text()).get("share") == 0
+        start = teacher_alone(run_dir)
         for stage, seconds in work.items():
             kept = KEPT if stage == "rerank" and start else ""
             rows.append(row(run, stage, seconds, measured[stage], BUSY + kept, paced=recorded[stage].get("paced_s")))
@@ -108,6 +108,15 @@ def timed_runs() -> list[dict]:
             rows.append(row(run, "label encoders", label_work(cfg, pairs, encoders), gap,
                             f"an earlier run, from its lf_scores files' times, texts assumed all to encode; {BUSY}"))
     return rows
+
+
+def teacher_alone(run_dir: Path) -> bool:
+    """Whether the run's shipped ranker is its teacher alone (the student's weight 0 in its saved teacher state)."""
+    for name in ("best", "final"):
+        state = run_dir / "model" / name / "weakrank_fusion.json"
+        if state.exists():
+            return json.loads(state.read_text()).get("student_weight") == 0
+    return False
 
 
 def row(run: str, stage: str, estimated: float, measured: float, note: str, cores: str = "2, shared",
@@ -137,8 +146,7 @@ def planned_runs(folder: str = "est", cores: str = "2, idle", note: str = PLANNE
     rows = []
     for timings in sorted((ROOT / "data" / folder).glob("*/timings.json")):
         run = str(timings.parent.relative_to(ROOT))
-        check = timings.parent / "model" / "start_check.json"
-        start = check.exists() and json.loads(check.read_text()).get("share") == 0
+        start = teacher_alone(timings.parent)
         for stage, t in json.loads(timings.read_text()).items():
             if stage in ("label", "train", "rerank") and t.get("estimated_s"):
                 kept = KEPT if stage == "rerank" and start else ""

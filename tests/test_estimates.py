@@ -171,8 +171,8 @@ def test_timings_record_each_stage_estimate_and_what_its_first_batches_said(tmp_
 
 
 def test_rerank_is_paced_by_what_training_kept_and_training_s_pace():
-    """Once training is done, rerank's time is known better than up front: a student kept at its start reads its
-    texts' kept encodings (the lexical LFs' time alone), at the pace training's first steps measured (label's where
+    """Once training is done, rerank's time is known better than up front: where the student weighs 0 in the shipped
+    ranker no student runs (the lexical LFs' time alone), at the pace training's first steps measured (label's where
     train was not timed)."""
     assert pace.rerank_ahead(40.0, 1.0, False, {}) == 40.0
     assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5, "train": 2.0}) == 80.0

@@ -192,12 +192,13 @@ def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: i
 @dataclass
 class Estimate:
     """Each stage's rough ``seconds`` (:func:`estimate`), one training ``step``'s and the ``steps``, and rerank's
-    where the student keeps its start (``kept_rerank``: the lexical LFs alone; which case it is, training tells)."""
+    where the shipped ranker is its teacher alone (``teacher_rerank``: the student's weight 0, the lexical LFs' time;
+    which case it is, training tells)."""
 
     seconds: dict[str, float]
     step: float = 0.0
     steps: float = 0.0
-    kept_rerank: float = 0.0  # rerank's seconds where the student keeps its start (its texts' encodings kept)
+    teacher_rerank: float = 0.0  # rerank's seconds where the student weighs 0 (the encoder LFs' encodings kept)
 
 
 def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int) -> set[str]:
@@ -235,12 +236,12 @@ def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None,
         seconds["label"] = label_seconds(
             pairs, [e for spec, e in uses.items() if e is not None and spec not in scored],
             len(set(lexical) - scored), (lambda _: set()) if force else (lambda e: cached_keys(paths.encodings, e)))
-    step = steps = kept = 0.0
+    step = steps = alone = 0.0
     if tc is not None:
         seconds["train"], step, steps = train_seconds(pairs, tc)
         tested = pairs[pairs["split"] == split]
         length = train_length(pairs[pairs["split"] == tc.train_split], tc)
         seconds["rerank"] = rerank_seconds(tested, tc, len(lexical), length)
-        kept = len(lexical) * len(tested) * SECONDS["pair"] if tc.fuse_lfs else 0.0
+        alone = len(lexical) * len(tested) * SECONDS["pair"] if tc.fuse_lfs else 0.0
         seconds["evaluate"] = 2 + len(tested) * 5e-4
-    return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step, steps, kept)
+    return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step, steps, alone)

@@ -94,13 +94,14 @@ def stepped(steps: float, seconds: float) -> None:
     pace.mark = (steps, seconds)
 
 
-def rerank_ahead(estimate: float, kept_estimate: float, kept: bool, factors: dict[str, float]) -> float:
-    """Rerank's seconds once training is done: its up-front ``estimate``, or where the student kept its start
-    (``kept``) ``kept_estimate`` (its texts read from the encodings the label stage kept), at the pace training's
-    first steps measured on this machine (``factors``: each paced stage's measured over estimated; label's where
-    train was not paced; 1 where neither was)."""
+def rerank_ahead(estimate: float, teacher_estimate: float, teacher_alone: bool, factors: dict[str, float]) -> float:
+    """Rerank's seconds once training is done: its up-front ``estimate``, or where the shipped ranker is its teacher
+    alone (``teacher_alone``: the student weighs 0, kept at its start or earning no share) ``teacher_estimate`` (no
+    student runs; the encoder LFs read the encodings the label stage kept), at the pace training's first steps
+    measured on this machine (``factors``: each paced stage's measured over estimated; label's where train was not
+    paced; 1 where neither was)."""
     factor = factors.get("train", factors.get("label", 1.0))
-    return (kept_estimate if kept else estimate) * factor
+    return (teacher_estimate if teacher_alone else estimate) * factor
 
 
 def duration(seconds: float) -> str:

@@ -36,7 +36,7 @@ from weakrank.stages.label import label
 from weakrank.stages.rerank import rerank
 from weakrank.stages.select import select, select_evaluation
 from weakrank.stages.stage import stage, train_config
-from weakrank.stages.train import kept_start, train
+from weakrank.stages.train import teacher_alone, train
 from weakrank.validation import check_inputs, evaluable
 
 __all__ = ["STAGES", "RunResult", "Skipped", "aggregate", "analyze", "corrupt", "evaluate", "evaluate_runs", "index",
@@ -147,7 +147,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             paced = on_pace and name in ("label", "train") and name in plan.seconds
             step, steps = (plan.step, plan.steps * plan.step) if name == "train" else (1.0, None)
             if on_pace and name == "rerank" and plan.seconds.get(name):  # what training kept is known now
-                ahead = rerank_ahead(plan.seconds[name], plan.kept_rerank, kept_start(cfg, tc), factors)
+                ahead = rerank_ahead(plan.seconds[name], plan.teacher_rerank, teacher_alone(cfg, tc), factors)
                 say(name, ahead, ahead / plan.seconds[name])
             with pacing(name, plan.seconds[name], say, step, steps) if paced else nullcontext():
                 results[name] = call(name)

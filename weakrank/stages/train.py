@@ -51,13 +51,15 @@ def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progres
     return model_dir(cfg, tc.output)
 
 
-def kept_start(cfg: PipelineConfig, tc: TrainConfig) -> bool:
-    """Whether the student of ``[train]``'s model directory is its start encoder (its start check kept none of the
-    fine-tuned weights): rerank then reads its texts' encodings that the label stage kept."""
-    from weakrank.training.start_check import StartCheck
+def teacher_alone(cfg: PipelineConfig, tc: TrainConfig) -> bool:
+    """Whether the shipped ranker ``[train]`` trained is its teacher alone (``fuse_lfs``, the student's weight 0: a
+    student kept at its start, or one that earned no share): rerank then runs no student, and the teacher's encoder
+    LFs read the encodings the label stage kept."""
+    from labeling_functions import BUILTIN
+    from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
 
-    check = StartCheck.load(RunPaths(cfg.run_dir).models(tc.output))
-    return check is not None and check.share == 0
+    model = model_dir(cfg, tc.output)
+    return tc.fuse_lfs and (model / FUSION_FILE).exists() and read_teacher_state(model, set(BUILTIN)).student_weight == 0
 
 
 def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
