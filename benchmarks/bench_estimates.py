@@ -124,7 +124,7 @@ def row(run: str, stage: str, estimated: float, measured: float, note: str, core
     """One row of the table (``paced``: the time the stage said in all once its first batches were timed)."""
     nan = float("nan")
     return {"run": run, "stage": stage, "estimated_s": round(estimated, 1), "measured_s": round(measured, 1),
-            "ratio": round(measured / estimated, 2) if estimated > 0 else nan, "paced_s": paced or nan,
+            "ratio": round(measured / estimated, 2) if estimated > 0 else nan, "paced_s": nan if paced is None else paced,
             "paced_ratio": round(measured / paced, 2) if paced else nan, "cores": cores, "note": note}
 
 
