@@ -21,10 +21,10 @@ from pathlib import Path
 
 from test_judge import ANSI, Terminal, _own_terminal
 
-from weakrank.commands.train import teacher_state
 from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.io import read_run
 from weakrank.pace import duration
+from weakrank.ranker.directory import saved_teacher
 from weakrank.training.start_check import StartCheck
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,7 +147,7 @@ def test_the_own_collection_recipe_without_qrels_read_off_a_terminal(tmp_path):
     # (3) the student against its teacher on held-out lists, said at the train stage, and again last with the budget
     # that helps where the run's own record says it ended at its start or earned less than its full share
     model = mine / "run" / "model"
-    check, state = StartCheck.load(model), teacher_state(model / "best")
+    check, state = StartCheck.load(model), saved_teacher(model / "best")
     assert check is not None and state is not None  # the shipped ranker carries its teacher
     assert any(line.startswith(f"student: {check.metric} {check.kept:.3f} on held-out lists, its start (the "
                                f"pretrained encoder) {check.start:.3f}") for line in shown)

@@ -179,14 +179,19 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float, f
     return SECONDS["train setup"] + steps * step + evaluations * evaluation, step, steps
 
 
+def teacher_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int) -> float:
+    """The shipped ranker's teacher over ``pairs`` at rerank: its ``lexical`` LFs (its encoder LFs read the encodings
+    the label stage kept); 0 for a student alone (no ``fuse_lfs``)."""
+    return lexical * len(pairs) * SECONDS["pair"] if tc.fuse_lfs else 0.0
+
+
 def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: int) -> float:
     """The rerank stage's seconds over the evaluated split's ``pairs`` for a student of ``length`` tokens: its
-    forward pass and, for the shipped ranker, the lexical LFs (its encoder LFs read the encodings the label stage
-    kept)."""
+    forward pass and, for the shipped ranker, its teacher (:func:`teacher_seconds`)."""
     layers, width, _ = model_shape(tc.encoder)
     encoder = Encoder(tc.encoder, layers, width, 512)
     student = forward_seconds(pairs, length, tc.architecture != "bi-encoder", encoder)
-    return SECONDS["load"] + student + (lexical * len(pairs) * SECONDS["pair"] if tc.fuse_lfs else 0.0)
+    return SECONDS["load"] + student + teacher_seconds(pairs, tc, lexical)
 
 
 @dataclass
@@ -242,6 +247,6 @@ def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None,
         tested = pairs[pairs["split"] == split]
         length = train_length(pairs[pairs["split"] == tc.train_split], tc)
         seconds["rerank"] = rerank_seconds(tested, tc, len(lexical), length)
-        alone = len(lexical) * len(tested) * SECONDS["pair"] if tc.fuse_lfs else 0.0
+        alone = teacher_seconds(tested, tc, len(lexical))
         seconds["evaluate"] = 2 + len(tested) * 5e-4
     return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step, steps, alone)

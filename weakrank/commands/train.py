@@ -52,20 +52,13 @@ def print_trained(model: Path) -> None:
     measured = history.exists() and any(name.startswith("dev_") for name in history.open().readline().split(","))
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
-    state = teacher_state(model)
+    from weakrank.ranker.directory import saved_teacher
+
+    state = saved_teacher(model)
     for line in student_lines(model, state):
         print(line)
     for line in state.mix.lines() if state and state.mix else []:
         print(line)
-
-
-def teacher_state(model: Path) -> TeacherState | None:
-    """The teacher's state saved in model directory ``model`` (None: the student alone)."""
-    from labeling_functions import BUILTIN
-    from weakrank.ranker.directory import model_manifest
-    from weakrank.ranker.teacher_state import read_teacher_state
-
-    return read_teacher_state(model, set(BUILTIN)) if model_manifest(model).teacher else None
 
 
 def start_check(model: Path) -> StartCheck | None:
@@ -89,8 +82,10 @@ def student_lines(model: Path, state: TeacherState | None) -> list[str]:
 
 def student_warning(model: Path) -> str | None:
     """:func:`warning_line` of the student of ``model`` (what ``run`` says again last), or None."""
+    from weakrank.ranker.directory import saved_teacher
+
     check = start_check(model)
-    return warning_line(check, teacher_state(model)) if check else None
+    return warning_line(check, saved_teacher(model)) if check else None
 
 
 def warning_line(check: StartCheck, state: TeacherState | None) -> str | None:

@@ -1,6 +1,7 @@
 """What a model directory holds, as loaders ask it: :func:`model_manifest`, its manifest
 (:mod:`~weakrank.ranker.manifest`) or, for a directory saved before manifests, the same facts guessed from which
-files it holds (the one place that guesses); :func:`mark_shipped`, the manifest's change when a teacher is saved
+files it holds (the one place that guesses); :func:`saved_teacher`, the teacher's state where it holds one;
+:func:`mark_shipped`, the manifest's change when a teacher is saved
 beside the student (with the splits whose judgments taught it), and :func:`mark_judged`, when training says which
 splits' judgments taught a model saved without a teacher."""
 
@@ -14,7 +15,14 @@ from weakrank.ranker.bi_encoder import BiEncoder
 from weakrank.ranker.cross_encoder import CONFIG_FILE as CROSS_ENCODER_FILE
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.manifest import MANIFEST_FILE, ModelManifest, read_manifest, student_manifest, write_manifest
-from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.ranker.teacher_state import FUSION_FILE, TeacherState, read_teacher_state
+
+
+def saved_teacher(directory: str | Path) -> TeacherState | None:
+    """The teacher's checked state saved in model directory ``directory`` (None where it holds the student alone)."""
+    from labeling_functions import BUILTIN
+
+    return read_teacher_state(directory, set(BUILTIN)) if model_manifest(directory).teacher else None
 
 
 def model_manifest(directory: str | Path) -> ModelManifest:

@@ -55,11 +55,10 @@ def teacher_alone(cfg: PipelineConfig, tc: TrainConfig) -> bool:
     """Whether the shipped ranker ``[train]`` trained is its teacher alone (``fuse_lfs``, the student's weight 0: a
     student kept at its start, or one that earned no share): rerank then runs no student, and the teacher's encoder
     LFs read the encodings the label stage kept."""
-    from labeling_functions import BUILTIN
-    from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+    from weakrank.ranker.directory import saved_teacher
 
-    model = model_dir(cfg, tc.output)
-    return tc.fuse_lfs and (model / FUSION_FILE).exists() and read_teacher_state(model, set(BUILTIN)).student_weight == 0
+    state = saved_teacher(model_dir(cfg, tc.output)) if tc.fuse_lfs else None
+    return state is not None and state.student_weight == 0
 
 
 def label_source(paths: RunPaths, tc: TrainConfig) -> Path:
