@@ -177,12 +177,18 @@ def evaluated(d: Prepared, score: np.ndarray) -> float:
     return float(evaluate_run(run, d.qrels, require=d.require, rn=())["MAP"].mean())
 
 
+def fitted_teacher(names: list[str], scores: np.ndarray, groups: np.ndarray, priors: dict[str, float] | None,
+                   strength: float) -> ScoreFusionModel:
+    """The fusion model over ``scores`` (columns ``names``) as ``aggregate`` fits it, without gold: each built-in LF
+    with its family and its prior of ``priors`` (None: label-free), any other LF declaring nothing."""
+    declared = None if priors is None else {n: {"family": FAMILY.get(n), "prior": priors.get(n)} for n in names}
+    return ScoreFusionModel(priors=declared, prior_strength=strength).fit(scores, groups, names)
+
+
 def teacher_score(d: Prepared, extra: bool, priors: dict[str, float] | None, strength: float) -> np.ndarray:
     """The teacher's fused score of every pair: fitted on every pair without gold, as ``aggregate`` fits it."""
     cols = d.columns(extra)
-    names = [d.names[c] for c in cols]
-    declared = None if priors is None else {n: {"family": FAMILY.get(n), "prior": priors.get(n)} for n in names}
-    model = ScoreFusionModel(priors=declared, prior_strength=strength).fit(d.scores[:, cols], d.groups, names)
+    model = fitted_teacher([d.names[c] for c in cols], d.scores[:, cols], d.groups, priors, strength)
     return model.fused(d.scores[:, cols], d.groups)
 
 

@@ -18,10 +18,11 @@ own_top_declared_weight``); ``…_map``: the evaluation split's MAP. Run: ``pyth
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from bench_teacher import CACHE, COLLECTIONS, EXTRA, FAMILY, Prepared, evaluated, prepare
+from bench_teacher import CACHE, COLLECTIONS, EXTRA, Prepared, evaluated, fitted_teacher, prepare
 from common import ROOT
 
 from labeling_functions import BUILTIN
@@ -44,8 +45,9 @@ def word_count(query: str, passage: str) -> float:
     return float(sum(word in words for word in re.findall(r"\w+", passage.lower())))
 
 
-def config_of(name: str):
-    return load_config(ROOT / ("benchmarks/collections" if name in UNSEEN else "pipelines") / f"{name}.toml")
+def config_path(name: str) -> Path:
+    """The pipeline config of collection ``name`` (an unseen one's is built by ``benchmarks/collections``)."""
+    return ROOT / ("benchmarks/collections" if name in UNSEEN else "pipelines") / f"{name}.toml"
 
 
 def crude_scores(name: str, d: Prepared) -> np.ndarray:
@@ -53,7 +55,7 @@ def crude_scores(name: str, d: Prepared) -> np.ndarray:
     cached = CACHE / f"{name}.{CRUDE}.npy"
     if cached.exists():
         return np.load(cached)
-    dataset = RunPaths(config_of(name).run_dir).dataset
+    dataset = RunPaths(load_config(config_path(name)).run_dir).dataset
     queries = read_parquet(dataset / "queries.parquet").set_index("query_id")["text"]
     passages = read_parquet(dataset / "passages.parquet").set_index("passage_id")["text"]
     found = np.array([word_count(q, p) for q, p in zip(queries.reindex(d.groups).to_numpy(),
@@ -63,10 +65,8 @@ def crude_scores(name: str, d: Prepared) -> np.ndarray:
 
 
 def fitted(names: list[str], scores: np.ndarray, groups: np.ndarray) -> ScoreFusionModel:
-    """The fusion model as ``aggregate`` fits it: each built-in LF with its declared family and prior, any other
-    declaring nothing."""
-    declared = {n: {"family": FAMILY.get(n), "prior": PRIORS.get(n)} for n in names}
-    return ScoreFusionModel(priors=declared, prior_strength=PRIOR_STRENGTH).fit(scores, groups, names)
+    """The fusion model as ``aggregate`` fits it with the priors the built-in LFs declare."""
+    return fitted_teacher(names, scores, groups, PRIORS, PRIOR_STRENGTH)
 
 
 def teacher_map(d: Prepared, names: list[str], scores: np.ndarray) -> float:
@@ -75,7 +75,7 @@ def teacher_map(d: Prepared, names: list[str], scores: np.ndarray) -> float:
 
 def measured(name: str) -> dict:
     """One collection's row."""
-    d = prepare(name, None if name not in UNSEEN else ROOT / "benchmarks" / "collections" / f"{name}.toml")
+    d = prepare(name, config_path(name) if name in UNSEEN else None)
     crude = crude_scores(name, d)
     base = [i for i, n in enumerate(d.names) if n != EXTRA]
     names = [d.names[i] for i in base]
