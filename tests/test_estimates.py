@@ -171,9 +171,19 @@ def test_timings_record_each_stage_estimate_and_what_its_first_batches_said(tmp_
 
 
 def test_rerank_is_paced_by_what_training_kept_and_training_s_pace():
-    """Once training is done, rerank's time is known better than up front: where the student weighs 0 in the shipped
-    ranker no student runs (the lexical LFs' time alone), at the pace training's first steps measured (label's where
-    train was not timed)."""
+    """Once training is done, rerank's time is known better than up front: a student's forward pass at the pace
+    training's first steps measured (label's where train was not timed); where the student weighs 0 in the shipped
+    ranker no student runs, and the lexical LFs' one-core time is said as the plan gave it, at no encoder's pace."""
     assert pace.rerank_ahead(40.0, 1.0, False, {}) == 40.0
     assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5, "train": 2.0}) == 80.0
-    assert pace.rerank_ahead(40.0, 1.0, True, {"label": 1.5}) == 1.5
+    assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5}) == 60.0
+    assert pace.rerank_ahead(40.0, 1.0, True, {"label": 1.5, "train": 3.0}) == 1.0
+
+
+def test_the_plan_says_rerank_with_and_without_the_student(capsys):
+    """Before training nothing knows whether the student will earn weight: the plan says rerank's time both ways."""
+    pace.print_plan(["train", "rerank"], {"train": 200.0, "rerank": 40.0}, 0.4)
+    line = capsys.readouterr().out
+    assert "train ~3 min, rerank ~40 s (~<1 s if the student earns no weight); roughly 4 min in all" in line, line
+    pace.print_plan(["train", "rerank"], {"train": 200.0, "rerank": 40.0}, None)  # a student alone: no teacher
+    assert "rerank ~40 s;" in capsys.readouterr().out

@@ -108,7 +108,7 @@ def test_the_own_collection_recipe_without_qrels_read_off_a_terminal(tmp_path):
     said = re.fullmatch(r"stages ahead: (.+); roughly (.+) in all from the work \(texts' tokens, steps\), assuming 2 "
                         r"idle CPU cores.*", plan)
     assert said, plan
-    each = dict(part.split(" ~") for part in said[1].split(", "))
+    each = dict(part.split(" (~")[0].split(" ~") for part in said[1].split(", "))
     assert list(each) == list(estimated), plan
 
     def near(seconds: float, slack: float) -> set[str]:  # the record keeps the estimate rounded to 0.1 s
@@ -116,13 +116,16 @@ def test_the_own_collection_recipe_without_qrels_read_off_a_terminal(tmp_path):
 
     assert all(each[stage] in near(seconds, 0.05) for stage, seconds in estimated.items()), (plan, estimated)
     assert said[2] in near(sum(estimated.values()), 0.05 * len(estimated)), (plan, estimated)
+    alone = re.search(r"rerank ~[^(,]+ \(~(.+?) if the student earns no weight\)", plan)  # said both ways
+    assert alone and alone[1] in near(timings["rerank"]["teacher_alone_s"], 0.05), plan
     assert re.search(r"idle CPU cores( \(these are busy, load \d+\.\d: expect longer\))?; label and train say their "
                      r"time left once their first batches are timed, rerank once training is done$", plan), plan
     for stage, t in timings.items():  # and the time left, where the first batches took long enough to time, and
         source = "what training kept and its pace" if stage == "rerank" else "the first batches"  # rerank's, always
         said = [line for line in shown if line.startswith(f"    {stage}: ~") and f"left from {source}" in line]
         assert len(said) == ("paced_s" in t), (stage, said)
-        assert all(re.search(r"\([\d.e-]+x the estimate for 2 idle cores\)$", line) for line in said)
+        whose = "the plan's figure for it" if stage == "rerank" else "the estimate for 2 idle cores"
+        assert all(re.search(rf"\([\d.e-]+x {whose}\)$", line) for line in said), said
     assert "paced_s" in timings["rerank"]
     measured = shown[shown.index(f"time per stage (→ {mine / 'run' / 'timings.json'}):") + 1:]
     assert [line.split()[0] for line in measured[:len(STAGES)]] == STAGES  # and at the end, the time each took

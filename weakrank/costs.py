@@ -17,9 +17,12 @@ import numpy as np
 # "token": a MiniLM forward pass's (encoding, evaluation, reranking); "train token": a training step's; "pair": one
 # lexical LF on one pair; "load": a model loaded (and hashed); "import": torch and sentence-transformers, by the first
 # encoder; "train setup": the model loaded, the lists built, best/ and final/ written (the own-made fixture's 4 steps
-# took 2 s in all on idle cores, 7 s beside a busy process, 2026-11-29; 12 s before, set from a run on busy cores).
+# took 2 s in all on idle cores, 7 s beside a busy process, 2026-11-29; 12 s before, set from a run on busy cores);
+# "rerank pair": the shipped ranker's lexical LFs on one pair at rerank (their fit on the corpus is the label stage's;
+# 0.55-1.2e-4 on the five idle-core reranks of a teacher alone, 2026-11-29, the middle of the extremes).
 # benchmarks/bench_estimates.py compares them with the runs timed here.
-SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "load": 6.0, "import": 5.0, "train setup": 2.0}
+SECONDS = {"token": 1.75e-4, "train token": 4.1e-4, "pair": 1.5e-4, "rerank pair": 8e-5, "load": 6.0, "import": 5.0,
+           "train setup": 2.0}
 MINILM = (6, 384)  # layers and width of the packaged encoder, the unit of the per-token costs
 INT8_SPEEDUP = 1.4  # int8 encodes 1.25-1.54× faster than fp32 (benchmarks/int8_speed.csv)
 

@@ -182,7 +182,7 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float, f
 def teacher_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int) -> float:
     """The shipped ranker's teacher over ``pairs`` at rerank: its ``lexical`` LFs (its encoder LFs read the encodings
     the label stage kept); 0 for a student alone (no ``fuse_lfs``)."""
-    return lexical * len(pairs) * SECONDS["pair"] if tc.fuse_lfs else 0.0
+    return lexical * len(pairs) * SECONDS["rerank pair"] if tc.fuse_lfs else 0.0
 
 
 def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: int) -> float:
@@ -203,7 +203,7 @@ class Estimate:
     seconds: dict[str, float]
     step: float = 0.0
     steps: float = 0.0
-    teacher_rerank: float = 0.0  # rerank's seconds where the student weighs 0 (the encoder LFs' encodings kept)
+    teacher_rerank: float | None = None  # rerank's seconds where the student weighs 0; None: no teacher (no fuse_lfs)
 
 
 def scored_lfs(cfg: PipelineConfig, lfs: Sequence[Any], dataset: Any, pairs: int) -> set[str]:
@@ -241,12 +241,13 @@ def estimate(cfg: PipelineConfig, stages: Iterable[str], tc: TrainConfig | None,
         seconds["label"] = label_seconds(
             pairs, [e for spec, e in uses.items() if e is not None and spec not in scored],
             len(set(lexical) - scored), (lambda _: set()) if force else (lambda e: cached_keys(paths.encodings, e)))
-    step = steps = alone = 0.0
+    step = steps = 0.0
+    alone = None
     if tc is not None:
         seconds["train"], step, steps = train_seconds(pairs, tc)
         tested = pairs[pairs["split"] == split]
         length = train_length(pairs[pairs["split"] == tc.train_split], tc)
         seconds["rerank"] = rerank_seconds(tested, tc, len(lexical), length)
-        alone = teacher_seconds(tested, tc, len(lexical))
+        alone = teacher_seconds(tested, tc, len(lexical)) if tc.fuse_lfs else None
         seconds["evaluate"] = 2 + len(tested) * 5e-4
     return Estimate({stage: seconds[stage] for stage in stages if stage in seconds}, step, steps, alone)

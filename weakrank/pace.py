@@ -95,30 +95,41 @@ def stepped(steps: float, seconds: float) -> None:
 
 
 def rerank_ahead(estimate: float, teacher_estimate: float, teacher_alone: bool, factors: dict[str, float]) -> float:
-    """Rerank's seconds once training is done: its up-front ``estimate``, or where the shipped ranker is its teacher
-    alone (``teacher_alone``: the student weighs 0, kept at its start or earning no share) ``teacher_estimate`` (no
-    student runs; the encoder LFs read the encodings the label stage kept), at the pace training's first steps
-    measured on this machine (``factors``: each paced stage's measured over estimated; label's where train was not
-    paced; 1 where neither was)."""
-    factor = factors.get("train", factors.get("label", 1.0))
-    return (teacher_estimate if teacher_alone else estimate) * factor
+    """Rerank's seconds once training is done: its up-front ``estimate`` at the pace training's first steps measured
+    on this machine (``factors``: each paced stage's measured over estimated; label's where train was not paced; 1
+    where neither was), or where the shipped ranker is its teacher alone (``teacher_alone``: the student weighs 0,
+    kept at its start or earning no share) ``teacher_estimate`` as it is: no student runs, the encoder LFs read the
+    encodings the label stage kept, and the lexical LFs' one-core work does not go at the encoders' pace (busy cores
+    measured 0.2-0.7 s against 1.1-3.0 s said at training's pace, 2026-11-29)."""
+    if teacher_alone:
+        return teacher_estimate
+    return estimate * factors.get("train", factors.get("label", 1.0))
 
 
 def duration(seconds: float) -> str:
     """A rough duration in words: "40 s", "3 min", "1 h 20 min"."""
+    if seconds < 1:
+        return "<1 s"
     if seconds < 90:
         return f"{max(10 * round(seconds / 10), 10):.0f} s" if seconds >= 10 else f"{seconds:.0f} s"
     minutes = round(seconds / 60)
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
-def print_plan(stages: list[str], seconds: dict[str, float]) -> None:
+def print_plan(stages: list[str], seconds: dict[str, float], teacher_rerank: float | None = None) -> None:
     """``run``'s plan: the stages ahead and, once the data's size is known, a rough time for each and in all, from
-    the work (:func:`~weakrank.estimates.estimate`) as 2 idle cores take it, saying when these cores are busy."""
+    the work (:func:`~weakrank.estimates.estimate`) as 2 idle cores take it, saying when these cores are busy;
+    rerank's also where the student earns no weight (``teacher_rerank``: the teacher alone, which training tells)."""
     if not seconds:
         print(f"stages ahead: {', '.join(stages)} (a rough time once the dataset is ingested)", flush=True)
         return
-    each = ", ".join(f"{stage} ~{duration(seconds[stage])}" for stage in stages if stage in seconds)
+
+    def said(stage: str) -> str:
+        alone = f" (~{duration(teacher_rerank)} if the student earns no weight)" \
+            if stage == "rerank" and teacher_rerank is not None else ""
+        return f"{stage} ~{duration(seconds[stage])}{alone}"
+
+    each = ", ".join(said(stage) for stage in stages if stage in seconds)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     busy = f" (these are busy, load {load:.1f}: expect longer)" if load >= 1 else ""
     print(f"stages ahead: {each}; roughly {duration(sum(seconds.values()))} in all from the work (texts' tokens, "
@@ -130,6 +141,9 @@ def print_pace(stage: str, left: float, factor: float) -> None:
     """A stage's time left once its first batches are timed (:mod:`weakrank.pace`), above its progress bar."""
     from tqdm import tqdm  # its write() keeps any bar, weakrank's included, below the line
 
-    source, shown = ("what training kept and its pace", f"{factor:.2g}") if stage == "rerank" else \
-        ("the first batches", f"{factor:.1f}")
-    tqdm.write(f"    {stage}: ~{duration(left)} left from {source} ({shown}x the estimate for 2 idle cores)")
+    if stage == "rerank":
+        tqdm.write(f"    rerank: ~{duration(left)} left from what training kept and its pace ({factor:.2g}x the plan's "
+                   "figure for it)")
+        return
+    tqdm.write(f"    {stage}: ~{duration(left)} left from the first batches ({factor:.1f}x the estimate for 2 idle "
+               "cores)")

@@ -58,8 +58,9 @@ STAGES = ("ingest", "label", "aggregate", "analyze", *TRAIN_STAGES)  # what `run
 class RunResult:
     """What :func:`run` did: the value each stage returned (``results``, by stage, in the order they ran), and
     each one's seconds and the process's peak memory after it (``timings``, in MiB), as written to
-    ``timings_file``; where the plan was made, each stage's ``estimated_s`` from the work and, for label and train
-    once their first batches were timed, ``paced_s`` (the time they then said in all)."""
+    ``timings_file``; where the plan was made, each stage's ``estimated_s`` from the work (rerank's also
+    ``teacher_alone_s``, where the student earns no weight) and, for label and train once their first batches were
+    timed and for rerank as it starts, ``paced_s`` (the time they then said in all)."""
 
     results: dict[str, Any]
     timings: dict[str, dict[str, float]]
@@ -70,7 +71,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         engine: str | None = None, engine_options: Mapping[str, Any] | None = None, model: str | None = None,
         judgments: str | Path | None = None, splits: list[str] | None = None, eval_split: str | None = None,
         require: str | None = None, resume: bool = False, on_start: Callable[[str], Any] | None = None,
-        on_end: Callable[[str, Any], Any] | None = None, on_plan: Callable[[list[str], dict[str, float]], Any] | None = None,
+        on_end: Callable[[str, Any], Any] | None = None, on_plan: Callable[[list[str], dict[str, float], float | None], Any] | None = None,
         on_pace: Say | None = None, flags: str | None = None, train_flags: str = "", **overrides: Any) -> RunResult:
     """The stages in order (``stages``, default: ingest, label, aggregate, analyze, and train, rerank, evaluate
     when the config has ``[train]``), what they all read checked before the first runs (a bad ``[train]``
@@ -81,9 +82,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     ``eval_split`` (their ``split``), evaluate ``require``, ``flags`` and ``train_flags`` (what its closing line's
     commands repeat); train, rerank and evaluate the ``[train]`` keys of ``overrides``. ``on_start(stage)`` and
     ``on_end(stage, result)`` are called around each stage (where ``weakrank run`` prints); ``on_plan(stages,
-    seconds)`` before the first with the stages ahead and their rough seconds from the work
-    (:func:`~weakrank.estimates.estimate`; empty before anything is ingested), and again after ``ingest`` with those
-    of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
+    seconds, teacher_rerank)`` before the first with the stages ahead and their rough seconds from the work
+    (:func:`~weakrank.estimates.estimate`; empty before anything is ingested; rerank's also where the shipped ranker
+    is its teacher alone, None where it has no teacher), and again after ``ingest`` with those of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
     batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
     (:func:`~weakrank.pace.rerank_ahead`: what training kept, at training's pace; ``factor`` over the plan's).
 
@@ -131,7 +132,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         told = on_plan or on_pace  # the estimates are made for someone to read
         plan = estimate(cfg, stages, tc, split, force, lfs) if told and "ingest" not in stages else Estimate({})
         if on_plan:
-            on_plan(list(stages), plan.seconds)
+            on_plan(list(stages), plan.seconds, plan.teacher_rerank)
         said: dict[str, float] = {}
         factors: dict[str, float] = {}
 
@@ -147,8 +148,10 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             paced = on_pace and name in ("label", "train") and name in plan.seconds
             step, steps = (plan.step, plan.steps * plan.step) if name == "train" else (1.0, None)
             if on_pace and name == "rerank" and plan.seconds.get(name):  # what training kept is known now
-                ahead = rerank_ahead(plan.seconds[name], plan.teacher_rerank, teacher_alone(cfg, tc), factors)
-                say(name, ahead, ahead / plan.seconds[name])
+                alone = plan.teacher_rerank is not None and teacher_alone(cfg, tc)
+                ahead = rerank_ahead(plan.seconds[name], plan.teacher_rerank or 0.0, alone, factors)
+                planned = plan.teacher_rerank if alone else plan.seconds[name]
+                say(name, ahead, ahead / planned if planned else 1.0)  # over the plan's figure for what was kept
             with pacing(name, plan.seconds[name], say, step, steps) if paced else nullcontext():
                 results[name] = call(name)
             if name == "label":  # its LFs now hold what they fitted on the dataset: not kept through training
@@ -156,6 +159,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             timings[name] = {"seconds": round(time.perf_counter() - started, 2), "peak_rss_mib": peak_rss_mib()}
             if name in plan.seconds:
                 timings[name]["estimated_s"] = round(plan.seconds[name], 1)
+            if name == "rerank" and name in plan.seconds and plan.teacher_rerank is not None:
+                timings[name]["teacher_alone_s"] = round(plan.teacher_rerank, 1)
             if name in said:
                 timings[name]["paced_s"] = said[name]
             if on_end:
@@ -164,7 +169,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
                 left = list(stages[stages.index(name) + 1:])
                 plan = estimate(cfg, left, tc, split, force, lfs)
                 if on_plan:
-                    on_plan(left, plan.seconds)
+                    on_plan(left, plan.seconds, plan.teacher_rerank)
         path = write_text(json.dumps(timings, indent=1) + "\n", RunPaths(cfg.run_dir).root / "timings.json")
     return RunResult(results, timings, path)
 
