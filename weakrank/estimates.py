@@ -142,6 +142,12 @@ def train_length(pairs: pd.DataFrame, tc: TrainConfig) -> int:
     return int(min(cap, max(step, -(-needed // step) * step)))
 
 
+def read_length(tc: TrainConfig, length: int) -> int:
+    """The tokens a student trained at ``length`` reads when it is evaluated and ranks: a bi-encoder at least its
+    model's own length (as the embedding LF reads its first window), a cross-encoder ``length``."""
+    return max(model_shape(tc.encoder)[2], length) if tc.architecture == "bi-encoder" else length
+
+
 def forward_seconds(pairs: pd.DataFrame, length: int, cross: bool, encoder: Encoder) -> float:
     """Seconds a student at ``length`` tokens takes to score ``pairs``: a cross-encoder each pair, a bi-encoder each
     distinct text."""
@@ -175,7 +181,7 @@ def train_seconds(pairs: pd.DataFrame, tc: TrainConfig) -> tuple[float, float, f
         tokens += tc.batch_size * min(float(train["query_tokens"].mean()) + 2 if len(train) else 0, length)
     step = SECONDS["train token"] * tokens * (1 + length / (6 * width)) * encoder.cost
     evaluations = (int(steps // tc.eval_every) if tc.eval_every else 1) + (0 if cross else 2)
-    evaluation = forward_seconds(dev, length, cross, encoder)
+    evaluation = forward_seconds(dev, read_length(tc, length), cross, encoder)
     return SECONDS["train setup"] + steps * step + evaluations * evaluation, step, steps
 
 
@@ -190,7 +196,7 @@ def rerank_seconds(pairs: pd.DataFrame, tc: TrainConfig, lexical: int, length: i
     forward pass and, for the shipped ranker, its teacher (:func:`teacher_seconds`)."""
     layers, width, _ = model_shape(tc.encoder)
     encoder = Encoder(tc.encoder, layers, width, 512)
-    student = forward_seconds(pairs, length, tc.architecture != "bi-encoder", encoder)
+    student = forward_seconds(pairs, read_length(tc, length), tc.architecture != "bi-encoder", encoder)
     return SECONDS["load"] + student + teacher_seconds(pairs, tc, lexical)
 
 
