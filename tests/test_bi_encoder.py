@@ -51,6 +51,26 @@ def test_a_saved_bi_encoder_reloads_with_sentence_transformers_and_scores_by_sca
     assert model.predict(PAIRS)[0] > model.predict(PAIRS)[1]
 
 
+def test_a_rerank_encodes_a_passage_shared_by_its_chunks_once(monkeypatch):
+    """Reranking scores a few hundred pairs at a time; a passage that several chunks' queries share is encoded once,
+    and the scores are those of scoring without the memo."""
+    import pandas as pd
+
+    import weakrank.ranker.rerank as rerank
+
+    model = BiEncoder.from_encoder("minilm", max_length=32, scale=20.0)
+    shared = ["Paris is the capital of France.", "Bananas are yellow.", "Berlin is in Germany."]
+    pairs = pd.DataFrame([(f"q{i}", f"p{j}", f"question {i} about capitals", text) for i in range(6)
+                          for j, text in enumerate(shared)], columns=["query_id", "passage_id", "query", "passage"])
+    monkeypatch.setattr(rerank, "CHUNK", 3)  # each query its own chunk
+    encoded, real = [], model._encode
+    monkeypatch.setattr(model, "_encode", lambda texts, batch_size=64: encoded.extend(texts) or real(texts, batch_size))
+    scored = rerank.score_pairs(model, pairs)
+    assert sorted(encoded) == sorted({*pairs["query"], *shared})  # each text once
+    assert np.allclose(scored["score"], model.predict(list(zip(pairs["query"], pairs["passage"]))), atol=1e-5)
+    assert model._memo is None  # kept only while the rerank runs
+
+
 def test_in_batch_masks_another_positive_of_the_same_query_and_a_step_lowers_the_loss(tiny):
     data = TrainingData(labelled(tiny).assign(split="train"), tiny.queries, tiny.passages, "train")
     batch = data.batch(data.anchors, UniformSampler(), 2, np.random.default_rng(0))  # each anchor twice

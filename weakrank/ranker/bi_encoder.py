@@ -11,7 +11,8 @@ plain sentence-transformers directory (``SentenceTransformer(path)`` loads it) p
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from weakrank.ranker.manifest import student_manifest, write_manifest
 from weakrank.ranker.ranking import RanksPassages
 
 CONFIG_FILE = "bi_encoder.json"
+REMEMBERED = 200_000  # the most texts whose embeddings a rerank keeps for its later chunks (300 MB at 384 wide)
 
 
 class BiEncoder(nn.Module, RanksPassages):
@@ -41,6 +43,7 @@ class BiEncoder(nn.Module, RanksPassages):
         self.model, self.scale, self.max_length = model, float(scale), max_length
         self.model.max_seq_length = self.max_length
         self.head = nn.ModuleList()  # no head: parameters the trainer gives a separate learning rate
+        self._memo: dict[str, np.ndarray] | None = None  # text → embedding, within :meth:`remembering`
 
     @classmethod
     def from_encoder(cls, name_or_path: str = DEFAULT_ENCODER, max_length: int = 256, scale: float = 20.0) -> BiEncoder:
@@ -95,10 +98,34 @@ class BiEncoder(nn.Module, RanksPassages):
         """Scores of aligned pairs (with gradients)."""
         return self(**self.tokenize(queries, passages))
 
-    @torch.inference_mode()
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within the block, each text is encoded once (up to :data:`REMEMBERED` texts): a rerank scores chunks of
+        queries whose candidates repeat across them (wikiqa_bm25's test split: 12,396 encodings of 8,197 texts)."""
+        self._memo = {}
+        try:
+            yield
+        finally:
+            self._memo = None
+
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Normalised embeddings of ``texts`` (float32, one row each), encoded longest first so that a batch holds
-        texts of about one length (little padding), as ``SentenceTransformer.encode`` does."""
+        texts of about one length (little padding), as ``SentenceTransformer.encode`` does; within
+        :meth:`remembering`, a text encoded before is not encoded again."""
+        memo = self._memo
+        if memo is None:
+            return self._encode(texts, batch_size)
+        new = [t for t in dict.fromkeys(texts) if t not in memo]
+        fresh = dict(zip(new, self._encode(new, batch_size))) if new else {}
+        for text in new[:max(REMEMBERED - len(memo), 0)]:
+            memo[text] = fresh[text]
+        if not texts:
+            return self._encode(texts, batch_size)
+        return np.stack([memo[t] if t in memo else fresh[t] for t in texts])
+
+    @torch.inference_mode()
+    def _encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """:meth:`encode` without the memo."""
         was_training = self.training
         self.eval()
         self.model.max_seq_length = self.read_length

@@ -51,6 +51,10 @@ class FusedRanker(RanksPassages):
                  mix: StudentWeightRecord | None = None) -> None:
         self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 
+    def remembering(self):
+        """The student's (:meth:`~weakrank.ranker.ranking.RanksPassages.remembering`)."""
+        return self.student.remembering()
+
     @property
     def lfs(self) -> list:
         """The teacher's LFs."""

@@ -3,7 +3,8 @@ sentence-transformers' ``CrossEncoder.rank``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -17,6 +18,13 @@ class RanksPassages:
 
     def predict(self, pairs: Sequence[tuple[str, str]], batch_size: int = 64) -> np.ndarray:
         raise NotImplementedError
+
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within the block, what scoring computed of one text may serve the next call that meets it again (a
+        rerank scored chunk by chunk, whose queries share passages); nothing here: a bi-encoder keeps its
+        embeddings."""
+        yield
 
     def score_frame(self, pairs: pd.DataFrame, batch_size: int = 64) -> np.ndarray:
         """Scores of a frame's rows (``query_id, passage_id, query, passage``; the shipped ranker reads each

@@ -6,6 +6,7 @@ with a warning when the teacher is asked of a directory that holds none), :func:
 from __future__ import annotations
 
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +50,8 @@ def score_pairs(ranker: RanksPassages, pairs: pd.DataFrame, batch_size: int = 64
     codes = pd.factorize(pairs["query_id"])[0]
     per_query = np.cumsum(np.bincount(codes, minlength=1)) // CHUNK  # each query's chunk: whole queries in each
     chunks, scores = per_query[codes], np.zeros(len(pairs))
-    with tqdm(total=int(codes.max(initial=-1)) + 1, desc="reranking", unit="query", steps=True) as bar:
+    remembering = getattr(ranker, "remembering", nullcontext)  # a passage of several chunks is encoded once
+    with tqdm(total=int(codes.max(initial=-1)) + 1, desc="reranking", unit="query", steps=True) as bar, remembering():
         for chunk in np.unique(chunks):
             rows = chunks == chunk
             scores[rows] = ranker.score_frame(pairs[rows], batch_size=batch_size)
