@@ -71,7 +71,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
         engine: str | None = None, engine_options: Mapping[str, Any] | None = None, model: str | None = None,
         judgments: str | Path | None = None, splits: list[str] | None = None, eval_split: str | None = None,
         require: str | None = None, resume: bool = False, on_start: Callable[[str], Any] | None = None,
-        on_end: Callable[[str, Any], Any] | None = None, on_plan: Callable[[list[str], dict[str, float], float | None], Any] | None = None,
+        on_end: Callable[[str, Any], Any] | None = None,
+        on_plan: Callable[[list[str], dict[str, float], float | None], Any] | None = None,
         on_pace: Say | None = None, flags: str | None = None, train_flags: str = "", **overrides: Any) -> RunResult:
     """The stages in order (``stages``, default: ingest, label, aggregate, analyze, and train, rerank, evaluate
     when the config has ``[train]``), what they all read checked before the first runs (a bad ``[train]``
@@ -84,9 +85,10 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     ``on_end(stage, result)`` are called around each stage (where ``weakrank run`` prints); ``on_plan(stages,
     seconds, teacher_rerank)`` before the first with the stages ahead and their rough seconds from the work
     (:func:`~weakrank.estimates.estimate`; empty before anything is ingested; rerank's also where the shipped ranker
-    is its teacher alone, None where it has no teacher), and again after ``ingest`` with those of the stages left; ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first
-    batches are timed (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
-    (:func:`~weakrank.pace.rerank_ahead`: what training kept, at training's pace; ``factor`` over the plan's).
+    is its teacher alone, None where it has no teacher), and again after ``ingest`` with those of the stages left;
+    ``on_pace(stage, seconds_left, factor)`` at most once in label and in train, once their first batches are timed
+    (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
+    (:func:`~weakrank.pace.rerank_ahead`: what training kept; ``factor`` over the plan's figure for it).
 
     Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
     ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +52,7 @@ class FusedRanker(RanksPassages):
                  mix: StudentWeightRecord | None = None) -> None:
         self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
 
-    def remembering(self):
+    def remembering(self) -> AbstractContextManager[None]:
         """The student's (:meth:`~weakrank.ranker.ranking.RanksPassages.remembering`)."""
         return self.student.remembering()
 
