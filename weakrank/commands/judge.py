@@ -185,16 +185,19 @@ def _counts(table: pd.DataFrame) -> str:
 
 
 def _too_few(table: pd.DataFrame, path: Path) -> str:
-    """A line saying how to judge more queries where too few have a relevant passage to change how the LFs are
-    combined (:data:`~weakrank.judged.rule.MIN_QUERIES`); else nothing."""
-    from weakrank.judged.rule import MIN_QUERIES
+    """A line saying how to judge more queries where too few have a relevant and a non-relevant passage judged for
+    the judgments to move the LFs' priors (:data:`~weakrank.judged.prior_update.MIN_QUERIES`); else nothing."""
+    from weakrank.judged.judging_file import judged
+    from weakrank.judged.prior_update import MIN_QUERIES
 
-    queries = table.loc[_relevant(table), "query_id"].nunique()
+    relevant = _relevant(table)
+    both = table.assign(yes=relevant, no=judged(table) & ~relevant).groupby("query_id")[["yes", "no"]].any()
+    queries = int(both.all(axis=1).sum())
     if queries >= MIN_QUERIES:
         return ""
-    return (f"{queries} judged {'query has' if queries == 1 else 'queries have'} a relevant passage; changing how the "
-            f"LFs are combined takes {MIN_QUERIES}: {program()} select {_config(path)} --more --output {shell_path(path)} "
-            "adds queries to this file.\n")
+    return (f"{queries} judged {'query has' if queries == 1 else 'queries have'} a relevant and a non-relevant "
+            f"passage; moving the LFs' priors takes {MIN_QUERIES}: {program()} select {_config(path)} --more "
+            f"--output {shell_path(path)} adds queries to this file.\n")
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:

@@ -37,7 +37,7 @@ def cmd_select(args: argparse.Namespace) -> None:
         path, pairs = pipeline.select(cfg, queries=JUDGE_QUERIES if args.queries is None else args.queries, split=args.split or "train",
                                       per_query=args.per_query, seed=args.seed, output=args.output, more=args.more,
                                       force=args.force)
-        split, then, why = args.split or "train", "run", "to choose how the LFs are combined and teach the ranker"
+        split, then, why = args.split or "train", "run", "to move the LFs' quality priors and teach the ranker"
     queries = pairs["query_id"].nunique()
     print(f"{'added' if args.more else 'drew'} {queries} quer{'y' if queries == 1 else 'ies'} of split "
           f"{split!r}, a random sample that stands for its queries (each one's probability of being drawn is in "

@@ -260,7 +260,7 @@ def cmd_run(args: argparse.Namespace) -> None:
 def add_judgments_flag(parser: argparse.ArgumentParser) -> None:
     """``--judgments FILE`` (overrides ``[aggregate] judgments``)."""
     parser.add_argument("--judgments", metavar="FILE", help="judged queries to train on (a judging file of `weakrank "
-                        "judge`, or TREC qrels): they choose how the LFs are combined and teach the student "
+                        "judge`, or TREC qrels): they move the LFs' quality priors and teach the student "
                         "(overrides [aggregate] judgments); to measure without training: weakrank evaluate "
                         "CONFIG --judgments")
 

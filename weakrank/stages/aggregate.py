@@ -45,7 +45,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     label_model = cfg.label_model(name, priors)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
     if judgments and not label_model.judgeable:
-        raise ConfigError(f"judgments choose how the fusion label model combines the LFs; label model {name!r} "
+        raise ConfigError(f"judgments move the fusion label model's LF priors; label model {name!r} "
                           "reads none")
     taught = judged_labels(votes, label_model, parsed if judgments else None, paths.dataset,
                            eval_split or cfg.evaluate.split, cfg.aggregate.gold_split,

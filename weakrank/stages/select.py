@@ -1,6 +1,6 @@
 """The select stage: a sample of queries and their candidates drawn for a person to judge, into a judging file
-(:mod:`weakrank.judged.design`, :mod:`weakrank.judged.judging_file`): of a training split, to choose how the LFs are
-combined and teach the ranker (:func:`select`), or of the evaluated split, to measure the systems where it has no
+(:mod:`weakrank.judged.design`, :mod:`weakrank.judged.judging_file`): of a training split, to move the LFs' quality
+priors and teach the ranker (:func:`select`), or of the evaluated split, to measure the systems where it has no
 qrels (:func:`select_evaluation`)."""
 
 from __future__ import annotations
