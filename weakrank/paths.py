@@ -93,7 +93,7 @@ class RunPaths:
         return self.root / "index"
 
 
-JUDGING = "judging.tsv"  # select's sample of the training queries: it chooses how the LFs are combined
+JUDGING = "judging.tsv"  # select's sample of the training queries: it moves the LFs' quality priors
 EVALUATION_JUDGING = "evaluation-judging.tsv"  # select --evaluation's sample of the evaluated split: it measures
 JUDGMENTS = ".judgments"  # <config stem>.judgments/: the folder of a config's judging files
 

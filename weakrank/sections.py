@@ -89,7 +89,7 @@ class LabelConfig:
 class AggregateConfig:
     """The label model and its options (checked against its constructor); judged mode, off by default: the
     judged queries of ``judgments`` (a judging file of ``weakrank judge``, or TREC qrels), or the first
-    ``gold_queries`` judged queries of ``gold_split``, choose how the fusion model combines the LFs."""
+    ``gold_queries`` judged queries of ``gold_split``, move the fusion model's LF quality priors."""
 
     model: str = "generative"
     options: dict[str, Any] = field(default_factory=dict)

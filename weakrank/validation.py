@@ -41,12 +41,12 @@ def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
 
 def check_gold_split(cfg: PipelineConfig, eval_split: str | None = None) -> None:
     """``[aggregate] gold_queries`` come from a split other than the one evaluated (``eval_split``, else
-    ``[evaluate] split``): its gold would choose the LF combination it then scores."""
+    ``[evaluate] split``): its gold would move the LFs' priors it then scores."""
     evaluated = eval_split or cfg.evaluate.split
     if cfg.aggregate.gold_queries and cfg.aggregate.gold_split == evaluated:
         where = "--eval-split" if eval_split else "[evaluate] split"
         raise ConfigError(f"{located(cfg.source, '[aggregate] gold_split')} {evaluated!r} is the split this run "
-                          f"evaluates ({where}): its gold would choose how the LFs are combined and then be scored; "
+                          f"evaluates ({where}): its gold would move the LFs' priors and then be scored; "
                           "take gold_queries of another split")
 
 

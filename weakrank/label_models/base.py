@@ -70,7 +70,7 @@ class LabelModel(Protocol):
     portable: bool
 
     def fit_table(self, votes: pd.DataFrame) -> Self:
-        """Fit on ``votes`` (no gold: judged queries choose among the fusion model's combinations in
+        """Fit on ``votes`` (no gold: judged queries move the fusion model's LF priors in
         :mod:`weakrank.judged`)."""
 
     def predict_table(self, votes: pd.DataFrame) -> np.ndarray:

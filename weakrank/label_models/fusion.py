@@ -187,9 +187,9 @@ class ScoreFusionModel:
         return [found[c[0]].get("family") for c in clusters], [float(np.mean(p)) if p else None for p in priors]
 
     def fit(self, scores: np.ndarray, groups: np.ndarray, names: Sequence[str] | None = None) -> ScoreFusionModel:
-        """Fit without gold (judged queries choose among combinations in :mod:`weakrank.judged`, which returns a
-        new state: :meth:`FusionState.using <weakrank.fusion_state.FusionState.using>`); ``names``: the LFs of the
-        columns, whose declared families and priors (``priors``) the fit weighs against their agreement."""
+        """Fit without gold (judged queries move the LFs' priors in :mod:`weakrank.judged`, which fits a new model
+        under them); ``names``: the LFs of the columns, whose declared families and priors (``priors``) the fit
+        weighs against their agreement."""
         scores = np.asarray(scores, dtype=np.float64)
         if scores.ndim != 2 or not len(scores):
             raise WeakrankError(f"score matrix must be 2-D (pairs × LFs) and non-empty, got shape {scores.shape}")
@@ -238,15 +238,15 @@ class ScoreFusionModel:
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
         """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
-        and a combination judged queries chose, apply to."""
+        apply to."""
         state = self.fitted()
         scores = np.asarray(scores, dtype=np.float64)
         views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups), state.clusters)
         return views / np.asarray(state.scales)
 
     def fused(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The fused score of each row (the latent factor's posterior mean, up to scale; in judged mode, the
-        combination the judged queries chose)."""
+        """The fused score of each row (the latent factor's posterior mean, up to scale; a state an earlier
+        weakrank saved with a combination judged queries chose scores with it)."""
         return self.fitted().fused(scores, groups)
 
     def predict_proba(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
