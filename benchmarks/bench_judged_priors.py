@@ -8,7 +8,7 @@ person (:mod:`judged_sim`), so no test or dev judgment is read. Each method's te
 collection's evaluation split (test MAP, :func:`weakrank.evaluation.metrics.evaluate_run`):
 
 - ``none``: no judgment (the fit with the declared priors);
-- ``rule``: the combination rule (:class:`~weakrank.judged.selector.CombinationSelector`'s choice among the
+- ``rule``: the combination rule (``bench_judgments.CombinationSelector``'s choice among the
   candidates);
 - ``priors τ=…``: the priors updated by the judged pairs, prior spread τ (:class:`~weakrank.judged.selector.
   PriorSelector`).

@@ -32,8 +32,10 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
-from weakrank.judged.rule import choose
-from weakrank.judged.selector import CombinationSelector
+from weakrank.judged.design import candidate_scores
+from weakrank.judged.estimate import estimate
+from weakrank.judged.rule import Choice, Rule, choose
+from weakrank.judged.selector import judged_totals
 from weakrank.judged.teach import with_judgments
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
@@ -42,6 +44,29 @@ from weakrank.paths import RunPaths
 
 FITTED_NOTHING = {"cranfield", "stackfaq"}  # collections no constant was fitted on (not even their train splits)
 LOSS = 0.005
+
+
+class CombinationSelector:
+    """The decision judged queries made until 2026-11-27, kept here to compare with: ``fit(votes, judged)`` fits a
+    copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, then the judged sample chooses how
+    it combines the LFs among eight combinations (:func:`~weakrank.judged.design.candidates`): ``choice_``,
+    ``state_`` (a new fusion state that scores with it and records it) and ``model_``."""
+
+    def __init__(self, base: ScoreFusionModel, rule: Rule = Rule()) -> None:
+        self.base, self.rule = base, rule
+        self.choice_: Choice | None = None
+        self.state_ = None
+        self.model_: ScoreFusionModel | None = None
+
+    def fit(self, votes: pd.DataFrame, judged) -> CombinationSelector:
+        """Fit and choose (class doc)."""
+        fitted = type(self.base)(**self.base.get_params()).fit_table(votes)
+        found, scored = candidate_scores(votes, fitted)
+        self.choice_ = choose(estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE), self.rule)
+        name = self.choice_.name
+        self.state_ = fitted.fitted().using(name, None if name == LABEL_FREE else found[name], self.choice_.record())
+        self.model_ = ScoreFusionModel.from_state(self.state_)
+        return self
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """Judged mode: a sample with known inclusion probabilities, the estimate of every candidate's MAP from it, the rule,
-and the choice it makes of how the fusion label model combines the LFs."""
+and a fusion state that scores with a combination (as an earlier weakrank saved one) read back."""
 
 import itertools
 import json
@@ -13,16 +13,14 @@ import pytest
 from weakrank import pipeline
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
-from weakrank.errors import ConfigError, DataError, NotFittedError
+from weakrank.errors import ConfigError, DataError
 from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata
 from weakrank.judged.aligned import Judged
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
 from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.rule import MIN_QUERIES, Rule, choose
-from weakrank.judged.selector import CombinationSelector
 from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.lists import average_precisions
 from weakrank.paths import RunPaths, shell_path
 from weakrank.records import ChoiceRecord
 from weakrank.sections import AggregateConfig
@@ -163,42 +161,6 @@ def judged_rows(votes: pd.DataFrame, gold: np.ndarray, queries: set[str]) -> Jud
     return Judged(np.where(rows, gold, np.nan), np.where(rows, 1.0, np.nan), pd.Series(1.0, index=sorted(queries)))
 
 
-def test_judged_queries_choose_a_combination_that_holds_on_other_queries():
-    scores, groups, gold = distracted_lists(200)
-    votes = votes_of(scores, groups, gold)
-    unsupervised = ScoreFusionModel().fit(scores, groups)
-    before_state = unsupervised.state_
-    selector = CombinationSelector(unsupervised).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
-    state, model = selector.state_, selector.model_
-    assert unsupervised.state_ is before_state and before_state == ScoreFusionModel().fit(scores, groups).state_
-    assert before_state.choice == LABEL_FREE and state.choice == "lf0 alone"  # the clear winner, alone
-    held_out = np.where(groups >= 20, gold, np.nan)
-    before = average_precisions(unsupervised.fused(scores, groups), groups, held_out).mean()
-    after = average_precisions(model.fused(scores, groups), groups, held_out).mean()
-    assert after > before + 0.2
-    restored = FusionState.from_dict(json.loads(json.dumps(state.to_dict())), "labels.parquet", "params.", 3)
-    assert restored == state and restored.judged == selector.choice_.record()
-    estimates = state.judged.estimates
-    assert estimates[state.choice] == max(estimates.values()) and "taken" in state.judged.reason
-    assert np.array_equal(ScoreFusionModel.from_state(restored).fused(scores, groups), model.fused(scores, groups))
-    assert before_state.judged is None
-
-
-def test_a_selector_leaves_its_base_as_it_was():
-    scores, groups, gold = distracted_lists(60)
-    votes = votes_of(scores, groups, gold)
-    base = ScoreFusionModel(temperature=0.5)
-    CombinationSelector(base).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
-    assert base.state_ is None and base.options()["temperature"] == 0.5  # not fitted: a copy was
-    with pytest.raises(NotFittedError, match="ScoreFusionModel is not fitted"):
-        base.fused(scores, groups)
-    base.fit(scores, groups)
-    fitted, saved = base.state_, base.state_.to_dict()
-    selector = CombinationSelector(base).fit(votes, judged_rows(votes, gold, {f"q{i}" for i in range(20)}))
-    assert selector.state_.choice != LABEL_FREE and selector.state_.options == {**saved["options"]}
-    assert base.state_ is fitted and base.state_.to_dict() == saved  # its state neither replaced nor changed
-
-
 def leads(aps: pd.DataFrame):
     """The estimate from per-query APs of lists with one relevant passage each."""
     return estimate(Totals(aps, pd.Series(1.0, index=aps.index)), baseline=LABEL_FREE)
@@ -249,15 +211,6 @@ def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     assert np.allclose(fused[first] * 3, expected)  # the mean of the LFs' reciprocal ranks (k = 60)
 
 
-def test_judged_queries_without_a_relevant_candidate_keep_the_factor_model():
-    scores, groups, gold = distracted_lists(50)
-    votes = votes_of(scores, groups, gold)
-    judged = judged_rows(votes, np.zeros(len(gold)), {f"q{i}" for i in range(5)})  # all judged not relevant
-    state = CombinationSelector(ScoreFusionModel()).fit(votes, judged).state_
-    assert state.choice == LABEL_FREE and "0 judged queries have a relevant passage" in state.judged.reason
-    np.testing.assert_allclose(state.weights, ScoreFusionModel().fit(scores, groups).state_.weights)
-
-
 def test_gold_queries_need_the_fusion_model_and_enough_judged_queries(tmp_path):
     with pytest.raises(ConfigError, match="gold_queries needs model = 'fusion'"):
         AggregateConfig(model="majority", gold_queries=10)
@@ -293,7 +246,6 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     assert trainer.selection == "dev_judged_map" and trainer.dev_data is None
     assert sorted(set(trainer.evaluator.pairs["query_id"])) == ["vq1", "vq2"]
     # the model ships the teacher the labels came from: its judged choice, not a label-free refit
-    import json
 
     from weakrank.ranker.teacher_state import FUSION_FILE
     from weakrank.stages.train import run_teacher
@@ -377,18 +329,3 @@ def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(capsys
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
     assert "weakrank select pipe.toml --more --queries 77" in out
-
-
-def test_a_selector_fits_its_copy_with_the_lfs_declared_priors():
-    """The judged choice starts from the teacher the LFs' priors make, not from one that forgot them: with one
-    judged query nothing changes, and the state is the base's own fit."""
-    scores, groups, gold = distracted_lists(60)
-    votes = votes_of(scores, groups, gold)
-    priors = {"lf0": {"family": "a", "prior": 0.9}, "lf1": {"family": "b", "prior": 0.2},
-              "lf2": {"family": "c", "prior": 0.2}}
-    base = ScoreFusionModel(priors=priors, prior_strength=5.0)
-    selector = CombinationSelector(base).fit(votes, judged_rows(votes, gold, {"q0"}))
-    own = ScoreFusionModel(priors=priors, prior_strength=5.0).fit_table(votes).state_
-    assert selector.state_.choice == LABEL_FREE and selector.state_.weights == own.weights
-    assert selector.state_.lfs and selector.state_.lfs == own.lfs
-    assert own.weights != ScoreFusionModel().fit_table(votes).state_.weights  # the priors changed the weighting

@@ -105,3 +105,6 @@ def test_the_selector_leaves_its_base_as_it_was():
     assert selector.state_ != fitted and selector.update_.strength > 7.0
     assert base.state_ is fitted and base.state_.to_dict() == saved
     assert base.priors is priors and priors == PRIORS and base.prior_strength == 7.0
+    unfitted = ScoreFusionModel(priors=PRIORS, temperature=0.5)
+    PriorSelector(unfitted).fit(votes, judged_rows(votes, {f"q{i}" for i in range(30)}))
+    assert unfitted.state_ is None and unfitted.options()["temperature"] == 0.5  # not fitted: a copy was

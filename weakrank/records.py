@@ -1,7 +1,9 @@
 """What each judged decision keeps, one frozen record per decision, each saved with its ``kind``: the update of the
 LFs' quality priors (:class:`PriorUpdateRecord`, a fusion state's ``judged``), the student's weight in the shipped
 ranker (:class:`StudentWeightRecord`, a shipped model's ``mix``) and the choice of a combination of the LFs
-(:class:`ChoiceRecord`, what :class:`~weakrank.judged.selector.CombinationSelector` records in a fusion state).
+(:class:`ChoiceRecord`, a :class:`~weakrank.judged.rule.Choice`'s record: what a fusion state keeps where judged
+queries chose how it combines the LFs, as ``aggregate --judgments`` did before they moved the priors; read back
+from such a state, and written by ``benchmarks/bench_judgments.py``, which compares the two).
 
 Each record's ``to_dict`` is its writer; :func:`read_record` is the one reader of them all, which checks a file
 someone may have changed (each problem a :class:`~weakrank.errors.DataError` naming the file and the field) and reads

@@ -3,14 +3,15 @@ estimates each candidate's MAP over the pool from the judged sample (:mod:`.esti
 (:mod:`.rule`) and returns itself with what was chosen (``choice_``) and a new fitted thing; the base is never
 rewritten.
 
-- :class:`CombinationSelector`: how the fusion label model combines the LFs (its new state, ``state_``);
 - :class:`~weakrank.judged.student_weight.StudentWeightSelector`, the same shape after training (in its own module,
   which the train stage calls once): the student's weight in the shipped ranker (``weight_``, its record ``record_``);
 - :class:`PriorSelector`: not a choice but an update: the judged pairs move each LF's quality prior
   (:mod:`.prior_update`) and the fusion model is fitted under the posterior (``update_``, ``state_``, ``model_``).
 
 A new judged decision is one more selector here: its candidates' scores of the judged pairs, their totals
-(:func:`~weakrank.judged.estimate.query_totals`), the estimate and the rule."""
+(:func:`judged_totals`), the estimate and the rule, and a new state (:meth:`~weakrank.fusion_state.FusionState.using`
+for a combination of the LFs; choosing one among eight served ``aggregate --judgments`` until judgments moved the
+priors instead, and lives on in ``benchmarks/bench_judgments.py``, which compares the two)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,8 @@ import pandas as pd
 from weakrank.combinations import LABEL_FREE
 from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged
-from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import Totals, estimate, query_totals
 from weakrank.judged.prior_update import NAME, PRIOR_SD, PriorUpdate, update_priors
-from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
 
@@ -35,30 +34,6 @@ def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> 
     rows = votes["query_id"].isin(set(judged.queries)).to_numpy()
     return query_totals(scored[rows].reset_index(drop=True), votes["query_id"].to_numpy()[rows], judged.gold[rows],
                      judged.inclusion[rows])
-
-
-class CombinationSelector:
-    """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold,
-    then the judged sample chooses how it combines the LFs: ``choice_`` (a :class:`~weakrank.judged.rule.Choice`),
-    ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that scores with it and records it) and
-    ``model_`` (a fusion model fitted to ``state_``)."""
-
-    def __init__(self, base: ScoreFusionModel, rule: Rule = Rule()) -> None:
-        self.base, self.rule = base, rule
-        self.choice_: Choice | None = None
-        self.state_: FusionState | None = None
-        self.model_: ScoreFusionModel | None = None
-
-    def fit(self, votes: pd.DataFrame, judged: Judged) -> CombinationSelector:
-        """Fit and choose (class doc)."""
-        fitted = type(self.base)(**self.base.get_params()).fit_table(votes)
-        found, scored = candidate_scores(votes, fitted)
-        totals = judged_totals(votes, scored, judged)
-        self.choice_ = choose(estimate(totals, judged.weights, LABEL_FREE), self.rule)
-        name = self.choice_.name
-        self.state_ = fitted.fitted().using(name, None if name == LABEL_FREE else found[name], self.choice_.record())
-        self.model_ = ScoreFusionModel.from_state(self.state_)
-        return self
 
 
 class PriorSelector:
