@@ -245,11 +245,10 @@ def test_the_judged_queries_pick_the_checkpoint_by_gold_map(tmp_path, capsys):
     # measured one way, by the judged estimate on their whole lists: never handed on as gold dev lists
     assert trainer.selection == "dev_judged_map" and trainer.dev_data is None
     assert sorted(set(trainer.evaluator.pairs["query_id"])) == ["vq1", "vq2"]
-    # the model ships the teacher the labels came from: its judged choice, not a label-free refit
-
+    # the model ships the teacher the labels came from: its judged update, not a label-free refit
     from weakrank.ranker.teacher_state import FUSION_FILE
     from weakrank.stages.train import run_teacher
-    
+
     run_teacher(cfg).save(tmp_path / "model")
     shipped = json.loads((tmp_path / "model" / FUSION_FILE).read_text())["teacher"]
     assert shipped == read_metadata(RunPaths(tmp_path).labels)["params"]
