@@ -356,8 +356,8 @@ def test_the_closing_line_says_what_happened_and_when_to_judge():
                      "data/quickstart --judgments pipelines/wikiqa.judgments/judging.tsv`")
     line = closing_line(evaluation_table(0.69, 2e-6), judge=judge)
     assert line.startswith("the shipped ranker (model): MAP 0.690 vs bm25 0.580 (+19%, p < 0.001; 237 queries); "
-                           "embedding_cosine alone: 0.720, ahead of it — judge 10 queries, and where they show it "
-                           "clearly ahead it is taken: `weakrank select")
+                           "embedding_cosine alone: 0.720, ahead of it — judge 10 queries, and each LF's prior moves "
+                           "by what they show of it: `weakrank select")
     line = closing_line(evaluation_table(0.73, 0.2), judge=judge)
     assert line == ("the shipped ranker (model): MAP 0.730 vs bm25 0.580 (+26%, p = 0.200, not significant; 237 "
                     "queries); above every LF and fusion (the best, embedding_cosine: 0.720)")

@@ -171,7 +171,7 @@ def test_a_judged_rerun_keeps_the_evaluation_before_and_asks_for_new_queries(tmp
     capsys.readouterr()
     assert main(["run", "pipeline.toml", *flags, "--stages", "evaluate", "--quiet"]) == 0
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
-    assert "ahead of it — judge 10 queries, and where they show it clearly ahead it is taken" in last
+    assert "ahead of it — judge 10 queries, and each LF's prior moves by what they show of it" in last
     assert last in (runs / "evaluation.md").read_text()  # evaluation.md says what the terminal said
     select, judge, rerun = commands(last)
     assert select == ["select", "pipeline.toml", "--run-dir", "run", "--max-queries", "50", "--queries", "10"]

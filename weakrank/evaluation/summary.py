@@ -68,6 +68,6 @@ def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> s
     if table.loc[best, metric] > value:
         line += f"; {best} alone: {table.loc[best, metric]:.3f}, ahead of it"
         more = " more" if before else ""
-        return line + (f" — judge {JUDGE_QUERIES}{more} queries, and where they show it clearly ahead it is taken: "
+        return line + (f" — judge {JUDGE_QUERIES}{more} queries, and each LF's prior moves by what they show of it: "
                        f"{judge}" if judge else "")
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"
