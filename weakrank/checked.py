@@ -49,9 +49,16 @@ def wrong(value: Any, kind: Kind, file: str | Path | None, field: str) -> DataEr
     return DataError(f"expected {kind.name}, got {type(value).__name__} {shown}", file=file, field=field)
 
 
-def read_field(saved: Mapping[str, Any], key: str, kind: Kind, file: str | Path | None, where: str = "") -> Any:
-    """``saved[key]``, checked to be of ``kind`` (``where``: the fields ``saved`` is under in ``file``)."""
+_REQUIRED = object()
+
+
+def read_field(saved: Mapping[str, Any], key: str, kind: Kind, file: str | Path | None, where: str = "",
+               default: Any = _REQUIRED) -> Any:
+    """``saved[key]``, checked to be of ``kind`` (``where``: the fields ``saved`` is under in ``file``); ``default``
+    where the key may be absent (else its absence is an error)."""
     if key not in saved:
+        if default is not _REQUIRED:
+            return default
         raise DataError("missing", file=file, field=where + key)
     value = saved[key]
     if not kind.test(value):

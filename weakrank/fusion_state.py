@@ -158,7 +158,7 @@ class FusionState:
         combine = saved.get("combine", "linear")
         if combine not in COMBINES:
             raise fail(f"{combine!r} is not 'linear' or 'rrf'", "combine")
-        choice = read_field(saved, "choice", TEXT, file, where) if "choice" in saved else LABEL_FREE
+        choice = read_field(saved, "choice", TEXT, file, where, default=LABEL_FREE)
         options = read_field(saved, "options", OBJECT, file, where)
         for key, value in options.items():
             if key not in OPTIONS + RETIRED_OPTIONS:
@@ -166,8 +166,8 @@ class FusionState:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
                     value < 0 or value == 0 and key not in RETIRED_OPTIONS):
                 raise fail(f"{value!r} is not a positive finite number", f"options.{key}")
-        judged = read_field(saved, "judged", OBJECT | NULL, file, where) if "judged" in saved else None
-        lfs = read_field(saved, "lfs", LIST, file, where) if "lfs" in saved else []
+        judged = read_field(saved, "judged", OBJECT | NULL, file, where, default=None)
+        lfs = read_field(saved, "lfs", LIST, file, where, default=[])
         return cls.of(clusters, numbers["loadings"], numbers["weights"], numbers["scales"], combine=combine,
                       choice=choice, options={k: v for k, v in options.items() if k in OPTIONS},
                       judged=read_record(judged, file, f"{where}judged.", (ChoiceRecord.kind, PriorUpdateRecord.kind))

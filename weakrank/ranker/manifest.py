@@ -69,7 +69,7 @@ def read_manifest(directory: str | Path) -> ModelManifest:
     if read_field(saved, "format", COUNT, path) != FORMAT:
         raise DataError(f"{saved['format']!r}: this weakrank reads format {FORMAT}; upgrade weakrank", file=path,
                         field="format")
-    judged = read_field(saved, "judged_splits", TEXTS, path) if "judged_splits" in saved else []
+    judged = read_field(saved, "judged_splits", TEXTS, path, default=[])
     return ModelManifest(_one_of(saved, "kind", KINDS, path), _one_of(saved, "architecture", ARCHITECTURES, path),
                          _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path),
                          tuple(judged))
