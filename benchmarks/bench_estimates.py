@@ -104,10 +104,11 @@ def timed_runs() -> list[dict]:
         steps = json.loads((run_dir / "model" / "train_config.json").read_text())["max_steps"]
         work = {"label": label_work(cfg, pairs, {spec for spec, t in written.items() if t >= started}),
                 **stage_work(cfg, pairs, {"max_steps": steps})}
-        if teacher_alone(run_dir):
+        start = teacher_alone(run_dir)
+        if start:
             work["rerank"] = teacher_rerank(run_dir, cfg)
         for stage, seconds in work.items():
-            kept = KEPT if stage == "rerank" and teacher_alone(run_dir) else ""
+            kept = KEPT if stage == "rerank" and start else ""
             rows.append(row(run, stage, seconds, measured[stage], BUSY + kept, paced=recorded[stage].get("paced_s")))
         lexical = [t for spec, t in written.items() if estimates.lf_encoder(spec, None) is None]
         encoders = {spec for spec in written if estimates.lf_encoder(spec, None) is not None}

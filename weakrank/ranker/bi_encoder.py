@@ -113,14 +113,12 @@ class BiEncoder(nn.Module, RanksPassages):
         texts of about one length (little padding), as ``SentenceTransformer.encode`` does; within
         :meth:`remembering`, a text encoded before is not encoded again."""
         memo = self._memo
-        if memo is None:
+        if memo is None or not texts:
             return self._encode(texts, batch_size)
         new = [t for t in dict.fromkeys(texts) if t not in memo]
         fresh = dict(zip(new, self._encode(new, batch_size))) if new else {}
         for text in new[:max(REMEMBERED - len(memo), 0)]:
             memo[text] = fresh[text]
-        if not texts:
-            return self._encode(texts, batch_size)
         return np.stack([memo[t] if t in memo else fresh[t] for t in texts])
 
     @torch.inference_mode()
