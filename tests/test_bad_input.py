@@ -98,7 +98,7 @@ def _trec(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\n", run="q1 Q0 d1 1 
 
 def test_trec_located_errors(tmp_path):
     ds = load_dataset("trec", _trec(tmp_path))
-    assert ds.candidates["gold"].tolist() == [1, pd.NA]  # q2 has no judgements: no gold
+    assert ds.candidates["gold"].tolist() == [1, pd.NA]  # q2 is not in the qrels: no gold
     with pytest.raises(DataError, match=r"queries.tsv:3: query_id: duplicate query id 'q1' \(first at .*queries.tsv:1\)"):
         load_dataset("trec", _trec(tmp_path, queries="q1\tsweet apples\nq2\tblue sea\nq1\tagain\n"))
     with pytest.raises(DataError, match=r"run.trec:2: query_id: run names query id 'q3', which is not in queries.tsv"):

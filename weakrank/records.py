@@ -144,6 +144,7 @@ class StudentWeightRecord:
     constants."""
 
     kind: ClassVar[str] = "student weight"
+    saved_as: ClassVar[str] = "mix"  # its key in a shipped model's weakrank_fusion.json
     choice: str
     estimates: dict[str, float]
     queries: list[str]

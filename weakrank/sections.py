@@ -130,13 +130,13 @@ class AnalyzeConfig:
     splits: list[str] | None = None
 
 
-REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a non-relevant judgement, a relevant one, any
+REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a non-relevant qrels row, a relevant one, any
 
 
 @dataclass
 class EvaluateConfig:
     """The split ``rerank`` scores and the ``evaluate`` stage reports, and the queries it scores: ``require``
-    ``"both"`` (a relevant and a non-relevant judgement), ``"relevant"`` (qrels that list relevant passages only,
+    ``"both"`` (a relevant and a non-relevant qrels row), ``"relevant"`` (qrels that list relevant passages only,
     as BEIR's: unassessed candidates count as non-relevant) or ``"all"``."""
 
     split: str = "test"
@@ -153,7 +153,7 @@ class ExperimentConfig:
     rows of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
     the papers' label sources, ``"gold"`` and ``"votes:<lf>"``, are read and checked by
     :mod:`weakrank.reproduction.labels` when the grid runs) × ``variants`` (default: all) × ``epsilons``/``alphas``
-    × ``samplers`` × ``noise_ratios`` × ``seeds``; scored on ``split``'s queries with ``require`` judgements
+    × ``samplers`` × ``noise_ratios`` × ``seeds``; scored on ``split``'s queries with the qrels rows ``require`` asks for
     (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in
     every trained cell."""
 

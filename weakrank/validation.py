@@ -175,7 +175,7 @@ def check_aggregate(cfg: PipelineConfig, plan: Collection[str], label_model: str
     given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
     from weakrank.label_models import MODELS
 
-    if given and MODELS[label_model or cfg.aggregate.model].judgeable:  # another model: aggregate says it reads none
+    if given and MODELS[label_model or cfg.aggregate.model].takes_priors:  # another model: aggregate says it reads none
         return check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
     return None
 

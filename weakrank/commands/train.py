@@ -57,7 +57,7 @@ def print_trained(model: Path) -> None:
     state = saved_teacher(model)
     for line in student_lines(model, state):
         print(line)
-    for line in state.mix.lines() if state and state.mix else []:
+    for line in state.weight_record.lines() if state and state.weight_record else []:
         print(line)
 
 

@@ -113,7 +113,7 @@ def evaluate_run(
             raise DataError("run lacks a column", field=col)
     keep = assessed_queries(qrels, require) & set(run["query_id"])
     if not keep:
-        raise DataError(f"no query of the run has the judgements require = {require!r} asks for (both: a relevant "
+        raise DataError(f"no query of the run has the qrels rows require = {require!r} asks for (both: a relevant "
                         "and a non-relevant one); qrels that list relevant passages only (BEIR) need require = "
                         "'relevant' ([evaluate] require, or --require)", field="query_id")
     run = run[run["query_id"].isin(keep)]

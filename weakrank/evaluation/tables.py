@@ -63,7 +63,7 @@ def table_legend(table: pd.DataFrame, p_for: str | None = None) -> str:
 
 
 REQUIRED = {"both": "with a relevant and a non-relevant candidate", "relevant": "with a relevant candidate",
-            "all": "with judgements"}
+            "all": "in the qrels"}
 
 
 def queries_note(table: pd.DataFrame, require: str = "both") -> str:

@@ -61,12 +61,12 @@ def with_labels(votes: pd.DataFrame, p_relevant: np.ndarray, score: np.ndarray |
 class LabelModel(Protocol):
     """What every label model does, on a votes table (query_id, passage_id, split, ``vote_<lf>`` and
     ``score_<lf>`` columns): the constructor stores its options, :meth:`fit_table` returns it fitted. Its tags say
-    what else it can do: ``judgeable`` (judged queries choose among its combinations, :mod:`weakrank.judged`) and
+    what else it can do: ``takes_priors`` (it weighs the LFs by quality priors given to it, which evidence can move) and
     ``portable`` (its fitted state, a :class:`~weakrank.fusion_state.FusionState`, scores lists it never saw: a
     shipped ranker's teacher)."""
 
     min_lfs: int  # the fewest LFs it can run on
-    judgeable: bool
+    takes_priors: bool
     portable: bool
 
     def fit_table(self, votes: pd.DataFrame) -> Self:
@@ -97,7 +97,7 @@ class LabelModelBase(ABC):
     matrix, and the :class:`LabelModel` protocol on its ``vote_*`` columns."""
 
     min_lfs: int = 2
-    judgeable = False
+    takes_priors = False
     portable = False
 
     def fit(self, votes: np.ndarray) -> LabelModelBase:

@@ -144,7 +144,7 @@ class ScoreFusionModel:
     """
 
     min_lfs = 1
-    judgeable = True  # judged queries choose among its combinations (:mod:`weakrank.judged.selector`)
+    takes_priors = True  # the LFs' quality priors, declared or moved by evidence (:mod:`.family_factor`)
     portable = True  # its state alone scores new lists: a shipped ranker's teacher (:mod:`weakrank.ranker.teacher`)
 
     def __init__(

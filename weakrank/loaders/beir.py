@@ -25,7 +25,7 @@ from weakrank.loaders.tables import (
     read_lines,
     read_tsv,
 )
-from weakrank.loaders.trec import judge, run_rows
+from weakrank.loaders.trec import gold_of, run_rows
 
 
 def read_jsonl(file: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -90,7 +90,7 @@ def load_beir(
         fail_at(q, ~q["score"].str.fullmatch(r"-?\d+"), "score", lambda r: f"score {r['score']!r} is not an integer")
         qrel_frames.append(q)
     assessed = pd.concat(qrel_frames, ignore_index=True)
-    check_unique(assessed, ["query-id", "corpus-id"], "corpus-id", "judgement (query id, corpus id)")
+    check_unique(assessed, ["query-id", "corpus-id"], "corpus-id", "qrels row (query id, corpus id)")
     check_consistent(assessed, "query-id", "split", "query-id", "query id")
     qrels = pd.DataFrame(
         {"query_id": assessed["query-id"], "passage_id": assessed["corpus-id"],
@@ -112,7 +112,7 @@ def load_beir(
         cands = cands[cands["query_id"].isin(split_of.keys())]
     else:
         cands = bm25_candidates(queries, passages, k)
-    cands["gold"] = judge(cands, qrels)
+    cands["gold"] = gold_of(cands, qrels)
     sources = {
         "queries": str(path / "queries.jsonl"),
         "passages": str(path / "corpus.jsonl"),

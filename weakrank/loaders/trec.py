@@ -43,7 +43,7 @@ def qrels_rows(file: Path) -> pd.DataFrame:
     """query_id, passage_id, relevance rows (with file and line) of a TREC qrels file (``qid 0 pid rel``);
     an empty file, a non-integer relevance or a repeated (query, passage) is a located error."""
     qrels = _not_empty(read_qrels(file, lines=True), file)
-    check_unique(qrels, ["query_id", "passage_id"], "passage_id", "judgement (query id, passage id)")
+    check_unique(qrels, ["query_id", "passage_id"], "passage_id", "qrels row (query id, passage id)")
     return qrels
 
 
@@ -53,8 +53,8 @@ def _not_empty(rows: pd.DataFrame, file: Path) -> pd.DataFrame:
     return rows
 
 
-def judge(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
-    """Gold of each candidate: 1/0 for queries with judgements (relevance > 0 is relevant), else <NA>."""
+def gold_of(cands: pd.DataFrame, qrels: pd.DataFrame) -> pd.Series:
+    """Gold of each candidate: 1/0 for queries in the qrels (relevance > 0 is relevant), else <NA>."""
     relevant = set(zip(qrels["query_id"], qrels["passage_id"].where(qrels["relevance"] > 0)))
     assessed = set(qrels["query_id"])
     gold = [int((q, p) in relevant) if q in assessed else pd.NA for q, p in zip(cands["query_id"], cands["passage_id"])]
@@ -109,7 +109,7 @@ def load_trec(
     """Load ``collection`` (pid\\ttext) and, per split, ``queries`` (qid\\ttext), a ``run`` (none: the BM25
     top-``k`` of the collection) and optional ``qrels``.
 
-    Queries without judgements have no gold. A run naming a query outside its split's queries file or a
+    Queries the qrels do not name have no gold. A run naming a query outside its split's queries file or a
     passage outside the collection, and a query id in two queries files, are located errors; qrels lines
     of queries outside the split are ignored (one qrels file may serve every split). (Long: one pass over the
     files of every split, each checked where it is read, so that every error names its own file and line.)
@@ -137,7 +137,7 @@ def load_trec(
         if spec.get("qrels"):
             assessed = qrels_rows(path / spec["qrels"])
             assessed = assessed[assessed["query_id"].isin(q["query_id"])]
-        r["gold"] = judge(r, assessed)
+        r["gold"] = gold_of(r, assessed)
         query_frames.append(q)
         cand_frames.append(r)
         qrels_frames.append(assessed[["query_id", "passage_id", "relevance"]])

@@ -46,11 +46,12 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
 
 class FusedRanker(RanksPassages):
     """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
-    standardised scores weighted ``student_weight`` and the teacher's the rest (``mix``: how judgments chose it)."""
+    standardised scores weighted ``student_weight`` and the teacher's the rest (``weight_record``: how it was chosen, where a record says)."""
 
     def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = STUDENT_WEIGHT,
-                 mix: StudentWeightRecord | None = None) -> None:
-        self.student, self.teacher, self.student_weight, self.mix = student, teacher, student_weight, mix
+                 weight_record: StudentWeightRecord | None = None) -> None:
+        self.student, self.teacher, self.student_weight = student, teacher, student_weight
+        self.weight_record = weight_record
 
     def remembering(self) -> AbstractContextManager[None]:
         """The student's (:meth:`~weakrank.ranker.ranking.RanksPassages.remembering`)."""
@@ -93,7 +94,7 @@ class FusedRanker(RanksPassages):
     def save(self, directory: str | Path) -> Path:
         """Write the student and its teacher into ``directory``; :meth:`load` (and :func:`load_ranker`) read it."""
         self.student.save(directory)
-        self.teacher.save(directory, student_weight=self.student_weight, mix=self.mix)
+        self.teacher.save(directory, student_weight=self.student_weight, weight_record=self.weight_record)
         return Path(directory)
 
     @classmethod
@@ -119,7 +120,7 @@ class FusedRanker(RanksPassages):
             warnings.warn(f"{directory}: its teacher {' and '.join(needs)}; loaded as the student alone. Pass "
                           "trust_code=True (`--trust-code`) if you trust it.", UntrustedCodeWarning, stacklevel=2)
             return student
-        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.mix)
+        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.weight_record)
 
 
 class UntrustedCodeWarning(LeftOutWarning):

@@ -74,12 +74,12 @@ class Teacher:
         pairs = pairs.reset_index(drop=True)
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
-    def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT, mix: StudentWeightRecord | None = None,
-             taught_splits: set[str] | None = None) -> Path:
+    def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT,
+             weight_record: StudentWeightRecord | None = None, taught_splits: set[str] | None = None) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
         on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
-        in the shipped ranker (``mix``: how it was chosen), and last the directory's manifest, which now says
+        in the shipped ranker (``weight_record``: how it was chosen, where a record says), and last the directory's manifest, which now says
         ``shipped`` and, where given, the ``taught_splits`` whose judgments taught the model
         (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)
@@ -95,9 +95,11 @@ class Teacher:
             entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
                             "options": _portable_options(lf.name, options, directory), "state": state})
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
-                                      if e["spec"].startswith(LF_DIR + "/")}), student_weight, mix)
+                                      if e["spec"].startswith(LF_DIR + "/")}), student_weight, weight_record)
         saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
-        written = write_text(json.dumps({**saved, **({"mix": mix.to_dict()} if mix else {})}, indent=1), directory / FUSION_FILE)
+        if weight_record:
+            saved[weight_record.saved_as] = weight_record.to_dict()
+        written = write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)
         mark_shipped(directory, taught_splits)
         return written
 
@@ -113,7 +115,8 @@ class Teacher:
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
-    def _card(self, directory: Path, code: list[str], student_weight: float, mix: StudentWeightRecord | None) -> None:
+    def _card(self, directory: Path, code: list[str], student_weight: float,
+              weight_record: StudentWeightRecord | None) -> None:
         """The model card's section that says which scores are which."""
         card = directory / "README.md"
         if not card.exists():
@@ -136,8 +139,8 @@ class Teacher:
                          f"{w.lf} {w.family or '(own)'}, prior {'—' if w.prior is None else f'{w.prior:.2f}'}, "
                          f"{w.agreement:.2f} → {w.loading:.2f}, {w.weight:.0%}, {'prior' if w.prior_decided else 'agreement'}"
                          for w in self.fusion_state.lfs) + ".\n")
-        if mix:
-            text += f"- {mix.card()}\n"
+        if weight_record:
+            text += f"- {weight_record.card()}\n"
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

@@ -48,12 +48,12 @@ class LFEntry:
 @dataclass(frozen=True)
 class TeacherState:
     """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, the model's state and the
-    student's weight in the shipped ranker (0.5 where the file names none) and how judgments chose it (``mix``)."""
+    student's weight in the shipped ranker (0.5 where the file names none) and the record of how it was chosen, where one says (``weight_record``)."""
 
     lfs: list[LFEntry]
     teacher: FusionState
     student_weight: float = 0.5
-    mix: StudentWeightRecord | None = None
+    weight_record: StudentWeightRecord | None = None
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -80,9 +80,10 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    mix = (read_record(read_field(saved, "mix", OBJECT, path), path, "mix.", (StudentWeightRecord.kind,))
-           if "mix" in saved else None)
-    return TeacherState(lfs, teacher, float(weight), mix)
+    key = StudentWeightRecord.saved_as
+    record = read_field(saved, key, OBJECT, path, default=None)
+    record = read_record(record, path, f"{key}.", (StudentWeightRecord.kind,)) if record is not None else None
+    return TeacherState(lfs, teacher, float(weight), record)
 
 
 def inside(directory: Path, relative: object, field: str, path: Path) -> Path:

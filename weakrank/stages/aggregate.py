@@ -44,7 +44,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     name = model or cfg.aggregate.model
     label_model = cfg.label_model(name, priors)
     judgments = judgments or (cfg.aggregate.judgments if name == cfg.aggregate.model else None)
-    if judgments and not label_model.judgeable:
+    if judgments and not label_model.takes_priors:
         raise ConfigError(f"judgments move the fusion label model's LF priors; label model {name!r} "
                           "reads none")
     taught = judged_labels(votes, label_model, parsed if judgments else None, paths.dataset,

@@ -155,9 +155,9 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
             mark_judged(directory, taught)
         return result
     earned = earned_weight(trainer.start_check_, STUDENT_WEIGHT)  # on held-out lists, without judgments
-    weight, mix = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)
+    weight, record = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)
     for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
-        teacher.save(directory, student_weight=weight, mix=mix, taught_splits=taught)
+        teacher.save(directory, student_weight=weight, weight_record=record, taught_splits=taught)
     return result
 
 
