@@ -13,10 +13,10 @@ PACKAGE = Path(__file__).resolve().parents[1] / "weakrank"
 
 # lowest first; a module may import its own layer and those below, never one above
 LAYERS = [
-    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, the records of judged decisions, measuring runs, what encoding costs and a stage's pace
+    # foundations: errors, the names a user chooses, files and paths, progress bars, figures, text, encoders, maths over lists, the records of judged decisions, measuring runs, what encoding costs and a stage's pace; what measures never teaches
     ["weakrank.errors", "weakrank.names", "weakrank.progress", "weakrank.text", "weakrank.similarity", "weakrank.encoders",
      "weakrank.paths", "weakrank.files", "weakrank.io", "weakrank.lock", "weakrank.plots", "weakrank.bm25", "weakrank.lists",
-     "weakrank.checked", "weakrank.combinations", "weakrank.records", "weakrank.fusion_state",
+     "weakrank.checked", "weakrank.combinations", "weakrank.records", "weakrank.fusion_state", "weakrank.apart",
      "weakrank.evaluation", "weakrank.keys", "weakrank.costs", "weakrank.pace"],
     # data and labeling functions
     ["weakrank.dataset", "weakrank.loaders", "weakrank.lf_declaration", "weakrank.lf_scorer", "weakrank.lf",

@@ -10,6 +10,7 @@ from tests.conftest import shared
 from weakrank.errors import ConfigError, DataError
 from weakrank.loaders import load_dataset
 from weakrank.modes.hold_out import HELD_OUT, HoldOut
+from weakrank.modes.judged import JudgedMode
 from weakrank.ranker.cross_encoder import write_model_card
 from weakrank.training import BiEncoder, CrossEncoderRanker, TrainConfig, TrainerCallback
 from weakrank.training.build import trainer_from_config, training_data
@@ -240,11 +241,12 @@ def test_list_fraction_keeps_the_lists_whose_teacher_top_stands_out(tiny):
 def test_judged_lists_are_kept_and_repeated_to_their_share_of_an_epoch(tiny):
     labels = labelled(tiny).assign(split="train", score=[0.1, 5.0, 0.0, 1.0, 1.1, 1.2],  # q1: a clear top
                                    judged=[np.nan, np.nan, np.nan, 1.0, 0.0, np.nan])  # q2: a person judged it
-    data = training_data(labels, tiny, small(list_fraction=0.5, judged_share=0.75), "train", {"q2"})
-    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.judged == {"q2"}
+    mode = JudgedMode(labels, ["q2"], tiny, small(list_fraction=0.5, judged_share=0.75))  # the judged queries: boosted
+    data = training_data(labels, tiny, mode.tc, "train", mode.boosted, mode.boost_share)
+    assert sorted(data.list_ids) == ["q1", "q2", "q2", "q2"] and data.boosted == {"q2"}
     assert [qid for qid, _ in data.anchors].count("q2") == 3 and [qid for qid, _ in data.anchors].count("q1") == 1
     assert len(data.epoch_order(0, 0, listwise=True)) == 4
-    assert sorted(training_data(labels, tiny, small(judged_share=0.0), "train", {"q2"}).list_ids) == ["q1", "q2"]
+    assert sorted(training_data(labels, tiny, small(), "train", {"q2"}, 0.0).list_ids) == ["q1", "q2"]
     assert repeats(10, 2000, 0.1) == 22 and repeats(10, 83, 0.1) == 1  # WikiQA's train split; TrecQA's: once
     with pytest.raises(ConfigError, match="judged_share"):
         TrainConfig(judged_share=1.0)

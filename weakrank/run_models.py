@@ -20,12 +20,12 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def check_model_apart(model: str | Path, split: str) -> None:
-    """Model directory ``model`` was not taught, nor its checkpoint chosen, by judgments of ``split``, the split it
-    would score (:func:`~weakrank.judged.checks.check_apart`; its manifest says which:
+    """Model directory ``model`` was not taught, nor its checkpoint chosen, by relevance labels of ``split``, the split it
+    would score (:func:`~weakrank.apart.check_apart`; its manifest says which:
     :func:`weakrank.stages.train.taught_splits`)."""
-    from weakrank.judged.checks import check_apart
+    from weakrank.apart import TAUGHT_MODEL, check_apart
     from weakrank.ranker.directory import model_manifest
-    from weakrank.ranker.manifest import MANIFEST_FILE
+    from weakrank.ranker.manifest import MANIFEST_FILE, TAUGHT_KEY
 
-    check_apart(split, model_manifest(model).judged_splits, file=Path(model) / MANIFEST_FILE, field="judged_splits",
-                what="this model was taught, or its checkpoint chosen, by judgments of")
+    check_apart(split, model_manifest(model).taught_splits, file=Path(model) / MANIFEST_FILE, field=TAUGHT_KEY,
+                what=TAUGHT_MODEL)

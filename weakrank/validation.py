@@ -128,16 +128,14 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
 def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:
     """The run directory's labels (where they exist) were not made from judgments of the split that ``rerank`` or
     ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those judgments chose how the
-    LFs are combined and the checkpoint (:func:`~weakrank.judged.checks.check_apart`)."""
-    from weakrank.judged.checks import check_apart
-    from weakrank.label_models.labels_file import judged_splits as taught
+    LFs are combined and the checkpoint (:func:`~weakrank.apart.check_apart`)."""
+    from weakrank.apart import TAUGHT_LABELS, check_apart
+    from weakrank.label_models.labels_file import TAUGHT_KEY, labels_taught_splits
 
     labels = RunPaths(cfg.run_dir).labels
     if labels.exists():
         split = eval_split or cfg.evaluate.split
-        check_apart(split, taught(labels), file=labels, field="judged_splits",
-                    what="these labels were made from judgments (they chose how the LFs are combined, and the "
-                         "checkpoint) of")
+        check_apart(split, labels_taught_splits(labels), file=labels, field=TAUGHT_KEY, what=TAUGHT_LABELS)
 
 
 def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: set[str]) -> None:

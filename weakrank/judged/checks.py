@@ -1,21 +1,20 @@
 """A person's judgments checked against the run they are to teach before any of them is used, in two steps: read once
 and checked before anything runs (:func:`judgments_to_teach`, aggregate's check), then against the votes when they
-teach (:func:`check_judgments`). An evaluation sample (:func:`check_apart`), a judged query that is not in this run
+teach (:func:`check_judgments`). An evaluation sample (:func:`check_not_evaluation`), a judged query that is not in this run
 or of the split it evaluates, texts that are not the dataset's, or judgments no pair of which is a candidate of this
 run: each a :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of
 them (pairs no list ranks) is counted in one line.
 
-:func:`check_apart` is the one rule that keeps what measures apart from what teaches, applied by every stage that
-could close the loop (``aggregate`` and ``run`` on the judgments they would train with; ``train``, ``rerank`` and
-``evaluate`` on the labels they read: :func:`weakrank.validation.check_scored`)."""
+Judgments of the evaluated split are refused by the rule that keeps what measures apart from what teaches
+(:func:`weakrank.apart.check_apart`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
 
+from weakrank.apart import check_apart
 from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet
 from weakrank.judged.judging_file import EVALUATION_USE, as_written
@@ -23,20 +22,13 @@ from weakrank.judged.judgments import KEY, Judgments, read_judgments
 from weakrank.paths import program, shell_path
 
 
-def check_apart(evaluated: str, taught: Collection[str], *, file: str | Path, field: str, line: int | None = None,
-                use: str | None = None, what: str = "judges queries of") -> None:
-    """Judgments that measure never teach, and no split is scored by what its own judgments made: a
-    :class:`DataError` at ``file`` (``line``, ``field``) where the judgments are an evaluation sample (``use``:
-    :data:`~weakrank.judged.judging_file.EVALUATION_USE`, whatever split is evaluated) or where ``taught`` (the
-    splits whose judgments teach, ``what`` says how) holds ``evaluated``, the split that would be scored."""
+def check_not_evaluation(use: str | None, *, file: str | Path, line: int) -> None:
+    """Judgments that measure never teach: a :class:`DataError` at ``file`` (``line``) where the judgments are an
+    evaluation sample (``use``: :data:`~weakrank.judged.judging_file.EVALUATION_USE`), whatever split is evaluated."""
     if use == EVALUATION_USE:
         raise DataError("an evaluation sample (its use column says evaluation: select --evaluation drew it): it "
                         "measures the systems and never trains, whatever split is evaluated; to train, judge a "
                         "sample of a training split (weakrank select CONFIG)", file=file, line=line, field="use")
-    if evaluated in taught:
-        raise DataError(f"{what} the evaluated split {evaluated!r}: they would choose what they then score; "
-                        "evaluate another split, or judge queries of another split", file=file,
-                        line=line, field=field)
 
 
 def check_texts(table: pd.DataFrame | None, dataset: Path, path: Path) -> None:
@@ -61,14 +53,14 @@ def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) ->
     """The judgments of ``path`` (``where``: the flag or key that names them) that ``aggregate`` will teach with,
     read once (:func:`~weakrank.judged.judgments.read_judgments`) and checked before anything runs: something
     judged, no evaluation sample, and, where the ``dataset`` folder is ingested, its texts (:func:`check_texts`) and
-    no query of the ``evaluated`` split (:func:`check_apart`). What needs the votes is checked
+    no query of the ``evaluated`` split (:func:`~weakrank.apart.check_apart`). What needs the votes is checked
     when they teach (:func:`check_judgments`)."""
     found = read_judgments(path)
     if (dataset / "passages.parquet").exists():
         check_texts(found.rows, dataset, path)
     if found.table.empty:
         raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
-    check_apart(evaluated, (), file=path, line=int(found.table[LINE].iloc[0]), field="use", use=found.use)
+    check_not_evaluation(found.use, file=path, line=int(found.table[LINE].iloc[0]))
     if (dataset / "queries.parquet").exists():
         table = read_parquet(dataset / "queries.parquet", columns=["query_id", "split"])
         scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == evaluated, "query_id"]))]
@@ -83,7 +75,7 @@ def check_judgments(judgments: Judgments, votes: pd.DataFrame, dataset: Path, ev
     (no list ranks them)."""
     path, pairs = judgments.source, judgments.table
     check_texts(judgments.rows, dataset, path)
-    check_apart(evaluated, (), file=path, line=int(pairs[LINE].iloc[0]), field="use", use=judgments.use)
+    check_not_evaluation(judgments.use, file=path, line=int(pairs[LINE].iloc[0]))
     splits = votes.drop_duplicates("query_id").set_index("query_id")["split"]
     unknown = ~pairs["query_id"].isin(splits.index)
     if unknown.any():

@@ -32,6 +32,7 @@ class LabelsInfo:
 
 _KINDS = {"model": TEXT, "lfs": LIST, "params": OBJECT, "judged_queries": LIST, "judgments": TEXT,
           "judged_splits": LIST}  # each may be absent (None)
+TAUGHT_KEY = "judged_splits"  # the key of the splits whose judgments made the labels
 _KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs (labels have always kept it)
 
 
@@ -67,7 +68,7 @@ def _labels_info(meta: dict, path: str | Path) -> LabelsInfo:
     return info
 
 
-def judged_splits(path: str | Path) -> set[str]:
+def labels_taught_splits(path: str | Path) -> set[str]:
     """The splits whose judgments made labels file ``path`` (:func:`taught_splits`)."""
     info = read_labels_info(path)
     if info.judged_splits or not info.judged_queries:

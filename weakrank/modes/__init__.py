@@ -6,7 +6,6 @@ some queries, is :class:`weakrank.modes.judged.JudgedMode`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from weakrank.dataset import Dataset
 from weakrank.records import StudentWeightRecord
 
 if TYPE_CHECKING:
+    from weakrank.label_models.labels_file import LabelsInfo
     from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
     from weakrank.training.config import TrainConfig
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 class TrainingMode:
     """A run on labels no person judged: no query of its own (``judged``), and every hook a no-op."""
 
-    judged: frozenset[str] = frozenset()  # training queries a person judged: repeated to [train] judged_share
+    boosted: frozenset[str] = frozenset()  # training queries a person judged, repeated to boost_share of an epoch
+    boost_share: float = 0.0
 
     def evaluator(self) -> Evaluator | None:
         """The evaluator that picks the checkpoint (None: the stage's own, dev lists or the start check)."""
@@ -45,11 +46,12 @@ class TrainingMode:
         return earned, None
 
 
-def training_mode(table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, tc: TrainConfig) -> TrainingMode:
-    """The mode of a run as ``tc`` says on labels ``table`` over ``dataset``: judged mode where the labels' record names
-    judged ``queries`` (:attr:`~weakrank.label_models.labels_file.LabelsInfo.judged_queries`), else label-free."""
-    if not queries:
+def training_mode(table: pd.DataFrame, info: LabelsInfo, dataset: Dataset, tc: TrainConfig) -> TrainingMode:
+    """The mode of a run as ``tc`` says on labels ``table`` (with record ``info``) over ``dataset``: judged mode where
+    the record names judged queries (:attr:`~weakrank.label_models.labels_file.LabelsInfo.judged_queries`), else
+    label-free."""
+    if not info.judged_queries:
         return TrainingMode()
     from weakrank.modes.judged import JudgedMode
 
-    return JudgedMode(table, queries, dataset, tc)
+    return JudgedMode(table, info.judged_queries, dataset, tc)

@@ -26,14 +26,14 @@ if TYPE_CHECKING:
 
 class JudgedMode(TrainingMode):
     """A run as ``tc`` says on labels ``table`` over ``dataset``, whose record names the judged ``queries``; its
-    ``judged`` training queries are those of the table's ``judged`` column (a judging file's: none where gold
-    stood in for judgments)."""
+    ``boosted`` training queries, repeated to ``[train] judged_share`` of an epoch, are those of the table's ``judged``
+    column (a judging file's: none where gold stood in for judgments)."""
 
     def __init__(self, table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, tc: TrainConfig) -> None:
         self.table, self.queries, self.dataset, self.tc = table, list(queries), dataset, tc
         judged = table.loc[table["judged"].notna(), "query_id"] if "judged" in table.columns else ()
-        self.judged = frozenset(judged)
-        self.hold_out = HoldOut(self.judged, tc.judged_after)
+        self.boosted, self.boost_share = frozenset(judged), tc.judged_share
+        self.hold_out = HoldOut(self.boosted, tc.judged_after)
 
     def evaluator(self) -> JudgedEstimateEvaluator | None:
         """The judged estimate on the judged queries' lists (:func:`~weakrank.judged.evaluator.judged_evaluator`)."""

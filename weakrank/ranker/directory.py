@@ -38,26 +38,26 @@ def model_manifest(directory: str | Path) -> ModelManifest:
     return replace(manifest, kind="shipped") if (directory / FUSION_FILE).exists() else manifest
 
 
-def mark_shipped(directory: str | Path, judged_splits: set[str] | None = None) -> None:
+def mark_shipped(directory: str | Path, taught_splits: set[str] | None = None) -> None:
     """Say in ``directory``'s manifest that its teacher was saved beside the student and, where given, which
-    ``judged_splits``' judgments taught the model or chose its checkpoint, in one write (a folder without a student
-    gets none)."""
+    ``taught_splits``' relevance labels taught the model or chose its checkpoint, in one write (a folder without a
+    student gets none)."""
     try:
         manifest = model_manifest(directory)
     except FileNotFoundError:
         return
-    judged = manifest.judged_splits if judged_splits is None else tuple(sorted(judged_splits))
-    write_manifest(directory, replace(manifest, kind="shipped", judged_splits=judged))
+    taught = manifest.taught_splits if taught_splits is None else tuple(sorted(taught_splits))
+    write_manifest(directory, replace(manifest, kind="shipped", taught_splits=taught))
 
 
-def mark_judged(directory: str | Path, splits: set[str]) -> None:
-    """Say in ``directory``'s manifest which ``splits``' judgments taught the model or chose its checkpoint (a
-    folder without a student gets none)."""
+def mark_taught(directory: str | Path, splits: set[str]) -> None:
+    """Say in ``directory``'s manifest which ``splits``' relevance labels taught the model or chose its checkpoint
+    (a folder without a student gets none)."""
     try:
         manifest = model_manifest(directory)
     except FileNotFoundError:
         return
-    write_manifest(directory, replace(manifest, judged_splits=tuple(sorted(splits))))
+    write_manifest(directory, replace(manifest, taught_splits=tuple(sorted(splits))))
 
 
 def _guessed_student(directory: Path) -> type | None:

@@ -21,6 +21,7 @@ from weakrank.names import ARCHITECTURES, BACKENDS, PRECISIONS
 MANIFEST_FILE = "weakrank_model.json"
 MAX_BYTES = 64 * 1024  # a manifest is a few lines
 FORMAT = 1
+TAUGHT_KEY = "judged_splits"  # the file's key of taught_splits (manifests have always kept it)
 KINDS = ("student", "shipped")  # shipped: the student with its teacher (weakrank_fusion.json)
 
 
@@ -28,13 +29,14 @@ KINDS = ("student", "shipped")  # shipped: the student with its teacher (weakran
 class ModelManifest:
     """A model directory's kind (``student``, or ``shipped``: with its teacher), its student's ``architecture``,
     the ``backends`` and ``precisions`` that student runs on (:mod:`weakrank.names`), and the splits whose
-    judgments taught it or chose its checkpoint (``judged_splits``: never the split it is scored on)."""
+    relevance labels (a person's judgments, or gold) taught it or chose its checkpoint (``taught_splits``: never the
+    split it is scored on, :mod:`weakrank.apart`)."""
 
     kind: str
     architecture: str
     backends: tuple[str, ...]
     precisions: tuple[str, ...]
-    judged_splits: tuple[str, ...] = ()
+    taught_splits: tuple[str, ...] = ()
     format: int = FORMAT
 
     @property
@@ -51,7 +53,8 @@ def student_manifest(student: type) -> ModelManifest:
 
 def write_manifest(directory: str | Path, manifest: ModelManifest) -> Path:
     """Write ``manifest`` into model directory ``directory``."""
-    return write_text(json.dumps(asdict(manifest), indent=1), Path(directory) / MANIFEST_FILE)
+    saved = {TAUGHT_KEY if key == "taught_splits" else key: value for key, value in asdict(manifest).items()}
+    return write_text(json.dumps(saved, indent=1), Path(directory) / MANIFEST_FILE)
 
 
 def read_manifest(directory: str | Path) -> ModelManifest:
@@ -63,16 +66,16 @@ def read_manifest(directory: str | Path) -> ModelManifest:
     except (ValueError, RecursionError) as err:
         raise DataError(f"not JSON ({type(err).__name__})", file=path) from None
     saved = read_object(saved, "a model directory's manifest", path)
-    unknown = sorted(set(saved) - set(ModelManifest.__dataclass_fields__))
+    unknown = sorted(set(saved) - {TAUGHT_KEY, *ModelManifest.__dataclass_fields__} - {"taught_splits"})
     if unknown:
         raise DataError(f"unknown field {unknown[0]!r}", file=path)
     if read_field(saved, "format", COUNT, path) != FORMAT:
         raise DataError(f"{saved['format']!r}: this weakrank reads format {FORMAT}; upgrade weakrank", file=path,
                         field="format")
-    judged = read_field(saved, "judged_splits", TEXTS, path, default=[])
+    taught = read_field(saved, TAUGHT_KEY, TEXTS, path, default=[])
     return ModelManifest(_one_of(saved, "kind", KINDS, path), _one_of(saved, "architecture", ARCHITECTURES, path),
                          _some_of(saved, "backends", BACKENDS, path), _some_of(saved, "precisions", PRECISIONS, path),
-                         tuple(judged))
+                         tuple(taught))
 
 
 def _one_of(saved: dict, key: str, known: tuple[str, ...], path: Path) -> str:

@@ -178,17 +178,17 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
 
 def check_run_apart(paths: RunPaths, run: str | Path) -> None:
     """TREC run file ``run`` ranks no query of a split whose judgments made the run directory's labels
-    (:func:`~weakrank.judged.checks.check_apart`): scored, they would measure what they chose."""
-    from weakrank.judged.checks import check_apart
-    from weakrank.label_models.labels_file import judged_splits
+    (:func:`~weakrank.apart.check_apart`): scored, they would measure what they chose."""
+    from weakrank.apart import check_apart
+    from weakrank.label_models.labels_file import TAUGHT_KEY, labels_taught_splits
 
-    taught = judged_splits(paths.labels) if paths.labels.exists() else set()
+    taught = labels_taught_splits(paths.labels) if paths.labels.exists() else set()
     if taught:
         queries = read_parquet(paths.dataset / "queries.parquet", columns=["query_id", "split"])
         ranked = set(read_run_file(run)["query_id"])
         scored = sorted(set(queries.loc[queries["query_id"].isin(ranked), "split"].astype(str)) & taught)
         if scored:
-            check_apart(scored[0], taught, file=paths.labels, field="judged_splits",
+            check_apart(scored[0], taught, file=paths.labels, field=TAUGHT_KEY,
                         what=f"{run} ranks queries that it would score, but these labels were made from judgments of")
 
 

@@ -108,19 +108,19 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
     labels = labels or train_labels(paths, tc)
     table = labels.table
     check_label_table(table, labels.source, dataset, tc.supervised, tc.train_split)
-    mode = mode or training_mode(table, labels.info.judged_queries, dataset, tc)
+    mode = mode or training_mode(table, labels.info, dataset, tc)
     evaluator: Evaluator | None = mode.evaluator()
     if evaluator is None and tc.dev_split and tc.dev_split in set(table["split"]):
-        evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split, mode.judged), tc)
+        evaluator = dev_evaluator(training_data(table, dataset, tc, tc.dev_split, mode.boosted), tc)
     elif evaluator is None and tc.dev_split:  # dev_split = "" says so on purpose: no warning
         warnings.warn(f"no {tc.dev_split!r} split in the labels: training without early stopping", stacklevel=2)
     if evaluator is None and checks_start(tc):  # no dev lists: some train lists check the student against its start
         held = check_queries(sorted(set(table.loc[table["split"] == tc.train_split, "query_id"])), tc.seed)
         if held:
             evaluator = AgreementEvaluator(training_data(table[table["query_id"].isin(held)], dataset, tc,
-                                                         tc.train_split, mode.judged))
+                                                         tc.train_split, mode.boosted, mode.boost_share))
             table = table[~table["query_id"].isin(held)]
-    data = training_data(table, dataset, tc, tc.train_split, mode.judged)
+    data = training_data(table, dataset, tc, tc.train_split, mode.boosted, mode.boost_share)
     card = {"labels": "gold (supervised)" if tc.supervised else tc.labels or f"{cfg.aggregate.model} label model",
             "LFs": lf_names(table), "train queries": len(data.lists), "collection": cfg.name, **mode.card()}
     return trainer_from_config(tc, data, evaluator, paths.models(tc.output), dataset.passages,
@@ -137,12 +137,12 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     (judged mode: :meth:`~weakrank.modes.judged.JudgedMode.student_weight`): loaded, it is the shipped ranker
     (:mod:`weakrank.ranker`). The run directory is not locked (:func:`train` is the stage that locks it)."""
     from weakrank.modes import training_mode
-    from weakrank.ranker.directory import mark_judged
+    from weakrank.ranker.directory import mark_taught
     from weakrank.training.start_check import earned_weight
 
     paths = RunPaths(cfg.run_dir)
     labels, dataset = train_labels(paths, tc), Dataset.load(paths.dataset)  # the one read of each
-    mode = training_mode(labels.table, labels.info.judged_queries, dataset, tc)
+    mode = training_mode(labels.table, labels.info, dataset, tc)
     trainer = build_trainer(cfg, tc, callbacks, labels, dataset, mode)
     result = trainer.fit(resume=resume, show_progress=progress)  # an AC-IR policy is saved by its callback
     if not trainer.dist.is_main:
@@ -152,7 +152,7 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
     teacher = run_teacher(cfg, labels.info, dataset) if tc.fuse_lfs and not tc.supervised else None
     if teacher is None:
         for directory in saved:
-            mark_judged(directory, taught)
+            mark_taught(directory, taught)
         return result
     earned = earned_weight(trainer.start_check_, STUDENT_WEIGHT)  # on held-out lists, without judgments
     weight, record = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)

@@ -23,13 +23,13 @@ from weakrank.training.trainer import Trainer, prepare_run
 
 
 def training_data(labels: pd.DataFrame, dataset: Dataset, tc: TrainConfig, split: str,
-                  judged: Collection[str] = ()) -> TrainingData:
+                  boosted: Collection[str] = (), boost_share: float = 0.0) -> TrainingData:
     """The lists of ``split`` that a run as ``tc`` says sees (``list_fraction`` thins the train split only, and
-    ``judged_share`` repeats the lists of its ``judged`` queries)."""
+    the lists of its ``boosted`` queries are repeated to ``boost_share`` of an epoch, the train split's only)."""
     return TrainingData(labels, dataset.queries, dataset.passages, split, supervised=tc.supervised,
                         ns_lf=tc.ns_lf if tc.needs_ns_score else None, min_confidence=tc.min_confidence,
-                        list_fraction=tc.list_fraction if split == tc.train_split else 1.0, judged=judged,
-                        judged_share=tc.judged_share if split == tc.train_split else 0.0)
+                        list_fraction=tc.list_fraction if split == tc.train_split else 1.0, boosted=boosted,
+                        boost_share=boost_share if split == tc.train_split else 0.0)
 
 
 def trainer_from_config(

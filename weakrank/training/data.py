@@ -5,8 +5,8 @@ Weak mode reads ``label``/``confidence`` (and ``score``, the label model's ranki
 labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's confidence is the geometric
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
-judged query (``judged``: ids the caller names) is always kept and repeated until the judged queries make up
-``judged_share`` of an epoch (:func:`repeats`). An epoch can leave queries out (:meth:`TrainingData.epoch_order`: a
+boosted query (``boosted``: ids the caller names; a person judged them) is always kept and repeated until the
+boosted queries make up ``boost_share`` of an epoch (:func:`repeats`). An epoch can leave queries out (:meth:`TrainingData.epoch_order`: a
 hold-out callback does, until they join training).
 """
 
@@ -32,12 +32,12 @@ def confident_lists(lists: dict[str, QueryList], fraction: float) -> set[str]:
     return set(margins.index[margins >= margins.quantile(1.0 - fraction)])
 
 
-def repeats(judged: int, others: int, share: float) -> int:
-    """How many times each of ``judged`` units is put in an epoch beside ``others`` so that the judged ones make up
-    about ``share`` of it; at least once (a small split whose judged queries are that share already: once)."""
-    if not judged or share <= 0:
+def repeats(boosted: int, others: int, share: float) -> int:
+    """How many times each of ``boosted`` units is put in an epoch beside ``others`` so that the boosted ones make
+    up about ``share`` of it; at least once (a small split whose boosted queries are that share already: once)."""
+    if not boosted or share <= 0:
         return 1
-    return max(1, round(share * others / ((1 - share) * judged)))
+    return max(1, round(share * others / ((1 - share) * boosted)))
 
 
 class TrainingData:
@@ -53,8 +53,8 @@ class TrainingData:
         ns_lf: str | None = "bm25",
         min_confidence: float = 0.0,
         list_fraction: float = 1.0,
-        judged: Collection[str] = (),
-        judged_share: float = 0.0,
+        boosted: Collection[str] = (),
+        boost_share: float = 0.0,
     ) -> None:
         self.supervised = supervised
         rows = labels[labels["split"] == split]
@@ -89,17 +89,17 @@ class TrainingData:
                 qid, g["passage_id"].to_numpy(), roles, g["confidence"].to_numpy(float), minmax_over(ns, roles == 0),
                 g["teacher"].to_numpy(),
             )
-        self.judged = set(judged) & set(self.lists)
-        kept = confident_lists(self.lists, list_fraction) | self.judged
+        self.boosted = set(boosted) & set(self.lists)
+        kept = confident_lists(self.lists, list_fraction) | self.boosted
         self.anchors = [
             (qid, int(i)) for qid, ql in self.lists.items() if qid in kept for i in np.flatnonzero(ql.labels == 1)
         ]
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
-        # a person's judgments are a handful of lists among thousands: each is seen more often, as judged_share says
-        mine = ([a for a in self.anchors if a[0] in self.judged], [qid for qid in self.list_ids if qid in self.judged])
+        # boosted lists (a person's judgments) are a handful among thousands: each is seen more often, as boost_share says
+        mine = ([a for a in self.anchors if a[0] in self.boosted], [qid for qid in self.list_ids if qid in self.boosted])
         for units, theirs in zip((self.anchors, self.list_ids), mine):
-            units += theirs * (repeats(len(theirs), len(units) - len(theirs), judged_share) - 1)
+            units += theirs * (repeats(len(theirs), len(units) - len(theirs), boost_share) - 1)
         self.split = split
 
     def units(self, listwise: bool = False, leave_out: Collection[str] = ()) -> list:
