@@ -93,38 +93,6 @@ class RunPaths:
         return self.root / "index"
 
 
-JUDGING = "judging.tsv"  # select's sample of the training queries: it moves the LFs' quality priors
-EVALUATION_JUDGING = "evaluation-judging.tsv"  # select --evaluation's sample of the evaluated split: it measures
-JUDGMENTS = ".judgments"  # <config stem>.judgments/: the folder of a config's judging files
-
-
-def judgments_folder(config: str | Path) -> Path:
-    """``<config stem>.judgments/`` beside ``config``: a person's judging files, kept apart from every run directory
-    (deleting a run, or rerunning it with ``--force``, never touches them)."""
-    config = Path(config)
-    return config.with_name(config.stem + JUDGMENTS)
-
-
-def judging_path(config: str | Path | None, run_dir: str | Path, name: str) -> Path:
-    """The judging file ``name`` (:data:`JUDGING`, :data:`EVALUATION_JUDGING`) of a config: in its
-    :func:`judgments_folder`; one that an earlier weakrank wrote into the run directory is used there while the
-    folder has none (existing runs keep working); a config without a file (built in Python): the run directory."""
-    kept = Path(run_dir) / name
-    if config is None:
-        return kept
-    beside = judgments_folder(config) / name
-    return kept if kept.exists() and not beside.exists() else beside
-
-
-def config_of(judging: str | Path) -> Path | None:
-    """The config whose :func:`judgments_folder` holds the judging file ``judging``, where it exists; else None."""
-    folder = Path(judging).resolve().parent
-    if not folder.name.endswith(JUDGMENTS):
-        return None
-    config = folder.with_name(folder.name.removesuffix(JUDGMENTS) + ".toml")
-    return config if config.is_file() else None
-
-
 def shell_path(path: str | Path) -> str:
     """``path`` as a printed command shows it, to be pasted in the current folder: relative to it when inside it,
     else absolute; quoted for the shell."""

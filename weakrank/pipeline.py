@@ -29,7 +29,7 @@ from weakrank.registry import resolve_lfs
 from weakrank.stages.aggregate import aggregate
 from weakrank.stages.analyze import analyze
 from weakrank.stages.corrupt import corrupt, undo_corrupt
-from weakrank.stages.evaluate import evaluate, evaluate_runs, unmeasured
+from weakrank.stages.evaluate import evaluable, evaluate, evaluate_runs, unmeasured
 from weakrank.stages.index import index
 from weakrank.stages.ingest import ingest
 from weakrank.stages.label import label
@@ -37,7 +37,7 @@ from weakrank.stages.rerank import rerank
 from weakrank.stages.select import select, select_evaluation
 from weakrank.stages.stage import stage, train_config
 from weakrank.stages.train import teacher_alone, train
-from weakrank.validation import check_inputs, evaluable
+from weakrank.validation import check_inputs
 
 __all__ = ["STAGES", "RunResult", "Skipped", "aggregate", "analyze", "corrupt", "evaluate", "evaluate_runs", "index",
            "ingest", "label", "rerank", "run", "select", "select_evaluation", "stage", "train", "undo_corrupt"]
@@ -93,7 +93,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
     ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
 
-    A split without qrels nor a judged evaluation sample (:func:`~weakrank.validation.evaluable`, known before the
+    A split without qrels nor a judged evaluation sample (:func:`~weakrank.stages.evaluate.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
     with the reason. (Long: it is the one place that owns the order, the one hold of the lock, the times and what one
     stage hands the next; split, each piece would need all of them.)"""

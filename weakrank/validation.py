@@ -1,30 +1,22 @@
 """What the stages read of a config, checked before they write anything, so that a wrong name stops a stage (from
 Python as from the command line) before it takes the run-dir lock: beyond what
 :func:`~weakrank.config.load_config` checks (the dataset loader and its options, the LFs and their options), the
-dataset's files when ingest will read them (:func:`check_inputs`, once per command), and each stage's own check,
-which its declaration names (:func:`~weakrank.stages.stage.stage`) and which returns what it parsed: the label
-model and its LF count, and the judgments it reads (:func:`check_aggregate`), every split a stage reads, each with
-the closest known name, and that no gold of the evaluated split chooses how the LFs are combined. A check is given
-the command's ``plan`` (the stages it runs: what an earlier one will write is not checked as if written);
-``pipeline.run`` checks each of its stages once, before the first, and hands each what its check parsed."""
+dataset's files when ingest will read them (:func:`check_inputs`, once per command), and the pieces of each stage's
+own check, which its declaration names (:func:`~weakrank.stages.stage.stage`) and which lives beside the stage and
+returns what it parsed: the label model's LF count, every split a stage reads, each with the closest known name, and
+that no gold of the evaluated split moves the LFs' priors or chose the checkpoint. A check is given the command's
+``plan`` (the stages it runs: what an earlier one will write is not checked as if written); ``pipeline.run`` checks
+each of its stages once, before the first, and hands each what its check parsed."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Collection, Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, did_you_mean, located
 from weakrank.inputs import check_dataset_files
-from weakrank.paths import EVALUATION_JUDGING, RunPaths, judging_path
-from weakrank.sections import check_label_model
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from weakrank.judged.judgments import Judgments
+from weakrank.paths import RunPaths
 
 
 def check_lf_count(cfg: PipelineConfig, label_model: str | None = None) -> None:
@@ -88,43 +80,6 @@ def qrels_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
     return dataset_splits(cfg, ingested=False) - ({options["unlabelled"]} if options.get("unlabelled") else set())
 
 
-def has_judgments(path: Path, rows: pd.DataFrame | None = None) -> bool:
-    """Whether judging file ``path`` exists and holds a judged row (``rows``: its rows, where it was read already:
-    :func:`check_evaluate`'s)."""
-    from weakrank.judged.judging_file import judged, read_judging_file
-
-    if rows is None:
-        if not path.exists():
-            return False
-        rows = read_judging_file(path)
-    return bool(judged(rows).any())
-
-
-def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True, sample: pd.DataFrame | None = None) -> bool:
-    """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`qrels_splits`), or the run
-    directory's evaluation sample (``select --evaluation``; ``sample``: its rows where they were read already)
-    holds judgments."""
-    return split in qrels_splits(cfg, ingested) or has_judgments(evaluation_sample(cfg), sample)
-
-
-def evaluation_sample(cfg: PipelineConfig) -> Path:
-    """The evaluation sample's judging file (``select --evaluation``'s), beside the config."""
-    return judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
-
-
-def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval_split: str | None = None) -> Judgments:
-    """The judgments ``aggregate`` will read (``where``: the flag or key that names them), read once and checked as
-    far as the run directory allows before anything runs (:func:`~weakrank.judged.checks.judgments_to_teach`: no
-    evaluation sample, the ingested dataset's texts, no query of the evaluated split, ``eval_split``, else
-    ``[evaluate] split``), and returned."""
-    from weakrank.judged.checks import judgments_to_teach
-
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
-    return judgments_to_teach(path, where, RunPaths(cfg.run_dir).dataset, eval_split or cfg.evaluate.split)
-
-
 def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:
     """The run directory's labels (where they exist) were not made from judgments of the split that ``rerank`` or
     ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those judgments chose how the
@@ -161,23 +116,6 @@ def known_splits(cfg: PipelineConfig, plan: Collection[str], uses: Iterable[tupl
         check_splits(cfg, uses, dataset_splits(cfg, ingested="ingest" not in plan))
 
 
-def check_aggregate(cfg: PipelineConfig, plan: Collection[str], label_model: str | None = None,
-                    judgments: str | Path | None = None, eval_split: str | None = None) -> Judgments | None:
-    """``aggregate``'s check: the label model (``label_model``, else ``[aggregate] model``) and its LF count, the
-    gold split, and the judgments it reads (``judgments``, else ``[aggregate] judgments``; read once here and
-    returned: :func:`check_judgments_file`), None where it reads none."""
-    if label_model is not None:
-        check_label_model(label_model, located(cfg.source, "--label-model:"))
-    check_lf_count(cfg, label_model)
-    check_gold_split(cfg, eval_split)
-    given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
-    from weakrank.label_models import MODELS
-
-    if given and MODELS[label_model or cfg.aggregate.model].takes_priors:  # another model: aggregate says it reads none
-        return check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
-    return None
-
-
 def check_analyze(cfg: PipelineConfig, plan: Collection[str], analyze_splits: list[str] | None = None) -> None:
     """``analyze``'s check: the splits it reads (``analyze_splits``, else ``[analyze] splits``)."""
     where = "--split" if analyze_splits else "[analyze] splits"
@@ -193,42 +131,7 @@ def check_scored(cfg: PipelineConfig, plan: Collection[str], eval_split: str | N
     known_splits(cfg, plan, [("--eval-split" if eval_split else "[evaluate] split", eval_split or cfg.evaluate.split)])
 
 
-def check_evaluate(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
-                   judgments: str | Path | None = None) -> pd.DataFrame | None:
-    """``evaluate``'s check (:func:`check_scored`), and the rows of the evaluation sample it measures with where no
-    ``judgments`` are given and the split has no qrels (as far as known before ``plan`` runs): read once here
-    (:func:`~weakrank.judged.judgments.read_judged_file`) and returned, for ``evaluate`` and
-    :func:`weakrank.pipeline.run` to read no more; None where it reads none."""
-    check_scored(cfg, plan, eval_split)
-    sample = evaluation_sample(cfg)
-    if judgments is not None or not sample.exists() or \
-            (eval_split or cfg.evaluate.split) in qrels_splits(cfg, ingested="ingest" not in plan):
-        return None
-    from weakrank.judged.judgments import read_judged_file
-
-    return read_judged_file(sample)
-
-
 def check_train(cfg: PipelineConfig, plan: Collection[str], train_split: str | None = None) -> None:
     """``train``'s check: its train split (``[train] train_split``) is known."""
     if train_split:
         known_splits(cfg, plan, [("[train] train_split", train_split)])
-
-
-def check_select(cfg: PipelineConfig, plan: Collection[str], select_split: str | None = None,
-                 queries: int | None = None, per_query: int | None = None) -> None:
-    """``select``'s check: a sample's size (``queries`` and ``per_query``) and the split it is drawn from
-    (``select_split``: never the evaluated one)."""
-    if select_split is not None and select_split == cfg.evaluate.split:
-        raise ConfigError(f"split {select_split!r} is the one [evaluate] scores: judging its queries would choose what "
-                          "is then measured; select from another split (default train)")
-    if queries is not None and per_query is not None and (queries < 1 or per_query < 2):
-        raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
-
-
-def check_evaluation_sample(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
-                            queries: int | None = None, per_query: int | None = None) -> None:
-    """``select --evaluation``'s check: the sample's size (:func:`check_select`) and the split it will score
-    (:func:`check_scored`)."""
-    check_select(cfg, plan, queries=queries, per_query=per_query)
-    check_scored(cfg, plan, eval_split)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from weakrank.commands import AddCommand
 from weakrank.errors import DataError, WeakrankError
-from weakrank.paths import config_of, program, shell_path
+from weakrank.paths import program, shell_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -152,6 +152,8 @@ def judge(path: Path, read_key: Callable[[], str], out: TextIO, styled: bool, co
 
 def _config(path: Path) -> str:
     """The config whose judgments folder holds ``path`` as a printed command names it, else ``CONFIG``."""
+    from weakrank.judged.judging_file import config_of
+
     config = config_of(path)
     return shell_path(config) if config else "CONFIG"
 

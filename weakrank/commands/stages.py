@@ -184,8 +184,9 @@ def show_evaluation(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: a
 def judge_commands(args: argparse.Namespace, cfg: PipelineConfig, more: bool = False) -> str:
     """The commands that judge a few queries of this run and run it again with the flags it was given
     (``--run-dir``, ``--max-queries``, the ``[train]`` flags); ``more``: add them to the judgments it read."""
+    from weakrank.judged.judging_file import JUDGING, judging_path
     from weakrank.judged.report import judge_commands as commands
-    from weakrank.paths import JUDGING, judging_path, shell_path
+    from weakrank.paths import shell_path
 
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
     return commands(shell_path(args.config), judging, repeated_flags(args), train_flags(args), more)
@@ -195,9 +196,10 @@ def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argpar
     """What ``run`` says last of its evaluation: the closing line (its commands as evaluation.md has them), the
     estimate from a judged sample, or why nothing was measured and the commands that measure it."""
     from weakrank.evaluation.summary import BM25_ROW, closing_line
+    from weakrank.judged.judging_file import EVALUATION_JUDGING, judging_path
     from weakrank.judged.report import EVALUATION_QUERIES, measure_commands, sample_line
     from weakrank.loaders import first_stage
-    from weakrank.paths import EVALUATION_JUDGING, judging_path, shell_path
+    from weakrank.paths import shell_path
     from weakrank.pipeline import Skipped
 
     if isinstance(result, Skipped):

@@ -34,6 +34,38 @@ _SPACE = re.compile(r"[\t\r\n\v\f]+")
 MAX_BYTES = 256 * 2**20  # a judging file is read whole; a person judges a few hundred pairs, not this many
 
 
+JUDGING = "judging.tsv"  # select's sample of the training queries: it moves the LFs' quality priors
+EVALUATION_JUDGING = "evaluation-judging.tsv"  # select --evaluation's sample of the evaluated split: it measures
+JUDGMENTS = ".judgments"  # <config stem>.judgments/: the folder of a config's judging files
+
+
+def judgments_folder(config: str | Path) -> Path:
+    """``<config stem>.judgments/`` beside ``config``: a person's judging files, kept apart from every run directory
+    (deleting a run, or rerunning it with ``--force``, never touches them)."""
+    config = Path(config)
+    return config.with_name(config.stem + JUDGMENTS)
+
+
+def judging_path(config: str | Path | None, run_dir: str | Path, name: str) -> Path:
+    """The judging file ``name`` (:data:`JUDGING`, :data:`EVALUATION_JUDGING`) of a config: in its
+    :func:`judgments_folder`; one that an earlier weakrank wrote into the run directory is used there while the
+    folder has none (existing runs keep working); a config without a file (built in Python): the run directory."""
+    kept = Path(run_dir) / name
+    if config is None:
+        return kept
+    beside = judgments_folder(config) / name
+    return kept if kept.exists() and not beside.exists() else beside
+
+
+def config_of(judging: str | Path) -> Path | None:
+    """The config whose :func:`judgments_folder` holds the judging file ``judging``, where it exists; else None."""
+    folder = Path(judging).resolve().parent
+    if not folder.name.endswith(JUDGMENTS):
+        return None
+    config = folder.with_name(folder.name.removesuffix(JUDGMENTS) + ".toml")
+    return config if config.is_file() else None
+
+
 def write_judging_file(rows: pd.DataFrame, path: str | Path, seal: bool = False) -> Path:
     """Write ``rows`` (query_id, passage_id, query, passage; relevance optional; further columns kept after them)
     to the judging file ``path`` atomically, in the given order; a tab or newline in a text becomes a space. With

@@ -6,7 +6,7 @@ the labels), against the qrels (``runs/evaluation.{csv,md,png}``; a judged rerun
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +18,15 @@ from weakrank.errors import ConfigError
 from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run_file, write_run, write_text
+from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judging_path
 from weakrank.judged.report import judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.loaders import first_stage
-from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path, program, shell_path
+from weakrank.paths import RunPaths, program, shell_path
 from weakrank.run_models import check_model_apart, model_dir
 from weakrank.stages.stage import stage
 from weakrank.stages.systems import evaluated_systems
-from weakrank.validation import check_evaluate, evaluation_sample, has_judgments, qrels_splits
+from weakrank.validation import check_scored, qrels_splits
 
 if TYPE_CHECKING:
     from weakrank.training.config import TrainConfig
@@ -77,6 +78,46 @@ def evaluation_figure(table: pd.DataFrame, path: Path, title: str) -> Path:
     marks = {row: {"+": "†", "−": "‡"}.get(table.loc[row, "MAP sig"], "") for row in rows}
     note = significance_legend(baseline, table.attrs.get("alpha", 0.05))
     return marked_bars(table.loc[rows, "MAP"], marks, path, title, "MAP", note)
+
+
+def has_judgments(path: Path, rows: pd.DataFrame | None = None) -> bool:
+    """Whether judging file ``path`` exists and holds a judged row (``rows``: its rows, where it was read already:
+    :func:`check_evaluate`'s)."""
+    from weakrank.judged.judging_file import judged, read_judging_file
+
+    if rows is None:
+        if not path.exists():
+            return False
+        rows = read_judging_file(path)
+    return bool(judged(rows).any())
+
+
+def evaluable(cfg: PipelineConfig, split: str, ingested: bool = True, sample: pd.DataFrame | None = None) -> bool:
+    """Whether ``evaluate`` can measure the systems on ``split``: it has qrels (:func:`qrels_splits`), or the run
+    directory's evaluation sample (``select --evaluation``; ``sample``: its rows where they were read already)
+    holds judgments."""
+    return split in qrels_splits(cfg, ingested) or has_judgments(evaluation_sample(cfg), sample)
+
+
+def evaluation_sample(cfg: PipelineConfig) -> Path:
+    """The evaluation sample's judging file (``select --evaluation``'s), beside the config."""
+    return judging_path(cfg.source, cfg.run_dir, EVALUATION_JUDGING)
+
+
+def check_evaluate(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
+                   judgments: str | Path | None = None) -> pd.DataFrame | None:
+    """``evaluate``'s check (:func:`check_scored`), and the rows of the evaluation sample it measures with where no
+    ``judgments`` are given and the split has no qrels (as far as known before ``plan`` runs): read once here
+    (:func:`~weakrank.judged.judgments.read_judged_file`) and returned, for ``evaluate`` and
+    :func:`weakrank.pipeline.run` to read no more; None where it reads none."""
+    check_scored(cfg, plan, eval_split)
+    sample = evaluation_sample(cfg)
+    if judgments is not None or not sample.exists() or \
+            (eval_split or cfg.evaluate.split) in qrels_splits(cfg, ingested="ingest" not in plan):
+        return None
+    from weakrank.judged.judgments import read_judged_file
+
+    return read_judged_file(sample)
 
 
 @stage("evaluate")

@@ -5,7 +5,7 @@ qrels (:func:`select_evaluation`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -17,11 +17,31 @@ from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
 from weakrank.judged import EVALUATION_DESIGNS
+from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judging_path
 from weakrank.judged.report import EVALUATION_QUERIES
 from weakrank.labeling import check_votes_table
-from weakrank.paths import EVALUATION_JUDGING, JUDGING, RunPaths, judging_path
+from weakrank.paths import RunPaths
 from weakrank.stages.stage import stage
-from weakrank.validation import check_evaluation_sample, check_select
+from weakrank.validation import check_scored
+
+
+def check_select(cfg: PipelineConfig, plan: Collection[str], select_split: str | None = None,
+                 queries: int | None = None, per_query: int | None = None) -> None:
+    """``select``'s check: a sample's size (``queries`` and ``per_query``) and the split it is drawn from
+    (``select_split``: never the evaluated one)."""
+    if select_split is not None and select_split == cfg.evaluate.split:
+        raise ConfigError(f"split {select_split!r} is the one [evaluate] scores: judging its queries would choose what "
+                          "is then measured; select from another split (default train)")
+    if queries is not None and per_query is not None and (queries < 1 or per_query < 2):
+        raise ConfigError(f"--queries must be >= 1 and --per-query >= 2, got {queries} and {per_query}")
+
+
+def check_evaluation_sample(cfg: PipelineConfig, plan: Collection[str], eval_split: str | None = None,
+                            queries: int | None = None, per_query: int | None = None) -> None:
+    """``select --evaluation``'s check: the sample's size (:func:`check_select`) and the split it will score
+    (:func:`check_scored`)."""
+    check_select(cfg, plan, queries=queries, per_query=per_query)
+    check_scored(cfg, plan, eval_split)
 
 
 @stage("select", check_select, select_split="split", queries="queries", per_query="per_query")
@@ -30,12 +50,12 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     """Draw a sample of ``queries`` queries of ``split`` (never ``[evaluate] split``) and up to ``per_query`` of
     their candidates for a person to judge (:mod:`weakrank.judged.design`: a stratified random sample, each pair's
     inclusion probability written beside it; no gold is read) and write them as a judging file (default
-    ``<config stem>.judgments/judging.tsv`` beside the config: :func:`~weakrank.paths.judging_path`; one that holds judgments already is kept, not overwritten). With ``more`` the file's
+    ``<config stem>.judgments/judging.tsv`` beside the config: :func:`~weakrank.judged.judging_file.judging_path`; one that holds judgments already is kept, not overwritten). With ``more`` the file's
     sample grows by ``queries`` queries (the same design and seed, read from the file): its rows and judgments are
     kept, the new queries' rows added after them, the file read and checked first as every reader checks it (its
     seal: a design or text edited by hand is refused). The file is sealed (:mod:`weakrank.judged.judging_file`).
     Returns the file and the pairs added now.
-    The split and the sample's size are checked first (:func:`~weakrank.validation.check_select`). It is written
+    The split and the sample's size are checked first (:func:`check_select`). It is written
     through :func:`~weakrank.files.output_file`: one weakrank did not write, or one changed since (a
     person's skips or notes), is replaced only with ``force``. (Long: a fresh draw and ``more`` share every check and
     the one write; the file is read once for both.)"""
