@@ -203,7 +203,7 @@ def test_rrf_chosen_is_a_state_that_fuses_the_same_after_a_round_trip():
     scores, groups, _ = distracted_lists(60, seed=3)
     fitted = ScoreFusionModel().fit(scores, groups).state_
     state = fitted.using("RRF", Combination("rrf", np.ones(3)), BY_HAND)
-    assert fitted.choice == LABEL_FREE and fitted.judged is None and state.judged == BY_HAND  # a new state
+    assert fitted.choice == LABEL_FREE and fitted.record is None and state.record == BY_HAND  # a new state
     fused = ScoreFusionModel.from_state(state).fused(scores, groups)
     assert np.allclose(ScoreFusionModel.from_state(FusionState.from_dict(state.to_dict())).fused(scores, groups), fused)
     first = groups == 0
@@ -324,7 +324,7 @@ def test_a_leader_not_taken_says_about_how_many_judged_queries_would_tell(capsys
     assert kept.queries_to_tell() == 87  # 10 × (2.5 / 0.85)²: the error shrinks as one over √queries
     taken = ChoiceRecord("bm25 alone", "bm25 alone", 0.2, 3.0, 10, {}, "taken", rule)
     assert taken.queries_to_tell() is None and replace(kept, best=LABEL_FREE).queries_to_tell() is None
-    _print_judged_choice(FusionState.of([[0]], [1.0], [1.0], [1.0], judged=kept), SimpleNamespace(source="pipe.toml"))
+    _print_judged_choice(FusionState.of([[0]], [1.0], [1.0], [1.0], record=kept), SimpleNamespace(source="pipe.toml"))
     out = capsys.readouterr().out
     assert "whether bm25 alone is ahead: about 87 judged queries with a relevant passage (now 10)" in out
     assert "weakrank select pipe.toml --more --queries 77" in out

@@ -82,7 +82,7 @@ def test_a_selector_written_outside_the_library_chooses_returns_a_new_state_and_
     selector = ShrinkageSelector(base).fit(votes, judged_on(votes, gold, 60))
     assert base.state_.to_dict() == before and base.state_.choice == LABEL_FREE  # the base as it was
     assert selector.choice_.name == "1 towards CombSUM" and "taken" in selector.choice_.reason()
-    assert selector.state_.choice == "1 towards CombSUM" and selector.state_.judged == selector.choice_.record()
+    assert selector.state_.choice == "1 towards CombSUM" and selector.state_.record == selector.choice_.record()
     scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
     held_out = ~votes["query_id"].isin({f"q{i}" for i in range(60)}).to_numpy()  # queries no judgment saw
 

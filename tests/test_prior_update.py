@@ -71,7 +71,7 @@ def test_judgments_that_show_an_lf_is_noise_lower_its_weight_more_as_they_grow()
         assert held_out_map(votes, selector.model_, queries) > held_out_map(votes, unjudged, queries)
     assert found[60] < found[10] - 0.05  # more judgments move it further
     state = selector.state_
-    assert NAME in state.judged.estimates and state.judged.lfs == selector.update_.lfs and state.judged.queries == 60 and "semantic 0.90 →" in state.judged.reason
+    assert NAME in state.record.estimates and state.record.lfs == selector.update_.lfs and state.record.queries == 60 and "semantic 0.90 →" in state.record.reason
     assert FusionState.from_dict(json.loads(json.dumps(state.to_dict())), "labels.parquet", "params.", 2) == state
 
 
@@ -82,8 +82,8 @@ def test_no_judgments_leave_the_state_as_without_them():
     assert PriorSelector(ScoreFusionModel(priors=PRIORS)).fit(votes, none).state_ == unjudged
     too_few = {f"q{i}" for i in range(MIN_QUERIES - 1)}
     selector = PriorSelector(ScoreFusionModel(priors=PRIORS)).fit(votes, judged_rows(votes, too_few))
-    assert replace(selector.state_, judged=None) == unjudged  # only the record of why nothing moved
-    assert f"fewer than the {MIN_QUERIES} an update needs: the declared priors are kept" in selector.state_.judged.reason
+    assert replace(selector.state_, record=None) == unjudged  # only the record of why nothing moved
+    assert f"fewer than the {MIN_QUERIES} an update needs: the declared priors are kept" in selector.state_.record.reason
 
 
 def test_an_lf_with_no_prior_is_centred_on_its_loading_without_judgments():

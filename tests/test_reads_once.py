@@ -66,7 +66,7 @@ def test_aggregate_reads_back_none_of_the_labels_it_writes(tmp_path, monkeypatch
     assert main(["run", str(OWN / "pipeline.toml"), "--run-dir", str(run), "--stages", "ingest,label,aggregate",
                  "--judgments", str(judging), "--quiet"]) == 0
     assert sum(len(r) for r in reads) == 0  # what the judged sample estimated is taken from the state just fitted
-    assert read_labels_info(labels).params.judged.estimates  # and there was an estimate to take
+    assert read_labels_info(labels).params.record.estimates  # and there was an estimate to take
 
 
 def test_training_reads_the_labels_and_the_dataset_once(tmp_path, monkeypatch):

@@ -47,10 +47,10 @@ def test_a_record_saved_before_records_kept_their_kind_still_reads(old, expected
 
 
 def test_a_fusion_state_keeps_a_prior_update_or_a_choice_and_a_mix_is_a_student_weight():
-    state = FusionState.of([[0], [1]], [0.6, 0.8], [1.0, 2.0], [1.0, 1.0], judged=UPDATE)
+    state = FusionState.of([[0], [1]], [0.6, 0.8], [1.0, 2.0], [1.0, 1.0], record=UPDATE)
     assert FusionState.from_dict(json.loads(json.dumps(state.to_dict())), "labels.parquet", "params.", 2) == state
     old = {**state.to_dict(), "judged": OLD_UPDATE}
-    assert FusionState.from_dict(old, "labels.parquet", "params.", 2).judged.lfs == ()
+    assert FusionState.from_dict(old, "labels.parquet", "params.", 2).record.lfs == ()
     with pytest.raises(DataError, match=r"labels.parquet: params.judged.kind: 'student weight' is not a record kept"):
         FusionState.from_dict({**state.to_dict(), "judged": WEIGHT.to_dict()}, "labels.parquet", "params.", 2)
     with pytest.raises(DataError, match=r"weakrank_fusion.json: mix.kind: 'prior update'"):

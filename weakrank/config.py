@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from weakrank.errors import ConfigError, did_you_mean
 from weakrank.inputs import check_lfs, check_loader
-from weakrank.keys import check_keys
+from weakrank.keys import check_keys, path_keys
 from weakrank.names import ENGINES
 from weakrank.paths import RunPaths
 from weakrank.sections import (
@@ -244,7 +244,7 @@ def load_config(path: str | Path, *, run_dir: str | Path | None = None, max_quer
             engine_options={k: lab[k] for k in ENGINES if k in lab},
         ),
         aggregate=typed(AggregateConfig, relative_to(here, _section(raw, "aggregate", path, required=False),
-                                                     ("judgments",)), "aggregate", path),
+                                                     path_keys(AggregateConfig)), "aggregate", path),
         analyze=typed(AnalyzeConfig, _section(raw, "analyze", path, required=False), "analyze", path),
         train=relative_to(here, _section(raw, "train", path), TRAIN_PATHS) if "train" in raw else None,
         evaluate=evaluate,

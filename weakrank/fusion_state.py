@@ -1,5 +1,5 @@
 """The fitted state of the fusion label model, one frozen record: what :class:`~weakrank.label_models.fusion.
-ScoreFusionModel` fits, what judged mode's choice returns a new one of (:meth:`FusionState.using`), what
+ScoreFusionModel` fits, what a choice among combinations returns a new one of (:meth:`FusionState.using`), what
 ``labels.parquet`` keeps as its ``params`` and a shipped teacher as ``weakrank_fusion.json``'s ``teacher``.
 
 :meth:`FusionState.to_dict` is its one writer and :meth:`FusionState.from_dict` its one reader, which checks a file
@@ -19,7 +19,7 @@ from weakrank.checked import FLAG, LIST, NULL, NUMBER, OBJECT, TEXT, read_field,
 from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.errors import DataError
 from weakrank.lists import informative_rows, standardize_within
-from weakrank.records import ChoiceRecord, PriorUpdateRecord, read_record
+from weakrank.records import STATE_KEY, STATE_KINDS, StateRecord, read_record
 
 COMBINES = ("linear", "rrf")
 OPTIONS = ("duplicate_threshold", "min_noise", "temperature")  # the fusion model's options a state keeps
@@ -56,8 +56,8 @@ class FusionState:
     """The fusion model's fitted state: the LFs merged into each view (``clusters``: LF columns), each view's
     ``loadings`` on the latent factor, its ``weights`` and ``scales`` (each view's mean standardised score is divided
     by its scale), how the views are combined (``combine``: ``linear`` or ``rrf``), the combination scored with
-    (``choice``: ``label-free`` unless judged queries chose another), what judged queries did (``judged``: the
-    record of the LFs' priors they updated or of the combination they chose; None without judgments), the model's
+    (``choice``: ``label-free`` unless judged queries chose another), what moved it (``record``, saved as
+    ``judged``: the record of the LFs' priors judgments updated or of the combination they chose; None without), the model's
     ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared a family or prior, or the state
     predates them)."""
 
@@ -67,7 +67,7 @@ class FusionState:
     scales: tuple[float, ...]
     combine: str = "linear"
     choice: str = LABEL_FREE
-    judged: ChoiceRecord | PriorUpdateRecord | None = None
+    record: StateRecord | None = None
     options: Mapping[str, float] = field(default_factory=dict)
     lfs: tuple[LFWeight, ...] = ()
 
@@ -78,19 +78,19 @@ class FusionState:
         return cls(tuple(tuple(int(i) for i in c) for c in clusters), *(tuple(np.asarray(v, dtype=np.float64).tolist())
                                                                          for v in (loadings, weights, scales)), **rest)
 
-    def using(self, name: str, combination: Combination | None, judged: ChoiceRecord) -> FusionState:
+    def using(self, name: str, combination: Combination | None, record: StateRecord) -> FusionState:
         """A new state that scores with ``combination`` (called ``name``; one LF a cluster) instead of the label-free
-        weighting, as judged queries chose (``judged``: the choice's record); ``None`` keeps the weighting and
-        records the choice. This state is left as it is."""
+        weighting, as judged queries chose (``record``: the choice's); ``None`` keeps the weighting and records the
+        choice. This state is left as it is."""
         if combination is None:
-            return replace(self, judged=judged)
+            return replace(self, record=record)
         n_lfs = max(max(c) for c in self.clusters) + 1
         loadings = np.zeros(max(n_lfs, len(combination.weights)))
         for cluster, loading in zip(self.clusters, self.loadings):
             loadings[list(cluster)] = loading
         k = len(combination.weights)
         return replace(FusionState.of([[i] for i in range(k)], loadings[:k], combination.weights, np.ones(k)),
-                       combine=combination.kind, choice=name, judged=judged, options=self.options, lfs=self.lfs)
+                       combine=combination.kind, choice=name, record=record, options=self.options, lfs=self.lfs)
 
     def lf_weights(self, n_lfs: int) -> np.ndarray:
         """The weighting as one weight per LF (of ``n_lfs``) on its standardised score (a cluster's weight shared by
@@ -115,7 +115,7 @@ class FusionState:
         """JSON-ready fields, as :meth:`from_dict` reads them."""
         return {"clusters": [list(c) for c in self.clusters], "loadings": list(self.loadings),
                 "weights": list(self.weights), "scales": list(self.scales), "combine": self.combine,
-                "choice": self.choice, "judged": self.judged.to_dict() if self.judged else {},
+                "choice": self.choice, STATE_KEY: self.record.to_dict() if self.record else {},
                 "options": dict(self.options), **({"lfs": [asdict(w) for w in self.lfs]} if self.lfs else {})}
 
     @classmethod
@@ -166,10 +166,9 @@ class FusionState:
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or (
                     value < 0 or value == 0 and key not in RETIRED_OPTIONS):
                 raise fail(f"{value!r} is not a positive finite number", f"options.{key}")
-        judged = read_field(saved, "judged", OBJECT | NULL, file, where, default=None)
+        record = read_field(saved, STATE_KEY, OBJECT | NULL, file, where, default=None)
         lfs = read_field(saved, "lfs", LIST, file, where, default=[])
         return cls.of(clusters, numbers["loadings"], numbers["weights"], numbers["scales"], combine=combine,
                       choice=choice, options={k: v for k, v in options.items() if k in OPTIONS},
-                      judged=read_record(judged, file, f"{where}judged.", (ChoiceRecord.kind, PriorUpdateRecord.kind))
-                      if judged else None,
+                      record=read_record(record, file, f"{where}{STATE_KEY}.", STATE_KINDS) if record else None,
                       lfs=tuple(LFWeight.from_dict(w, file, f"{where}lfs[{k}].") for k, w in enumerate(lfs)))

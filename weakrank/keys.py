@@ -46,6 +46,12 @@ def check_keys(values: Mapping[str, Any], schema: Mapping[str, Any], where: str,
             raise ConfigError(f"{located(source, where)} {key} must be {type_name(schema[key])}, got {value!r}")
 
 
+def path_keys(cls: type) -> tuple[str, ...]:
+    """The fields of dataclass ``cls`` that name files (``metadata={"path": True}``): a config resolves a relative
+    one against its own folder."""
+    return tuple(f.name for f in fields(cls) if f.metadata.get("path"))
+
+
 def schema(cls: type) -> dict[str, Any]:
     """Field name → type hint of a dataclass."""
     hints = get_type_hints(cls)

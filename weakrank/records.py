@@ -1,6 +1,6 @@
 """What each judged decision keeps, one frozen record per decision, each saved with its ``kind``: the update of the
-LFs' quality priors (:class:`PriorUpdateRecord`, a fusion state's ``judged``), the student's weight in the shipped
-ranker (:class:`StudentWeightRecord`, a shipped model's ``mix``) and the choice of a combination of the LFs
+LFs' quality priors (:class:`PriorUpdateRecord`, a fusion state's ``record``, saved as ``judged``), the student's weight in the shipped
+ranker (:class:`StudentWeightRecord`, a shipped model's ``weight_record``, saved as ``mix``) and the choice of a combination of the LFs
 (:class:`ChoiceRecord`, a :class:`~weakrank.judged.rule.Choice`'s record: what a fusion state keeps where judged
 queries chose how it combines the LFs, as ``aggregate --judgments`` did before they moved the priors; read back
 from such a state, and written by ``benchmarks/bench_judgments.py``, which compares the two).
@@ -175,6 +175,9 @@ class StudentWeightRecord:
 
 Record = ChoiceRecord | PriorUpdateRecord | StudentWeightRecord
 RECORDS: dict[str, type[Record]] = {r.kind: r for r in (ChoiceRecord, PriorUpdateRecord, StudentWeightRecord)}
+StateRecord = ChoiceRecord | PriorUpdateRecord  # what moved a fusion state: its record
+STATE_KINDS = (ChoiceRecord.kind, PriorUpdateRecord.kind)
+STATE_KEY = "judged"  # a saved fusion state's key of its record
 
 
 def saved_kind(saved: Mapping[str, Any]) -> str:

@@ -95,7 +95,7 @@ class AggregateConfig:
     options: dict[str, Any] = field(default_factory=dict)
     gold_queries: int = 0
     gold_split: str = "dev"
-    judgments: str | None = None
+    judgments: str | None = field(default=None, metadata={"path": True})
 
     def __post_init__(self) -> None:
         check_label_model(self.model, "model:")

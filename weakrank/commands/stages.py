@@ -122,7 +122,7 @@ def _print_judged_choice(params: object, cfg: PipelineConfig) -> None:
     from weakrank.paths import program, shell_path
     from weakrank.records import ChoiceRecord
 
-    judged = params.judged if isinstance(params, FusionState) else None
+    judged = params.record if isinstance(params, FusionState) else None
     if judged:
         for line in judged.lines():
             print(line)

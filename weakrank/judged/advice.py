@@ -123,7 +123,7 @@ def _overridden(votes: pd.DataFrame, model: ScoreFusionModel, left_out: Mapping[
 def judged_estimates(params: object) -> dict[str, float] | None:
     """Each candidate's MAP estimated from the judged sample recorded in a label model's fitted ``params`` (a labels
     record's), or None where no judged sample chose them."""
-    judged = params.judged if isinstance(params, FusionState) else None
+    judged = params.record if isinstance(params, FusionState) else None
     return dict(judged.estimates) if judged else None
 
 

@@ -66,6 +66,6 @@ class PriorSelector:
             teachers = {LABEL_FREE: fitted} if model is fitted else {LABEL_FREE: fitted, NAME: model}
             scored = pd.DataFrame({name: m.fused(scores, groups) for name, m in teachers.items()})
             found = estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE)
-            self.state_ = replace(model.fitted(), judged=self.update_.record(found.map.to_dict()))
+            self.state_ = replace(model.fitted(), record=self.update_.record(found.map.to_dict()))
         self.model_ = ScoreFusionModel.from_state(self.state_)
         return self
