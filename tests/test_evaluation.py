@@ -348,17 +348,17 @@ def test_the_closing_line_says_what_happened_and_when_to_judge():
     """Issue 43: a line in words — the shipped ranker against BM25 (with its p-value) and the best LF, and the
     commands that judge a few queries when an LF is ahead."""
     from weakrank.evaluation.summary import closing_line, rows_legend
-    from weakrank.judged.report import judge_commands
+    from weakrank.judged.report import judge_advice, judge_commands
 
     judge = judge_commands("pipelines/wikiqa.toml", "pipelines/wikiqa.judgments/judging.tsv", "--run-dir data/quickstart")
     assert judge == ("`weakrank select pipelines/wikiqa.toml --run-dir data/quickstart --queries 10`, `weakrank judge "
                      "pipelines/wikiqa.judgments/judging.tsv`, then `weakrank run pipelines/wikiqa.toml --run-dir "
                      "data/quickstart --judgments pipelines/wikiqa.judgments/judging.tsv`")
-    line = closing_line(evaluation_table(0.69, 2e-6), judge=judge)
+    line = closing_line(evaluation_table(0.69, 2e-6), advice=judge_advice(judge))
     assert line.startswith("the shipped ranker (model): MAP 0.690 vs bm25 0.580 (+19%, p < 0.001; 237 queries); "
                            "embedding_cosine alone: 0.720, ahead of it — judge 10 queries, and each LF's prior moves "
                            "by what they show of it: `weakrank select")
-    line = closing_line(evaluation_table(0.73, 0.2), judge=judge)
+    line = closing_line(evaluation_table(0.73, 0.2), advice=judge_advice(judge))
     assert line == ("the shipped ranker (model): MAP 0.730 vs bm25 0.580 (+26%, p = 0.200, not significant; 237 "
                     "queries); above every LF and fusion (the best, embedding_cosine: 0.720)")
     legend = rows_legend(evaluation_table(0.69, 0.01)).splitlines()

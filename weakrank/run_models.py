@@ -23,9 +23,9 @@ def check_model_apart(model: str | Path, split: str) -> None:
     """Model directory ``model`` was not taught, nor its checkpoint chosen, by relevance labels of ``split``, the split it
     would score (:func:`~weakrank.apart.check_apart`; its manifest says which:
     :func:`weakrank.stages.train.taught_splits`)."""
-    from weakrank.apart import TAUGHT_MODEL, check_apart
+    from weakrank.apart import check_apart
     from weakrank.ranker.directory import model_manifest
-    from weakrank.ranker.manifest import MANIFEST_FILE, TAUGHT_KEY
+    from weakrank.ranker.manifest import MANIFEST_FILE, TAUGHT_KEY, TAUGHT_WHAT
 
     check_apart(split, model_manifest(model).taught_splits, file=Path(model) / MANIFEST_FILE, field=TAUGHT_KEY,
-                what=TAUGHT_MODEL)
+                what=TAUGHT_WHAT)

@@ -84,13 +84,13 @@ def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> No
     """The run directory's labels (where they exist) were not made from judgments of the split that ``rerank`` or
     ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those judgments chose how the
     LFs are combined and the checkpoint (:func:`~weakrank.apart.check_apart`)."""
-    from weakrank.apart import TAUGHT_LABELS, check_apart
-    from weakrank.label_models.labels_file import TAUGHT_KEY, labels_taught_splits
+    from weakrank.apart import check_apart
+    from weakrank.label_models.labels_file import TAUGHT_KEY, TAUGHT_WHAT, labels_taught_splits
 
     labels = RunPaths(cfg.run_dir).labels
     if labels.exists():
         split = eval_split or cfg.evaluate.split
-        check_apart(split, labels_taught_splits(labels), file=labels, field=TAUGHT_KEY, what=TAUGHT_LABELS)
+        check_apart(split, labels_taught_splits(labels), file=labels, field=TAUGHT_KEY, what=TAUGHT_WHAT)
 
 
 def check_splits(cfg: PipelineConfig, uses: Iterable[tuple[str, str]], known: set[str]) -> None:

@@ -14,9 +14,8 @@ from weakrank.paths import program, shell_path
 
 def cmd_select(args: argparse.Namespace) -> None:
     from weakrank import pipeline
-    from weakrank.evaluation.summary import JUDGE_QUERIES
     from weakrank.judged.pooling import RANK, row_name, systems_of
-    from weakrank.judged.report import EVALUATION_QUERIES
+    from weakrank.judged.report import EVALUATION_QUERIES, JUDGE_QUERIES
 
     cfg = pipeline_config(args)
     again = " ".join(filter(None, [shell_path(args.config), repeated_flags(args)]))

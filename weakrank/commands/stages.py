@@ -54,7 +54,7 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
 def overlooked_line(warning: str, cfg: PipelineConfig, args: argparse.Namespace) -> str:
     """An LF weighted near zero that disagrees with the labels (:func:`weakrank.judged.advice.overlooked`), with the
     commands that tell who is right: judge a few queries and run again with them."""
-    from weakrank.evaluation.summary import JUDGE_QUERIES
+    from weakrank.judged.report import JUDGE_QUERIES
 
     return f"{warning} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"
 
@@ -148,7 +148,7 @@ def show_analysis(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: ar
 def analysis_advice(cfg: PipelineConfig, tables: dict[str, pd.DataFrame], args: argparse.Namespace) -> str | None:
     """The lines that say the label model cannot tell the views apart, or weights near zero an LF that disagrees
     with the labels, and how to judge a few queries; or None."""
-    from weakrank.evaluation.summary import JUDGE_QUERIES
+    from weakrank.judged.report import JUDGE_QUERIES
 
     views = tables["views"].attrs
     lines = [f"{views['advice']} — judge {JUDGE_QUERIES} queries: {judge_commands(args, cfg)}"] if views.get("advice") else []
@@ -210,7 +210,7 @@ def final_line(cfg: PipelineConfig, result: pd.DataFrame | Skipped, args: argpar
                 f"queries: {commands}")
     if "low" in result.columns:
         return sample_line(result)
-    return closing_line(result, judge=result.attrs.get("judge") or "")
+    return closing_line(result, advice=result.attrs.get("advice") or "")
 
 
 def cmd_run(args: argparse.Namespace) -> None:

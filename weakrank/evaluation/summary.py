@@ -15,7 +15,6 @@ import pandas as pd
 from weakrank.evaluation.tables import p_text
 
 BM25_ROW = "bm25 (weakrank)"  # weakrank's BM25 LF recomputed over the candidates: not the user's first stage
-JUDGE_QUERIES = 10  # what `weakrank select --queries` is told to pick
 
 ROLES = {
     "first stage": "the candidates' own order, as the first stage ranked them (your run file, or the BM25 top k that "
@@ -48,26 +47,24 @@ def rows_legend(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def closing_line(table: pd.DataFrame, metric: str = "MAP", judge: str = "") -> str:
+def closing_line(table: pd.DataFrame, metric: str = "MAP", advice: str = "") -> str:
     """The run's result in one line, from a table with roles (see the module): the trained ranker's ``metric``
     against the baseline's (relative change, the paired t-test's p-value after Bonferroni, the queries), then
-    against the best LF or fusion, each with its value before the judgments where ``attrs["before"]`` (row →
-    value of the run before them) has it; where the best LF or fusion is ahead, ``judge`` (the commands that judge
-    a few queries) follows."""
+    against the best LF or fusion, each with its value before what changed the run (``attrs["changed"]``) where
+    ``attrs["before"]`` (row → value of the run before it) has it; where the best LF or fusion is ahead,
+    ``advice`` (what would help, and the commands that do it) follows."""
     roles, before = table.attrs["roles"], table.attrs.get("before") or {}
     baseline, alpha = table.attrs["baseline"], table.attrs.get("alpha", 0.05)
     trained = next(row for row, role in roles.items() if role == "trained")
     value, base, p = (table.loc[trained, metric], table.loc[baseline, metric], table.loc[trained, f"{metric} p"])
     what = "the shipped ranker" if table.attrs.get("shipped") else "the trained ranker"
     test = f"p {p_text(p)}" if p < 0.001 else f"p = {p_text(p)}" + ("" if p < alpha else ", not significant")
-    was = f" ({before[trained]:.3f} before the judgments)" if trained in before else ""
+    was = f" ({before[trained]:.3f} before {table.attrs.get('changed')})" if trained in before else ""
     line = (f"{what} ({trained}): {metric} {value:.3f}{was} vs {baseline} {base:.3f} ({(value - base) / base:+.0%}, "
             f"{test}; {int(table.loc[trained, 'queries'])} queries)")
     others = [row for row, role in roles.items() if role in ("lf", "fusion") and row != baseline]
     best = max(others, key=lambda row: table.loc[row, metric])
     if table.loc[best, metric] > value:
         line += f"; {best} alone: {table.loc[best, metric]:.3f}, ahead of it"
-        more = " more" if before else ""
-        return line + (f" — judge {JUDGE_QUERIES}{more} queries, and each LF's prior moves by what they show of it: "
-                       f"{judge}" if judge else "")
+        return line + (f" — {advice}" if advice else "")
     return line + f"; above every LF and fusion (the best, {best}: {table.loc[best, metric]:.3f})"

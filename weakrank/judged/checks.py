@@ -21,6 +21,8 @@ from weakrank.judged.judging_file import EVALUATION_USE, as_written
 from weakrank.judged.judgments import KEY, Judgments, read_judgments
 from weakrank.paths import program, shell_path
 
+JUDGES = "judges queries of"  # how a judging file teaches, as weakrank.apart says it
+
 
 def check_not_evaluation(use: str | None, *, file: str | Path, line: int) -> None:
     """Judgments that measure never teach: a :class:`DataError` at ``file`` (``line``) where the judgments are an
@@ -65,7 +67,8 @@ def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) ->
         table = read_parquet(dataset / "queries.parquet", columns=["query_id", "split"])
         scored = found.table[found.table["query_id"].isin(set(table.loc[table["split"] == evaluated, "query_id"]))]
         if len(scored):
-            check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+            check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id",
+                        what=JUDGES)
     return found
 
 
@@ -88,7 +91,8 @@ def check_judgments(judgments: Judgments, votes: pd.DataFrame, dataset: Path, ev
                         "collection or config?", file=path)
     scored = pairs[used & (pairs["query_id"].map(splits) == evaluated)]
     if len(scored):
-        check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id")
+        check_apart(evaluated, {evaluated}, file=path, line=int(scored[LINE].iloc[0]), field="query_id",
+                        what=JUDGES)
     queries = pairs.loc[used, "query_id"].nunique()
     counts = [f"{used.sum()} judged pairs of {queries} quer{'y' if queries == 1 else 'ies'} used"]
     counts += [f"{(~used).sum()} not candidates"] if (~used).any() else []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from weakrank.evaluation.summary import JUDGE_QUERIES
 from weakrank.paths import program
 
 
@@ -29,6 +28,16 @@ def sample_legend(table: pd.DataFrame) -> str:
             f"({table.attrs['queries']} with a relevant passage found), weighted by their inclusion probabilities; "
             f"[low, high]: {level:.0%} confidence interval; vs {baseline}: the paired difference from {baseline} "
             "(an interval above 0: better than it)")
+
+
+JUDGE_QUERIES = 10  # what `weakrank select --queries` is told to pick
+
+
+def judge_advice(commands: str, more: bool = False) -> str:
+    """What a run's closing line says where an LF or fusion is ahead of the trained ranker: judge a few (``more``)
+    queries with ``commands`` (:func:`judge_commands`)."""
+    return (f"judge {JUDGE_QUERIES}{' more' if more else ''} queries, and each LF's prior moves by what they show of "
+            f"it: {commands}")
 
 
 def judge_commands(config: str, judging: str, flags: str = "", train_flags: str = "", more: bool = False) -> str:

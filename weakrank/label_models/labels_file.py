@@ -33,6 +33,7 @@ class LabelsInfo:
 _KINDS = {"model": TEXT, "lfs": LIST, "params": OBJECT, "judged_queries": LIST, "judgments": TEXT,
           "judged_splits": LIST}  # each may be absent (None)
 TAUGHT_KEY = "judged_splits"  # the key of the splits whose judgments made the labels
+TAUGHT_WHAT = "these labels were made from judgments (they moved the LFs' priors, and chose the checkpoint) of"
 _KEYS = {"judged_queries": "gold_queries"}  # a field's metadata key where it differs (labels have always kept it)
 
 

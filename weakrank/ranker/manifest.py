@@ -22,6 +22,7 @@ MANIFEST_FILE = "weakrank_model.json"
 MAX_BYTES = 64 * 1024  # a manifest is a few lines
 FORMAT = 1
 TAUGHT_KEY = "judged_splits"  # the file's key of taught_splits (manifests have always kept it)
+TAUGHT_WHAT = "this model was taught, or its checkpoint chosen, by judgments of"  # how, as weakrank.apart says it
 KINDS = ("student", "shipped")  # shipped: the student with its teacher (weakrank_fusion.json)
 
 

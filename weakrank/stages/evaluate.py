@@ -19,7 +19,7 @@ from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run_file, write_run, write_text
 from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judging_path
-from weakrank.judged.report import judge_commands, measure_commands
+from weakrank.judged.report import judge_advice, judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.loaders import first_stage
 from weakrank.paths import RunPaths, program, shell_path
@@ -122,7 +122,7 @@ def check_evaluate(cfg: PipelineConfig, plan: Collection[str], eval_split: str |
 
 @stage("evaluate")
 def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str | None = None,
-                  judge: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
+                  advice: str | None = None, names: Sequence[str] | None = None, **attrs: Any) -> pd.DataFrame:
     """Metrics of TREC run files against the run directory's qrels (t-tests against the first; R_n@k with its
     BM25 scores), written to ``runs/evaluation.csv``, with ``evaluation.md`` (the table and its legend) and
     ``evaluation.png`` (one panel of MAP: the trained ranker, the baseline and the best other LF, with their
@@ -131,8 +131,8 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     ``attrs`` (the ``roles`` of the rows and what the trained one is: see :mod:`weakrank.evaluation.summary`; with
     ``judged``, a run whose labels came from judgments: the evaluation before them is kept,
     :func:`~weakrank.stages.evaluate.keep_before`, and its MAP becomes ``attrs["before"]``) go into the table's
-    ``attrs``, its legend and its closing line, which ends with ``judge`` (the commands that judge a few queries:
-    ``attrs["judge"]``)."""
+    ``attrs``, its legend and its closing line, which ends with ``advice`` where an LF is ahead (judging a few
+    queries, and the commands: ``attrs["advice"]``)."""
     paths = RunPaths(cfg.run_dir)
     require = require or cfg.evaluate.require
     for run in runs:
@@ -140,14 +140,15 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     negatives = bm25_negatives(read_parquet(paths.votes)) if paths.votes.exists() else None
     table = runs_table(list(runs), read_parquet(paths.qrels), require, negatives, names)
     before = keep_before(paths) if attrs.get("judged") else {}
-    table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index}, judge=judge)
+    table.attrs.update(attrs, before={row: value for row, value in before.items() if row in table.index},
+                       changed="the judgments", advice=advice)
     write_text(table.to_csv(), paths.runs / "evaluation.csv")
     note = queries_note(table, require)
     figure = evaluation_figure(table, paths.runs / "evaluation.png", f"{cfg.name}: MAP\n{note}")
     text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
             f"{table_legend(table, p_for='MAP')}.", ""]
     if table.attrs.get("roles"):
-        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, judge=judge or ""), ""]
+        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, advice=advice or ""), ""]
     if table.attrs["before"]:
         text += [f"Before the judgments: [{BEFORE}.md]({BEFORE}.md).", ""]
     write_text("\n".join([*text, f"![the runs side by side]({figure.name})", ""]), paths.runs / "evaluation.md")
@@ -209,10 +210,10 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
-    judge = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged)
+    advice = judge_advice(judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged), judged)
     names = [name for name in systems if roles[name] != "trained"]
     files = [paths.runs / f"{run_file(name)}.trec" for name in names]
-    return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, judge=judge,
+    return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, advice=advice,
                          names=[*names, *given, trained], roles={**roles, **dict.fromkeys(given, "run"), trained: "trained"},
                          architecture=tc.architecture, shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
 
