@@ -1,6 +1,6 @@
 """Each stage is checked once, and what its check parsed is handed in: a judging file is read once per command,
-``labels.parquet`` once per training; in one run each LF is built once, the fusion label model fitted once and the
-evaluation sample read once."""
+``labels.parquet`` once per training; in one run each LF is built once, the fusion label model fitted once (in
+judged mode once more where the judgments move its priors) and the evaluation sample read once."""
 
 from collections import Counter
 from dataclasses import replace
@@ -108,6 +108,23 @@ def test_a_plain_run_builds_each_lf_once_and_fits_the_fusion_model_once(tmp_path
     assert fits == ["aggregate"]  # its advice and analyze take the model it fitted
     declared = read_votes_info(RunPaths(cfg.run_dir).votes).declarations
     assert {name: d.priors() for name, d in declared.items()} == weakrank.registry.lf_priors(cfg.label.lfs, cfg.label.lf_options)
+
+
+def test_a_judged_run_fits_the_fusion_model_before_the_judgments_once_and_again_only_if_they_move_it(tmp_path,
+                                                                                                    monkeypatch):
+    judging, fits, real_fit = dev_judging_file(tmp_path / "judging.tsv"), [], ScoreFusionModel.fit
+
+    def fit(model, *args, **kwargs):
+        fits.append(dict(model.priors))
+        return real_fit(model, *args, **kwargs)
+
+    monkeypatch.setattr(ScoreFusionModel, "fit", fit)
+    cfg = load_config(OWN / "pipeline.toml", run_dir=tmp_path / "run")
+    pipeline.run(cfg, ["ingest", "label", "aggregate", "analyze"], progress=False, judgments=judging)
+    update = read_labels_info(RunPaths(cfg.run_dir).labels).params.record
+    moved = len(update.estimates) == 2  # the estimate with the update is kept only where it moved the priors
+    assert len(fits) == 1 + moved and fits[0] == dict(cfg.label_model("fusion", cfg.lf_priors()).priors)
+    # the fit under the declared priors serves the labels' estimate, aggregate's advice and analyze: fitted once
 
 
 def test_evaluate_reads_the_evaluation_sample_once(tmp_path, monkeypatch):

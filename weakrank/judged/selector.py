@@ -40,7 +40,7 @@ class PriorSelector:
     """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
     its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
     fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
-    the update, with the judged estimate of MAP with and without it) and ``model_``. Without judged queries
+    the update, with the judged estimate of MAP with and without it) and ``model_``; ``unjudged_`` is the first fit. Without judged queries
     ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking its judged relevant
     passages higher), it is that fit, recording why nothing moved."""
 
@@ -49,11 +49,12 @@ class PriorSelector:
         self.update_: PriorUpdate | None = None
         self.state_: FusionState | None = None
         self.model_: ScoreFusionModel | None = None
+        self.unjudged_: ScoreFusionModel | None = None
 
     def fit(self, votes: pd.DataFrame, judged: Judged) -> PriorSelector:
         """Fit, update, refit (class doc)."""
         params = self.base.get_params()
-        fitted = type(self.base)(**params).fit_table(votes)
+        fitted = self.unjudged_ = type(self.base)(**params).fit_table(votes)
         scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
         self.update_ = update_priors(scores, groups, lf_names(votes), judged, fitted.fitted(), params["priors"],
                                      params["prior_strength"], self.prior_sd)

@@ -24,14 +24,16 @@ from weakrank.lists import standardize_within
 @dataclass(frozen=True)
 class Taught:
     """Labels taught by judged queries: the ``labels`` table, the fusion ``state`` they were fitted under, the ids of
-    the judged queries with a relevant passage (``queries``), the splits every judged query is of (``splits``) and
-    the line that counts the judged pairs used (``note``; None for ``gold_queries``)."""
+    the judged queries with a relevant passage (``queries``), the splits every judged query is of (``splits``), the
+    line that counts the judged pairs used (``note``; None for ``gold_queries``) and the fusion model as fitted
+    before the judgments moved anything (``unjudged``: what the run's advice and ``analyze`` read, not fitted again)."""
 
     labels: pd.DataFrame
     state: FusionState
     queries: list[str]
     splits: list[str]
     note: str | None
+    unjudged: ScoreFusionModel
 
 
 def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgments | None, dataset: Path,
@@ -47,7 +49,7 @@ def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgm
         selector = PriorSelector(model).fit(votes, judged)
         return Taught(with_judgments(selector.model_.labels_table(votes), judged), selector.state_,
                       list(dict.fromkeys(votes.loc[judged.gold > 0, "query_id"])),
-                      sorted(set(votes.loc[np.isfinite(judged.gold), "split"].astype(str))), note)
+                      sorted(set(votes.loc[np.isfinite(judged.gold), "split"].astype(str))), note, selector.unjudged_)
     if not gold_queries:
         return None
     gold = gold_judgments(votes, gold_split, gold_queries)
@@ -55,7 +57,8 @@ def judged_labels(votes: pd.DataFrame, model: ScoreFusionModel, judgments: Judgm
         raise DataError(f"[aggregate] gold_queries = {gold_queries}, but split {gold_split!r} has {len(gold.queries)} "
                         "queries judged with a relevant and a non-relevant candidate", file=votes_file, field="gold")
     selector = PriorSelector(model).fit(votes, align(votes, gold))
-    return Taught(selector.model_.labels_table(votes), selector.state_, gold.queries, [gold_split], None)
+    return Taught(selector.model_.labels_table(votes), selector.state_, gold.queries, [gold_split], None,
+                  selector.unjudged_)
 
 
 JUDGED_LEAD = 3.0  # standard deviations of a list's label score that a judged pair is put above (below) the rest

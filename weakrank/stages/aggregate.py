@@ -90,8 +90,10 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
                                                   Path(judgments).name if judgments else None, splits))
     from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
 
-    plain = name == "fusion" and taught is None  # the label model is the fusion model fitted without judgments
-    fusion = label_model if plain else cfg.label_model("fusion", priors).fit_table(votes)
+    if taught is not None:  # the fusion model fitted without judgments: the judged fit's first, not fitted again
+        fusion = taught.unjudged
+    else:
+        fusion = label_model if name == "fusion" else cfg.label_model("fusion", priors).fit_table(votes)
     labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state,
                         lfs=lf_names(votes), fusion=fusion)
     return labels
