@@ -29,6 +29,7 @@ from weakrank.io import read_metadata, read_parquet, write_parquet, write_text
 from weakrank.paths import RunPaths
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+from weakrank.records import StudentWeightRecord
 from weakrank.run_models import model_dir
 from weakrank.stages.rerank import score_split
 from weakrank.stages.stage import train_config
@@ -117,7 +118,7 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     if not (directory / FUSION_FILE).exists():
         run_teacher(cfg).save(directory)
     saved = read_teacher_state(directory, set(BUILTIN))
-    earned = saved.weight_record is not None or (directory.parent / START_CHECK).exists()  # by judgments, or on held-out lists
+    earned = StudentWeightRecord.saved_as in saved.notes or (directory.parent / START_CHECK).exists()  # by judgments, or on held-out lists
     weight = saved.student_weight if earned else STUDENT_WEIGHT
     if weight != saved.student_weight:  # re-saved by the file's one writer, the teacher as it was
         Teacher.from_checked(directory, saved).save(directory, student_weight=weight)

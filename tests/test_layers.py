@@ -226,7 +226,7 @@ READERS = {
     "weakrank.io": "read_metadata itself",
     "weakrank.label_models.labels_file": "labels.parquet's metadata (LabelsInfo)",
     "weakrank.votes_file": "votes.parquet's metadata (VotesInfo: each score column's declaration)",
-    "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its weight_record a StudentWeightRecord)",
+    "weakrank.ranker.teacher_state": "a model directory's weakrank_fusion.json (TeacherState; its notes kept as written)",
     "weakrank.ranker.manifest": "a model directory's weakrank_model.json (ModelManifest)",
     "weakrank.ranker.cross_encoder": "a cross-encoder student's own config",
     "weakrank.ranker.bi_encoder": "a bi-encoder student's own config",

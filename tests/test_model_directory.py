@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from labeling_functions import BUILTIN
 from weakrank.cli import main
 from weakrank.errors import DataError
 from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, UntrustedCodeWarning, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
-from weakrank.ranker.teacher_state import FUSION_FILE
+from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+from weakrank.records import StudentWeightRecord, noted
 from weakrank.stages.train import run_teacher
 
 PAIRS = [("what is the capital of france", "Paris is the capital of France."),
@@ -109,12 +111,18 @@ def test_an_lf_state_file_must_lie_inside_the_directory(model, state):
     (lambda t: t.update(deep=[[[[[[[[[[[[1]]]]]]]]]]]]), r"nested deeper"),
     (lambda t: t.update(student_weight=1.5), r"student_weight: 1.5 is not a number in \[0, 1\]"),
     (lambda t: t.update(student_weight="0.5"), r"student_weight: "),
-    (lambda t: t.update(mix="x"), r"mix: expected an object, got str 'x'"),
 ])
 def test_a_bad_teacher_state_is_a_located_error(model, change, field):
     edit(model, change)
     with pytest.raises(DataError, match=rf"{FUSION_FILE}: {field}"):
         load_ranker(model, trust_code=True)
+
+
+def test_a_teacher_states_notes_are_kept_as_written_and_checked_where_they_are_read(model):
+    edit(model, lambda t: t.update(mix="x"))  # the record of how the student's weight was chosen, changed by hand
+    assert load_ranker(model, trust_code=True).notes == {"mix": "x"}  # scoring reads no note
+    with pytest.raises(DataError, match=rf"{FUSION_FILE}: mix: expected an object, got str 'x'"):
+        noted(read_teacher_state(model, set(BUILTIN)).notes, StudentWeightRecord, model / FUSION_FILE)
 
 
 def test_unreadable_huge_or_deeply_nested_teacher_files_are_located_errors(model, tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from labeling_functions import BUILTIN
 from weakrank import pipeline
 from weakrank.cli import main
 from weakrank.dataset import Dataset
@@ -26,8 +27,8 @@ from weakrank.paths import RunPaths
 from weakrank.ranker import FusedRanker, Teacher, average_views, load_ranker
 from weakrank.ranker.cross_encoder import CrossEncoderRanker
 from weakrank.ranker.manifest import read_manifest, write_manifest
-from weakrank.ranker.teacher_state import FUSION_FILE
-from weakrank.records import StudentWeightRecord
+from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
+from weakrank.records import StudentWeightRecord, noted
 from weakrank.stages.rerank import score_split
 from weakrank.stages.train import run_teacher
 
@@ -351,7 +352,10 @@ def test_the_saved_student_weight_is_the_shipped_rankers_mix(trained, tmp_path):
         assert ranker.student_weight == weight and np.allclose(ranker.score_frame(pairs), expected, atol=1e-6)
         ranker.save(tmp_path / f"again{weight}")  # saved again, the weight and how it was chosen go with it
         assert json.loads((tmp_path / f"again{weight}" / FUSION_FILE).read_text())["mix"] == mix
-    saved.update(mix={**mix, "reason": 3})  # a mix someone changed: refused where it is read, by file and field
+    assert noted(ranker.notes, StudentWeightRecord).to_dict() == mix  # read where it is used
+    saved.update(mix={**mix, "reason": 3})  # a mix someone changed: scoring never reads it; its reader refuses it
     (moved / FUSION_FILE).write_text(json.dumps(saved))
-    with pytest.raises(DataError, match=r"weakrank_fusion.json.*mix.reason"):
-        load_ranker(moved, device="cpu", trust_code=True)
+    state = read_teacher_state(moved, set(BUILTIN))
+    assert load_ranker(moved, device="cpu", trust_code=True).student_weight == weight
+    with pytest.raises(DataError, match=r"weakrank_fusion.json: mix.reason"):
+        noted(state.notes, StudentWeightRecord, moved / FUSION_FILE)

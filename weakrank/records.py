@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from weakrank.checked import COUNT, LIST, NUMBER, NUMBERS, TEXT, TEXTS, Kind, read_field, read_object
+from weakrank.checked import COUNT, LIST, NUMBER, NUMBERS, OBJECT, TEXT, TEXTS, Kind, read_field, read_object
 from weakrank.errors import DataError
 
 
@@ -178,6 +178,15 @@ RECORDS: dict[str, type[Record]] = {r.kind: r for r in (ChoiceRecord, PriorUpdat
 StateRecord = ChoiceRecord | PriorUpdateRecord  # what moved a fusion state: its record
 STATE_KINDS = (ChoiceRecord.kind, PriorUpdateRecord.kind)
 STATE_KEY = "judged"  # a saved fusion state's key of its record
+
+
+def noted(notes: Mapping[str, Any], record: type[StudentWeightRecord], file: str | Path | None = None
+          ) -> StudentWeightRecord | None:
+    """The ``record`` a file's ``notes`` keep under its key (``record.saved_as``: a shipped model's
+    :attr:`~weakrank.ranker.teacher_state.TeacherState.notes`), read back and checked; None where they keep none."""
+    key = record.saved_as
+    saved = read_field(notes, key, OBJECT, file, default=None)
+    return None if saved is None else read_record(saved, file, f"{key}.", (record.kind,))
 
 
 def saved_kind(saved: Mapping[str, Any]) -> str:

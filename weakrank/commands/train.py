@@ -44,8 +44,8 @@ def train_flags(args: argparse.Namespace) -> str:
 
 def print_trained(model: Path) -> None:
     """Where :func:`weakrank.pipeline.train` put the model (once under torchrun), how its student was kept
-    (:func:`student_lines`) and, where a chosen student's weight came with it, what its record says
-    (:meth:`~weakrank.records.StudentWeightRecord.lines`)."""
+    (:func:`student_lines`) and, where judged queries chose the student's weight, what its record, kept among the
+    teacher state's notes, says (:meth:`~weakrank.records.StudentWeightRecord.lines`)."""
     if int(os.environ.get("RANK", "0")) != 0:
         return
     history = model.parent / "history.csv"
@@ -53,11 +53,14 @@ def print_trained(model: Path) -> None:
     print(f"trained → {model} " + (f"(dev figures per evaluation: {history})" if measured else
                                     "(no dev split: the last step's model, with no dev figures)"))
     from weakrank.ranker.directory import saved_teacher
+    from weakrank.ranker.teacher_state import FUSION_FILE
+    from weakrank.records import StudentWeightRecord, noted
 
     state = saved_teacher(model)
     for line in student_lines(model, state):
         print(line)
-    for line in state.weight_record.lines() if state and state.weight_record else []:
+    record = noted(state.notes, StudentWeightRecord, model / FUSION_FILE) if state else None
+    for line in record.lines() if record else []:
         print(line)
 
 

@@ -1,6 +1,6 @@
 """The modes a run trains in, as plug-ins of the train stage: one object per run, built once from its labels
 (:func:`training_mode`), offering the hooks the stage calls (the evaluator that picks the checkpoint, the trainer
-callbacks, the model card's lines, the student's weight in the shipped ranker after training), so that the stage
+callbacks, the model card's lines, the student's weight in the shipped ranker after training and what its files keep of it), so that the stage
 names no mode. :class:`TrainingMode` is the label-free one, every hook a no-op; judged mode, where a person judged
 some queries, is :class:`weakrank.modes.judged.JudgedMode`."""
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.records import StudentWeightRecord
 
 if TYPE_CHECKING:
     from weakrank.label_models.labels_file import LabelsInfo
@@ -40,10 +39,15 @@ class TrainingMode:
         """What the model card says of the mode."""
         return {}
 
-    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, StudentWeightRecord | None]:
-        """The student's weight in the shipped ranker of trained ``model`` and its ``teacher``, and the record of its
-        choice: ``earned``, the weight earned without judgments, and no record."""
-        return earned, None
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> float:
+        """The student's weight in the shipped ranker of trained ``model`` and its ``teacher``: ``earned``, the weight
+        earned without judgments."""
+        return earned
+
+    def shipped_notes(self) -> tuple[dict[str, Any], list[str]]:
+        """What the shipped ranker's files keep of the mode's choices, once :meth:`student_weight` made them: fields of
+        its ``weakrank_fusion.json`` (its teacher state's ``notes``) and lines of its model card; none."""
+        return {}, []
 
 
 def training_mode(table: pd.DataFrame, info: LabelsInfo, dataset: Dataset, tc: TrainConfig) -> TrainingMode:

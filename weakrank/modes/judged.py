@@ -34,6 +34,7 @@ class JudgedMode(TrainingMode):
         judged = table.loc[table["judged"].notna(), "query_id"] if "judged" in table.columns else ()
         self.boosted, self.boost_share = frozenset(judged), tc.judged_share
         self.hold_out = HoldOut(self.boosted, tc.judged_after)
+        self.record_: StudentWeightRecord | None = None
 
     def evaluator(self) -> JudgedEstimateEvaluator | None:
         """The judged estimate on the judged queries' lists (:func:`~weakrank.judged.evaluator.judged_evaluator`)."""
@@ -47,13 +48,22 @@ class JudgedMode(TrainingMode):
         """The judged queries."""
         return {"judged queries": self.queries}
 
-    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> tuple[float, StudentWeightRecord | None]:
+    def student_weight(self, model: Path, teacher: Teacher, earned: float) -> float:
         """The weight chosen on the judged queries the graded student has not trained on: the one saved before they
         joined training, else trained ``model`` (:func:`~weakrank.judged.student_weight.choose_student_weight`),
-        ``earned`` kept unless another is clearly ahead."""
+        ``earned`` kept unless another is clearly ahead; its record is kept (``record_``)."""
         from weakrank.ranker import load_student
         from weakrank.ranker.fused import FusedRanker
 
         student = self.hold_out.student
-        return choose_student_weight(self.table, self.dataset, student is not None, self.tc.train_split,
-                                     lambda: FusedRanker(load_student(student or model), teacher), earned)
+        weight, self.record_ = choose_student_weight(self.table, self.dataset, student is not None, self.tc.train_split,
+                                                     lambda: FusedRanker(load_student(student or model), teacher),
+                                                     earned)
+        return weight
+
+    def shipped_notes(self) -> tuple[dict[str, Any], list[str]]:
+        """The record of the student's weight (under its key, :attr:`~weakrank.records.StudentWeightRecord.saved_as`)
+        and its line of the model card, where judged queries chose it."""
+        if self.record_ is None:
+            return {}, []
+        return {self.record_.saved_as: self.record_.to_dict()}, [self.record_.card()]

@@ -2,7 +2,7 @@
 (:mod:`~weakrank.ranker.manifest`) or, for a directory saved before manifests, the same facts guessed from which
 files it holds (the one place that guesses); :func:`saved_teacher`, the teacher's state where it holds one;
 :func:`mark_shipped`, the manifest's change when a teacher is saved
-beside the student (with the splits whose judgments taught it), and :func:`mark_judged`, when training says which
+beside the student (with the splits whose judgments taught it), and :func:`mark_taught`, when training says which
 splits' judgments taught a model saved without a teacher."""
 
 from __future__ import annotations

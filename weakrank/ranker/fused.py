@@ -13,9 +13,10 @@ standardised over the query's list, averaged (:func:`average_views`; the student
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,6 @@ from weakrank.ranker.ranking import RanksPassages
 from weakrank.ranker.student import load_student
 from weakrank.ranker.teacher import Teacher
 from weakrank.ranker.teacher_state import FUSION_FILE, read_teacher_state
-from weakrank.records import StudentWeightRecord
 
 
 def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
@@ -46,12 +46,12 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
 
 class FusedRanker(RanksPassages):
     """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
-    standardised scores weighted ``student_weight`` and the teacher's the rest (``weight_record``: how it was chosen, where a record says)."""
+    standardised scores weighted ``student_weight`` and the teacher's the rest (``notes``: what its file kept beside it, saved again with it)."""
 
     def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = STUDENT_WEIGHT,
-                 weight_record: StudentWeightRecord | None = None) -> None:
+                 notes: Mapping[str, Any] | None = None) -> None:
         self.student, self.teacher, self.student_weight = student, teacher, student_weight
-        self.weight_record = weight_record
+        self.notes = dict(notes or {})
 
     def remembering(self) -> AbstractContextManager[None]:
         """The student's (:meth:`~weakrank.ranker.ranking.RanksPassages.remembering`)."""
@@ -94,7 +94,7 @@ class FusedRanker(RanksPassages):
     def save(self, directory: str | Path) -> Path:
         """Write the student and its teacher into ``directory``; :meth:`load` (and :func:`load_ranker`) read it."""
         self.student.save(directory)
-        self.teacher.save(directory, student_weight=self.student_weight, weight_record=self.weight_record)
+        self.teacher.save(directory, student_weight=self.student_weight, notes=self.notes)
         return Path(directory)
 
     @classmethod
@@ -120,7 +120,7 @@ class FusedRanker(RanksPassages):
             warnings.warn(f"{directory}: its teacher {' and '.join(needs)}; loaded as the student alone. Pass "
                           "trust_code=True (`--trust-code`) if you trust it.", UntrustedCodeWarning, stacklevel=2)
             return student
-        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.weight_record)
+        return cls(student, Teacher.from_checked(directory, state, precision), state.student_weight, state.notes)
 
 
 class UntrustedCodeWarning(LeftOutWarning):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from weakrank.lf_scorer import RankingLF
 from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.manifest import read_manifest
 from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
-from weakrank.records import StudentWeightRecord
 from weakrank.registry import resolve_lf
 
 # how sentence-transformers loads a student alone, by its architecture
@@ -75,11 +74,12 @@ class Teacher:
         return self.fused(self.lf_scores(pairs), pairs["query_id"].to_numpy())
 
     def save(self, directory: str | Path, student_weight: float = STUDENT_WEIGHT,
-             weight_record: StudentWeightRecord | None = None, taught_splits: set[str] | None = None) -> Path:
+             notes: Mapping[str, Any] | None = None, card: Sequence[str] = (), taught_splits: set[str] | None = None
+             ) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
         on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
-        in the shipped ranker (``weight_record``: how it was chosen, where a record says), and last the directory's manifest, which now says
+        in the shipped ranker and the file's ``notes`` (how it was chosen, where a record says; ``card``: what the model card adds of it), and last the directory's manifest, which now says
         ``shipped`` and, where given, the ``taught_splits`` whose judgments taught the model
         (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)
@@ -95,11 +95,10 @@ class Teacher:
             entries.append({"name": lf.name, "spec": _portable_spec(spec, directory),
                             "options": _portable_options(lf.name, options, directory), "state": state})
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
-                                      if e["spec"].startswith(LF_DIR + "/")}), student_weight, weight_record)
+                                      if e["spec"].startswith(LF_DIR + "/")}), student_weight, card)
         saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
-        if weight_record:
-            saved[weight_record.saved_as] = weight_record.to_dict()
-        written = write_text(json.dumps(saved, indent=1), directory / FUSION_FILE)
+        notes = {key: value for key, value in (notes or {}).items() if key not in saved}  # the state's own fields win
+        written = write_text(json.dumps({**saved, **notes}, indent=1), directory / FUSION_FILE)
         mark_shipped(directory, taught_splits)
         return written
 
@@ -115,8 +114,7 @@ class Teacher:
         return cls([lf for lf, _, _ in built], checked.teacher, [spec for _, spec, _ in built],
                    [options for _, _, options in built], [entry.state for entry in checked.lfs])
 
-    def _card(self, directory: Path, code: list[str], student_weight: float,
-              weight_record: StudentWeightRecord | None) -> None:
+    def _card(self, directory: Path, code: list[str], student_weight: float, lines: Sequence[str]) -> None:
         """The model card's section that says which scores are which."""
         card = directory / "README.md"
         if not card.exists():
@@ -139,8 +137,7 @@ class Teacher:
                          f"{w.lf} {w.family or '(own)'}, prior {'—' if w.prior is None else f'{w.prior:.2f}'}, "
                          f"{w.agreement:.2f} → {w.loading:.2f}, {w.weight:.0%}, {'prior' if w.prior_decided else 'agreement'}"
                          for w in self.fusion_state.lfs) + ".\n")
-        if weight_record:
-            text += f"- {weight_record.card()}\n"
+        text += "".join(f"- {line}\n" for line in lines)
         if code:
             text += ("- Loading runs no code from this directory unless asked: its teacher needs the Python file(s) "
                      f"{', '.join(code)} in `lfs/`, run only with `load_ranker(dir, trust_code=True)` or `weakrank "

@@ -22,11 +22,11 @@ from weakrank.encoders import DEFAULT_ENCODER
 from weakrank.errors import DataError
 from weakrank.files import read_bytes
 from weakrank.fusion_state import FusionState
-from weakrank.records import StudentWeightRecord, read_record
 
 FUSION_FILE, LF_DIR = "weakrank_fusion.json", "lfs"
 MAX_BYTES = 4 * 2**20  # a teacher's state is a few kB; anything near this is not one
 MAX_DEPTH = 8  # {"teacher": {"clusters": [[0]]}} is 4 deep
+STATE_FIELDS = ("lfs", "teacher", "student_weight")  # what a teacher's state is; the rest of the file: its notes
 PATH_OPTIONS = ("model",)  # built-in LF options that may name a local folder (an encoder's weights)
 
 
@@ -48,12 +48,13 @@ class LFEntry:
 @dataclass(frozen=True)
 class TeacherState:
     """A checked ``weakrank_fusion.json``: the LFs, in the fusion model's column order, the model's state and the
-    student's weight in the shipped ranker (0.5 where the file names none) and the record of how it was chosen, where one says (``weight_record``)."""
+    student's weight in the shipped ranker (0.5 where the file names none) and what else the file keeps (``notes``:
+    its other fields as written, such as the record of how the weight was chosen; nothing here reads them)."""
 
     lfs: list[LFEntry]
     teacher: FusionState
     student_weight: float = 0.5
-    weight_record: StudentWeightRecord | None = None
+    notes: dict[str, Any] = field(default_factory=dict)
 
 
 def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherState:
@@ -80,10 +81,8 @@ def read_teacher_state(directory: str | Path, builtins: set[str]) -> TeacherStat
     weight = saved.get("student_weight", 0.5)
     if isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1:
         raise DataError(f"{weight!r} is not a number in [0, 1]", file=path, field="student_weight")
-    key = StudentWeightRecord.saved_as
-    record = read_field(saved, key, OBJECT, path, default=None)
-    record = read_record(record, path, f"{key}.", (StudentWeightRecord.kind,)) if record is not None else None
-    return TeacherState(lfs, teacher, float(weight), record)
+    notes = {key: value for key, value in saved.items() if key not in STATE_FIELDS}
+    return TeacherState(lfs, teacher, float(weight), notes)
 
 
 def inside(directory: Path, relative: object, field: str, path: Path) -> Path:

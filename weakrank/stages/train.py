@@ -158,9 +158,10 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
             mark_taught(directory, taught)
         return result
     earned = earned_weight(trainer.start_check_, STUDENT_WEIGHT)  # on held-out lists, without judgments
-    weight, record = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)
-    for directory in saved:  # the teacher, the student's weight and the model's judged record: one write each
-        teacher.save(directory, student_weight=weight, weight_record=record, taught_splits=taught)
+    weight = mode.student_weight(model_dir(cfg, tc.output), teacher, earned)
+    notes, card = mode.shipped_notes()
+    for directory in saved:  # the teacher, the student's weight and what the mode notes of it: one write each
+        teacher.save(directory, student_weight=weight, notes=notes, card=card, taught_splits=taught)
     return result
 
 
