@@ -118,7 +118,8 @@ def shipped_run(cfg, split: str, seed: int, **overrides) -> pd.DataFrame:
     if not (directory / FUSION_FILE).exists():
         run_teacher(cfg).save(directory)
     saved = read_teacher_state(directory, set(BUILTIN))
-    earned = StudentWeightRecord.saved_as in saved.notes or (directory.parent / START_CHECK).exists()  # by judgments, or on held-out lists
+    # the weight earned by judgments (their record among the notes) or on held-out lists
+    earned = StudentWeightRecord.saved_as in saved.notes or (directory.parent / START_CHECK).exists()
     weight = saved.student_weight if earned else STUDENT_WEIGHT
     if weight != saved.student_weight:  # re-saved by the file's one writer, the teacher as it was
         Teacher.from_checked(directory, saved).save(directory, student_weight=weight)

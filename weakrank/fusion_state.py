@@ -57,9 +57,9 @@ class FusionState:
     ``loadings`` on the latent factor, its ``weights`` and ``scales`` (each view's mean standardised score is divided
     by its scale), how the views are combined (``combine``: ``linear`` or ``rrf``), the combination scored with
     (``choice``: ``label-free`` unless judged queries chose another), what moved it (``record``, saved as
-    ``judged``: the record of the LFs' priors judgments updated or of the combination they chose; None without), the model's
-    ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared a family or prior, or the state
-    predates them)."""
+    ``judged``: the record of the LFs' priors judgments updated or of the combination they chose; None without),
+    the model's ``options`` and what the fit made of each LF (``lfs``: empty where no LF declared a family or prior,
+    or the state predates them)."""
 
     clusters: tuple[tuple[int, ...], ...]
     loadings: tuple[float, ...]

@@ -90,8 +90,9 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
     (:func:`~weakrank.pace.rerank_ahead`: what training kept; ``factor`` over the plan's figure for it).
 
-    Work is done once and handed on: the LFs are built once (for label, the plan and train's teacher), the fusion label model that
-    ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
+    Work is done once and handed on: the LFs are built once (for label, the plan and train's teacher), the fusion
+    label model that ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by
+    evaluate's check.
 
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.stages.evaluate.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,

@@ -1,9 +1,10 @@
 """What each judged decision keeps, one frozen record per decision, each saved with its ``kind``: the update of the
-LFs' quality priors (:class:`PriorUpdateRecord`, a fusion state's ``record``, saved as ``judged``), the student's weight in the shipped
-ranker (:class:`StudentWeightRecord`, a shipped model's ``weight_record``, saved as ``mix``) and the choice of a combination of the LFs
-(:class:`ChoiceRecord`, a :class:`~weakrank.judged.rule.Choice`'s record: what a fusion state keeps where judged
-queries chose how it combines the LFs, as ``aggregate --judgments`` did before they moved the priors; read back
-from such a state, and written by ``benchmarks/bench_judgments.py``, which compares the two).
+LFs' quality priors (:class:`PriorUpdateRecord`, a fusion state's ``record``, saved under :data:`STATE_KEY`), the
+student's weight in the shipped ranker (:class:`StudentWeightRecord`, one of a shipped model's teacher-state notes,
+under ``mix``: :func:`noted`) and the choice of a combination of the LFs (:class:`ChoiceRecord`, a
+:class:`~weakrank.judged.rule.Choice`'s record: what a fusion state keeps where judged queries chose how it combines
+the LFs, as ``aggregate --judgments`` did before they moved the priors; read back from such a state, and written by
+``benchmarks/bench_judgments.py``, which compares the two).
 
 Each record's ``to_dict`` is its writer; :func:`read_record` is the one reader of them all, which checks a file
 someone may have changed (each problem a :class:`~weakrank.errors.DataError` naming the file and the field) and reads

@@ -20,8 +20,8 @@ def model_dir(cfg: PipelineConfig, output: str = "model") -> Path:
 
 
 def check_model_apart(model: str | Path, split: str) -> None:
-    """Model directory ``model`` was not taught, nor its checkpoint chosen, by relevance labels of ``split``, the split it
-    would score (:func:`~weakrank.apart.check_apart`; its manifest says which:
+    """Model directory ``model`` was not taught, nor its checkpoint chosen, by relevance labels of ``split``, the
+    split it would score (:func:`~weakrank.apart.check_apart`; its manifest says which:
     :func:`weakrank.stages.train.taught_splits`)."""
     from weakrank.apart import check_apart
     from weakrank.ranker.directory import model_manifest

@@ -130,7 +130,7 @@ class AnalyzeConfig:
     splits: list[str] | None = None
 
 
-REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a non-relevant qrels row, a relevant one, any
+REQUIRE = ("both", "relevant", "all")  # the queries scored: a relevant and a non-relevant qrels row, a relevant, any
 
 
 @dataclass
@@ -153,8 +153,8 @@ class ExperimentConfig:
     rows of ``label_models``; trained rows on the labels of ``train_label_models`` (default: the last label model;
     the papers' label sources, ``"gold"`` and ``"votes:<lf>"``, are read and checked by
     :mod:`weakrank.reproduction.labels` when the grid runs) × ``variants`` (default: all) × ``epsilons``/``alphas``
-    × ``samplers`` × ``noise_ratios`` × ``seeds``; scored on ``split``'s queries with the qrels rows ``require`` asks for
-    (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in
+    × ``samplers`` × ``noise_ratios`` × ``seeds``; scored on ``split``'s queries with the qrels rows ``require``
+    asks for (default: ``[evaluate] require``), R_n@k for each ``[n, k]`` of ``rn``; ``train`` overrides ``[train]`` in
     every trained cell."""
 
     label_models: list[str] = field(default_factory=lambda: ["majority", "generative"])

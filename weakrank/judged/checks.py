@@ -1,9 +1,9 @@
 """A person's judgments checked against the run they are to teach before any of them is used, in two steps: read once
 and checked before anything runs (:func:`judgments_to_teach`, aggregate's check), then against the votes when they
-teach (:func:`check_judgments`). An evaluation sample (:func:`check_not_evaluation`), a judged query that is not in this run
-or of the split it evaluates, texts that are not the dataset's, or judgments no pair of which is a candidate of this
-run: each a :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this run cannot use of
-them (pairs no list ranks) is counted in one line.
+teach (:func:`check_judgments`). An evaluation sample (:func:`check_not_evaluation`), a judged query that is not in
+this run or of the split it evaluates, texts that are not the dataset's, or judgments no pair of which is a
+candidate of this run: each a :class:`~weakrank.errors.DataError` naming the file, the line and the field. What this
+run cannot use of them (pairs no list ranks) is counted in one line.
 
 Judgments of the evaluated split are refused by the rule that keeps what measures apart from what teaches
 (:func:`weakrank.apart.check_apart`)."""

@@ -32,8 +32,6 @@ EVALUATION_USE = "evaluation"  # the use column of an evaluation sample's file (
 _READ_AS = {"y": "1", "yes": "1", "n": "0", "no": "0", "skip": SKIP, "?": SKIP, "": ""}
 _SPACE = re.compile(r"[\t\r\n\v\f]+")
 MAX_BYTES = 256 * 2**20  # a judging file is read whole; a person judges a few hundred pairs, not this many
-
-
 JUDGING = "judging.tsv"  # select's sample of the training queries: it moves the LFs' quality priors
 EVALUATION_JUDGING = "evaluation-judging.tsv"  # select --evaluation's sample of the evaluated split: it measures
 JUDGMENTS = ".judgments"  # <config stem>.judgments/: the folder of a config's judging files

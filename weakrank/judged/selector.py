@@ -40,9 +40,9 @@ class PriorSelector:
     """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
     its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
     fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
-    the update, with the judged estimate of MAP with and without it) and ``model_``; ``unjudged_`` is the first fit. Without judged queries
-    ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking its judged relevant
-    passages higher), it is that fit, recording why nothing moved."""
+    the update, with the judged estimate of MAP with and without it) and ``model_``; ``unjudged_`` is the first fit.
+    Without judged queries ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking
+    its judged relevant passages higher), it is that fit, recording why nothing moved."""
 
     def __init__(self, base: ScoreFusionModel, prior_sd: float = PRIOR_SD) -> None:
         self.base, self.prior_sd = base, prior_sd

@@ -1,8 +1,8 @@
 """The modes a run trains in, as plug-ins of the train stage: one object per run, built once from its labels
 (:func:`training_mode`), offering the hooks the stage calls (the evaluator that picks the checkpoint, the trainer
-callbacks, the model card's lines, the student's weight in the shipped ranker after training and what its files keep of it), so that the stage
-names no mode. :class:`TrainingMode` is the label-free one, every hook a no-op; judged mode, where a person judged
-some queries, is :class:`weakrank.modes.judged.JudgedMode`."""
+callbacks, the model card's lines, the student's weight in the shipped ranker after training and what its files keep
+of it), so that the stage names no mode. :class:`TrainingMode` is the label-free one, every hook a no-op; judged
+mode, where a person judged some queries, is :class:`weakrank.modes.judged.JudgedMode`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class TrainingMode:
-    """A run on labels no person judged: no query of its own (``judged``), and every hook a no-op."""
+    """A run on labels no person judged: no query of its own to repeat (``boosted``), and every hook a no-op."""
 
     boosted: frozenset[str] = frozenset()  # training queries a person judged, repeated to boost_share of an epoch
     boost_share: float = 0.0

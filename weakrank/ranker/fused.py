@@ -46,7 +46,8 @@ def average_views(teacher: np.ndarray, ranker: np.ndarray, groups: np.ndarray,
 
 class FusedRanker(RanksPassages):
     """A student and its :class:`~weakrank.ranker.teacher.Teacher`, scored together list by list, the student's
-    standardised scores weighted ``student_weight`` and the teacher's the rest (``notes``: what its file kept beside it, saved again with it)."""
+    standardised scores weighted ``student_weight`` and the teacher's the rest (``notes``: what its file kept beside
+    them, saved again with them)."""
 
     def __init__(self, student: RanksPassages, teacher: Teacher, student_weight: float = STUDENT_WEIGHT,
                  notes: Mapping[str, Any] | None = None) -> None:

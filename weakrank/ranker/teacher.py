@@ -78,8 +78,9 @@ class Teacher:
              ) -> Path:
         """Write the teacher into model directory ``directory`` (beside its student): each LF's state file,
         the file of a user's LF and the folder of a local encoder copied into ``lfs/``, the model card's section
-        on which scores are which, then ``weakrank_fusion.json`` (the commit point), with the student's weight
-        in the shipped ranker and the file's ``notes`` (how it was chosen, where a record says; ``card``: what the model card adds of it), and last the directory's manifest, which now says
+        on which scores are which (with the ``card`` lines a caller adds), then ``weakrank_fusion.json`` (the commit
+        point), with the student's weight in the shipped ranker and the file's ``notes`` (fields beside the state,
+        such as how the weight was chosen), and last the directory's manifest, which now says
         ``shipped`` and, where given, the ``taught_splits`` whose judgments taught the model
         (:func:`~weakrank.ranker.directory.mark_shipped`). Returns the teacher's file."""
         directory = Path(directory)

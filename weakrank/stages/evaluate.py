@@ -148,7 +148,8 @@ def evaluate_runs(cfg: PipelineConfig, runs: Sequence[str | Path], require: str 
     text = [f"# Evaluation — {cfg.name}", "", f"{note}.", "", format_table(table, p_for="MAP").to_markdown(disable_numparse=True), "",
             f"{table_legend(table, p_for='MAP')}.", ""]
     if table.attrs.get("roles"):
-        text += [f"- {line}" for line in rows_legend(table).splitlines()] + ["", closing_line(table, advice=advice or ""), ""]
+        text += [f"- {line}" for line in rows_legend(table).splitlines()]
+        text += ["", closing_line(table, advice=advice or ""), ""]
     if table.attrs["before"]:
         text += [f"Before the judgments: [{BEFORE}.md]({BEFORE}.md).", ""]
     write_text("\n".join([*text, f"![the runs side by side]({figure.name})", ""]), paths.runs / "evaluation.md")
@@ -210,7 +211,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
     judged = judged_run(paths)
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
-    advice = judge_advice(judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged), judged)
+    commands = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged)
+    advice = judge_advice(commands, judged)
     names = [name for name in systems if roles[name] != "trained"]
     files = [paths.runs / f"{run_file(name)}.trec" for name in names]
     return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, advice=advice,

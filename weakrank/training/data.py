@@ -6,8 +6,8 @@ labels.parquet; supervised mode reads ``gold`` with confidence 1. A triplet's co
 mean of its two pairs' confidences. A pair is a negative only when labelled 0 with confidence ≥
 ``min_confidence`` and at least one LF voted on it: a pair on which every LF abstained is unlabelled. A
 boosted query (``boosted``: ids the caller names; a person judged them) is always kept and repeated until the
-boosted queries make up ``boost_share`` of an epoch (:func:`repeats`). An epoch can leave queries out (:meth:`TrainingData.epoch_order`: a
-hold-out callback does, until they join training).
+boosted queries make up ``boost_share`` of an epoch (:func:`repeats`). An epoch can leave queries out
+(:meth:`TrainingData.epoch_order`: a hold-out callback does, until they join training).
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ class TrainingData:
         ]
         self.list_ids = [qid for qid, ql in self.lists.items()
                          if qid in kept and len(ql.passage_ids) > 1 and ql.teacher.std() > 0]
-        # boosted lists (a person's judgments) are a handful among thousands: each is seen more often, as boost_share says
-        mine = ([a for a in self.anchors if a[0] in self.boosted], [qid for qid in self.list_ids if qid in self.boosted])
+        # boosted lists (a person's judgments) are a handful among thousands: each seen more often, as boost_share says
+        mine = ([a for a in self.anchors if a[0] in self.boosted], [q for q in self.list_ids if q in self.boosted])
         for units, theirs in zip((self.anchors, self.list_ids), mine):
             units += theirs * (repeats(len(theirs), len(units) - len(theirs), boost_share) - 1)
         self.split = split
