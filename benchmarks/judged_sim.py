@@ -66,11 +66,11 @@ def load(name: str) -> Collection:
     paths = RunPaths(cfg.run_dir)
     votes = read_parquet(paths.votes)
     texts = read_parquet(paths.dataset / "queries.parquet").set_index("query_id")["text"].to_dict()
-    options = cfg.aggregate.options_for("fusion")
+    options = cfg.fusion_options()  # as aggregate and select fit the fusion model: the LFs' declared priors
     model = ScoreFusionModel(**options).fit_table(votes)
     _, scored = candidate_scores(votes, model)
     train = votes[votes["split"] == POOL]
-    found = pool(*rankings(train, options), texts)
+    found = pool(*rankings(train, options, fusions=False), texts)  # the pool as select designs it
     gold = pd.to_numeric(votes["gold"], errors="coerce").to_numpy(float)
     if REQUIRE[name] == "relevant":  # BEIR: qrels list relevant documents only
         gold = np.where((votes["split"] == POOL).to_numpy(), np.nan_to_num(gold, nan=0.0), gold)

@@ -12,11 +12,12 @@ from test_no_qrels import own_config
 
 from weakrank import pipeline
 from weakrank.cli import main
+from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
 from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.io import read_metadata, read_parquet
-from weakrank.judged.design import select_pairs
+from weakrank.judged.design import candidates, rankings, select_pairs, views
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.judged.rule import MIN_QUERIES
 from weakrank.paths import RunPaths
@@ -40,7 +41,7 @@ def votes_where(agree: int, disagree: int, size: int = 8, seed: int = 0) -> tupl
     return pd.DataFrame(rows), texts
 
 
-def test_select_samples_the_queries_where_the_combinations_disagree_with_their_probabilities():
+def test_select_samples_the_queries_where_the_lfs_disagree_with_their_probabilities():
     votes, texts = votes_where(agree=20, disagree=5)
     pairs = select_pairs(votes, texts, "train", queries=5, per_query=8)
     assert sorted(pairs["query_id"].unique()) == sorted(q for q in texts if q.startswith("d"))  # the agreeing: tied
@@ -54,6 +55,21 @@ def test_select_samples_the_queries_where_the_combinations_disagree_with_their_p
     pd.testing.assert_frame_equal(blind, few)  # no gold read
     other = select_pairs(votes, texts, "train", queries=2, per_query=4, seed=1)
     assert not other.equals(few)  # another seed, another draw
+
+
+def test_select_designs_its_sample_over_the_rankings_the_judgments_weigh_an_evaluation_adds_the_fusions():
+    votes, _ = votes_where(agree=0, disagree=3)
+    weigh, _ = rankings(votes, fusions=False)  # select's: the label-free teacher and each LF alone
+    measure, _ = rankings(votes)  # an evaluation sample of today's design: CombSUM and RRF measured too
+    names = list(views(np.ones(2), np.ones(2), ["lexical", "semantic"]))
+    assert names == [LABEL_FREE, "lexical alone", "semantic alone"]
+    fusions = candidates(np.ones(2), np.ones(2), ["lexical", "semantic"])
+    assert list(fusions) == [LABEL_FREE, "CombSUM", "RRF", *names[1:]]
+    for qid, lists in weigh.items():
+        assert len(lists) == 3 and lists == [measure[qid][0], *measure[qid][3:]]  # the same rankings, less the fusions
+        assert lists[1] == votes[votes["query_id"] == qid].sort_values("score_lexical", ascending=False)[
+            "passage_id"].tolist()  # the lexical LF's own order
+    assert views(np.ones(2), np.array([True, False]), ["lexical", "semantic"]).keys() == {LABEL_FREE, "lexical alone"}
 
 
 def test_select_leaves_out_near_duplicate_queries():

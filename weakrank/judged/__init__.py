@@ -1,15 +1,16 @@
-"""Judged mode: a person judges a small sample of the pool's queries, and the sample chooses how the LFs are
-combined — for the whole collection, not just for the queries judged.
+"""Judged mode: a person judges a small sample of the pool's queries, and the sample moves the LFs' quality priors
+— for the whole collection, not just for the queries judged — and chooses the student's weight.
 
 - :mod:`.design`: which queries and passages to judge (a stratified random sample with known inclusion
-  probabilities; ``weakrank select``);
+  probabilities, over the rankings the judgments weigh; ``weakrank select``);
 - :mod:`.judging_file`: the judging file a person fills in (``weakrank judge``);
 - :mod:`.checks`: judgments checked against the run they are to teach, before any is used;
 - :mod:`.judgments`: the judgments read back with their probabilities, aligned with the votes;
-- :mod:`.estimate`: each candidate combination's MAP over the pool, estimated without bias from the sample;
-- :mod:`.rule`: the rule that keeps the label-free weighting unless another is clearly ahead (its constants, and
-  the measurement behind each);
-- :mod:`.selector`: the choice, a meta-estimator over the fusion label model;
+- :mod:`.estimate`: a ranking's MAP over the pool, estimated without bias from the sample;
+- :mod:`.prior_update` and :mod:`.selector`: the update of the LFs' priors, a meta-estimator over the fusion label
+  model; :mod:`.teach`: what it makes of the labels;
+- :mod:`.rule`: the rule that keeps a default unless another is clearly ahead (its constants, and the measurement
+  behind each), which chooses the student's weight (:mod:`.student_weight`);
 - :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels;
 - :mod:`.pooling`: the evaluated split's pooled design (the union of the compared systems' and the first stage's
   top k), and :mod:`.topk`: its exact top-k measures against the first stage (no MAP);

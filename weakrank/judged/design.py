@@ -1,12 +1,13 @@
 """Which queries, and which of their passages, a person judges: a sample that stands for the pool, with each
 query's and each passage's inclusion probability known, so that :mod:`.estimate` can weigh them. No gold is read.
 
-**The frame.** Every candidate combination (:mod:`weakrank.combinations`) ranks every query of the pool (the
-select split). A query whose words nearly repeat an earlier one of the pool (word-set Jaccard above
-:data:`NEAR_DUPLICATE`, in the pool's order: seed-independent) is left out. A query whose list all candidates rank
-the same cannot tell them apart (its paired leads are 0 whatever is relevant): such queries form a stratum of their
-own that is drawn from only once every other stratum is exhausted (their judgments still label pairs for the
-student and grade its share).
+**The frame.** Every view the judgments weigh ranks every query of the pool (the select split): the label-free
+teacher and each LF alone, whose quality priors the judged pairs move (:func:`views`); an evaluation sample of
+today's design adds CombSUM and RRF, the systems it measures (:func:`candidates`, :mod:`weakrank.combinations`). A
+query whose words nearly repeat an earlier one of the pool (word-set Jaccard above :data:`NEAR_DUPLICATE`, in the
+pool's order: seed-independent) is left out. A query whose list all the rankings order alike cannot tell them apart
+(its paired leads are 0 whatever is relevant): such queries form a stratum of their own that is drawn from only once
+every other stratum is exhausted (their judgments still label pairs for the student and grade its share).
 
 **The queries: a stratified random sample.** The frame is cut into :data:`STRATA` strata by how answerable a query
 looks (the best candidate's raw score under each LF as a percentile over the pool, averaged with the label-free
@@ -19,7 +20,7 @@ buys more judged queries with a relevant passage, without the bias of choosing t
 order had it: its queries were easy for the lexical LFs and favoured the fusions that average them in).
 
 **The passages of a query.** Up to ``per_query`` of its candidates: the first ``per_query − sampled`` (at least
-one) of each candidate's first, then each one's second, … (the passages that decide the top of the lists) with
+one) of each ranking's first, then each one's second, … (the passages that decide the top of the lists) with
 probability 1, and the others drawn uniformly from the rest (probability ``drawn / rest``), so that a relevant
 passage deep in every list can be found and counted with its weight.
 """
@@ -40,14 +41,14 @@ from weakrank.lists import informative_rows, standardize_within
 
 NEAR_DUPLICATE = 0.6  # word-set Jaccard of two query texts above which the second adds little
 STRATA = 3  # answerability strata of the frame
-TIED = STRATA  # the stratum of the queries every candidate ranks alike
+TIED = STRATA  # the stratum of the queries every ranking orders alike
 OVERSAMPLE = 2.0  # each stratum's sampling rate over the one below it (fitted with the rule: weakrank.judged.rule)
 SAMPLED_PASSAGES = 4  # passages of a query drawn at random below the top of its lists (the rest fixed; fitted too)
 
 
 @dataclass(frozen=True)
 class Pool:
-    """The pool's queries as the candidates rank them: ``ranked`` (query id → one passage-id list per candidate),
+    """The pool's queries as the rankings order them: ``ranked`` (query id → one passage-id list per ranking),
     ``answerable`` (query id → how answerable it looks), ``frame`` (the queries that can be sampled, in the pool's
     order) and ``stratum`` (query id → its stratum, frame queries only: 0 … STRATA − 1 by answerability, TIED)."""
 
@@ -61,34 +62,46 @@ class Pool:
         return np.bincount([self.stratum[q] for q in self.frame], minlength=STRATA + 1)
 
 
-def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
-    """The combinations judged mode chooses among: ``label_free`` (per-LF weights of the factor model), CombSUM,
-    RRF, and each LF alone (of the LFs that rank some list: ``informative``, one flag per LF)."""
+def views(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
+    """The rankings a training sample is designed over, those the judgments weigh: ``label_free`` (per-LF weights of
+    the factor model) and each LF alone (of the LFs that rank some list: ``informative``, one flag per LF)."""
     speaking = np.asarray(informative, dtype=float)
     found = {LABEL_FREE: Combination("linear", np.asarray(label_free, dtype=float))}
-    if speaking.sum() > 1:
-        found["CombSUM"] = Combination("linear", speaking)
-        found["RRF"] = Combination("rrf", speaking)
     for i, name in enumerate(names):
         if speaking[i]:
             found[f"{name} alone"] = Combination("linear", np.eye(len(names))[i])
     return found
 
 
-def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel) -> tuple[dict[str, Combination], pd.DataFrame]:
-    """The candidate combinations of a fitted fusion ``model`` and each one's score of every row of ``votes``."""
+def candidates(label_free: np.ndarray, informative: np.ndarray, names: Sequence[str]) -> dict[str, Combination]:
+    """The combinations an evaluation sample of today's design measures: the :func:`views`, with CombSUM and RRF
+    after the label-free weighting where two LFs or more rank some list."""
+    found = views(label_free, informative, names)
+    speaking = np.asarray(informative, dtype=float)
+    if speaking.sum() > 1:
+        found = {LABEL_FREE: found.pop(LABEL_FREE), "CombSUM": Combination("linear", speaking),
+                 "RRF": Combination("rrf", speaking), **found}
+    return found
+
+
+def candidate_scores(votes: pd.DataFrame, model: ScoreFusionModel, fusions: bool = True
+                     ) -> tuple[dict[str, Combination], pd.DataFrame]:
+    """The :func:`candidates` (with ``fusions``; else the :func:`views`) of a fitted fusion ``model`` and each one's
+    score of every row of ``votes``."""
     scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
     z, informative = standardize_within(scores, groups), informative_rows(scores, groups)
-    found = candidates(model.lf_weights(scores.shape[1]), informative.any(axis=0), lf_names(votes))
+    found = (candidates if fusions else views)(model.lf_weights(scores.shape[1]), informative.any(axis=0),
+                                               lf_names(votes))
     return found, pd.DataFrame({name: combined(z, groups, informative, c) for name, c in found.items()})
 
 
-def rankings(votes: pd.DataFrame, options: dict | None = None) -> tuple[dict[str, list[list[str]]], pd.Series]:
-    """Per query of ``votes`` with two candidates or more, its passage ids as each candidate combination ranks them
-    (the fusion model fitted without gold on every row of ``votes``, with ``options``), and how answerable each
-    query looks (module doc)."""
+def rankings(votes: pd.DataFrame, options: dict | None = None, fusions: bool = True
+             ) -> tuple[dict[str, list[list[str]]], pd.Series]:
+    """Per query of ``votes`` with two candidates or more, its passage ids as each of the :func:`candidates` ranks
+    them (without ``fusions``: each of the :func:`views`; the fusion model fitted without gold on every row of
+    ``votes``, with ``options``), and how answerable each query looks (module doc)."""
     model = ScoreFusionModel(**(options or {})).fit_table(votes)
-    found, scored = candidate_scores(votes, model)
+    found, scored = candidate_scores(votes, model, fusions)
     scored.insert(0, "passage_id", votes["passage_id"].to_numpy())
     groups = votes["query_id"].to_numpy()
     ranked = {qid: [rows.sort_values(name, ascending=False, kind="stable")["passage_id"].tolist() for name in found]
@@ -190,7 +203,7 @@ def select_pairs(votes: pd.DataFrame, texts: dict[str, str], split: str, queries
     (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum`` in judging order. ``keep``:
     the queries of an earlier sample with the same ``seed`` (``select --more``): they must be its first queries,
     and the sample grows by ``queries`` after them."""
-    found = pool(*rankings(votes[votes["split"] == split], options), texts)
+    found = pool(*rankings(votes[votes["split"] == split], options, fusions=False), texts)
     kept = list(dict.fromkeys(keep))
     return pairs_of(found, draw(found, len(kept) + queries, seed), per_query, seed)
 
