@@ -120,7 +120,7 @@ def test_views_that_agree_need_no_judging_and_views_alike_that_disagree_do():
     """Issue 44: without gold, analyze reports the fusion model's views (loadings, weights, top-1 agreement) and
     says when it cannot tell two apart: loaded alike, yet often a different candidate first."""
     from weakrank.analysis import fusion_views
-    from weakrank.judged.advice import judging_advice
+    from weakrank.fusion_checks import undecided_views
     from weakrank.label_models.fusion import ScoreFusionModel
 
     agree = score_votes(relevance=3.0)  # the relevant candidate stands out: the semantic views agree on it
@@ -130,12 +130,12 @@ def test_views_that_agree_need_no_judging_and_views_alike_that_disagree_do():
     assert views["weight"].sum() == pytest.approx(1.0) and views.attrs["lists"] == 300
     assert views.loc["embedding_cosine", "bert_cosine"] > 0.75 and views.loc["bm25", "bm25"] == 1.0
     assert views.loc["bm25", "loading"] < views[["loading"]].iloc[1:].min().item() - 0.2  # bm25: not alike
-    assert judging_advice(views) is None
+    assert undecided_views(views) is None
 
     disagree = score_votes(relevance=0.5)  # mostly the shared topic: loaded alike, firsts often differ
     views = fusion_views(disagree, ScoreFusionModel().fit_table(disagree))
     assert views.loc["embedding_cosine", "bert_cosine"] < 0.6
     assert abs(views.loc["embedding_cosine", "loading"] - views.loc["bert_cosine", "loading"]) < 0.1
-    advice = judging_advice(views)
+    advice = undecided_views(views)
     assert advice.startswith("the label model cannot tell embedding_cosine and bert_cosine apart")
     assert f"{1 - views.loc['embedding_cosine', 'bert_cosine']:.0%} of the lists" in advice

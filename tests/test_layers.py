@@ -23,7 +23,8 @@ LAYERS = [
      "weakrank.voting", "weakrank.registry",
      "weakrank.labeling", "weakrank.votes_file", "weakrank.snorkel_bridge", "weakrank.noise"],
     # from votes to labels, and where the LFs run
-    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.engines", "weakrank.judged"],
+    ["weakrank.label_models", "weakrank.baselines", "weakrank.analysis", "weakrank.fusion_checks", "weakrank.engines",
+     "weakrank.judged"],
     # a trained ranker loaded and run: the students, the teacher restored from its state, the model directory
     ["weakrank.ranker"],
     # the pipeline config and its checks

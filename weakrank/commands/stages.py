@@ -52,7 +52,7 @@ def show_labelled(cfg: PipelineConfig, votes: pd.DataFrame) -> None:
 
 
 def overlooked_line(warning: str, cfg: PipelineConfig, args: argparse.Namespace) -> str:
-    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.judged.advice.overlooked`), with the
+    """An LF weighted near zero that disagrees with the labels (:func:`weakrank.fusion_checks.overlooked`), with the
     commands that tell who is right: judge a few queries and run again with them."""
     from weakrank.judged.report import JUDGE_QUERIES
 

@@ -29,6 +29,11 @@ class LabelsInfo:
     judgments: str | None = None
     judged_splits: list[str] = field(default_factory=list)
 
+    @property
+    def taught(self) -> bool:
+        """Whether relevance labels (a person's judgments, or gold standing in for them) taught these labels."""
+        return bool(self.judged_queries)
+
 
 _KINDS = {"model": TEXT, "lfs": LIST, "params": OBJECT, "judged_queries": LIST, "judgments": TEXT,
           "judged_splits": LIST}  # each may be absent (None)

@@ -63,7 +63,7 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
     file's metadata keeps their ids and splits (training picks its checkpoint by their judged estimate when they are
     in dev). Judgments are read once, by the stage's check (:func:`check_aggregate`, which hands
     them in as ``parsed``); ``attrs["judgments"]`` counts what was used, ``attrs["overlooked"]`` says when an LF
-    weighted near zero disagrees with the fused ranking (:func:`~weakrank.judged.advice.overlooked`),
+    weighted near zero disagrees with the fused ranking (:func:`~weakrank.fusion_checks.overlooked`),
     ``attrs["state"]`` is the label model's fitted state as written (nothing reads the file back) and
     ``attrs["fusion"]`` the fusion label model fitted on the votes without judgments (the label model itself where it
     is that model; what ``analyze`` reads in the same run). The LFs' declarations are read from the votes (no LF is
@@ -88,12 +88,12 @@ def aggregate(cfg: PipelineConfig, model: str | None = None, judgments: str | Pa
         labels, state, queries, splits, note = fit_labels(votes, label_model), label_model.state(), [], [], None
     write_labels(labels, paths.labels, LabelsInfo(name, lf_names(votes), state, queries,
                                                   Path(judgments).name if judgments else None, splits))
-    from weakrank.judged.advice import judged_estimates, overlooked  # sklearn: imported when it runs
+    from weakrank.fusion_checks import overlooked  # sklearn: imported when it runs
 
     if taught is not None:  # the fusion model fitted without judgments: the judged fit's first, not fitted again
         fusion = taught.unjudged
     else:
         fusion = label_model if name == "fusion" else cfg.label_model("fusion", priors).fit_table(votes)
-    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion, judged_estimates(state)), state=state,
+    labels.attrs.update(judgments=note, overlooked=overlooked(votes, fusion), state=state,
                         lfs=lf_names(votes), fusion=fusion)
     return labels

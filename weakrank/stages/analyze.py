@@ -30,7 +30,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None,
     """LF summary, the fusion label model's ``views`` (:func:`~weakrank.analysis.fusion_views`; no gold read: its
     ``attrs["advice"]`` says when judging a few queries would tell them apart, unless the labels already came
     from judged queries; ``attrs["overlooked"]``, when an LF weighted near zero disagrees with the fused ranking:
-    :func:`~weakrank.judged.advice.overlooked`) and, with gold, the quality table (each LF, every label model, the configured
+    :func:`~weakrank.fusion_checks.overlooked`) and, with gold, the quality table (each LF, every label model, the configured
     aggregate), also per query (``quality_per_query``: for paired tests between scorers). Tables carry their
     ``attrs["legend"]``. ``fusion``: the fusion label model fitted on these votes without judgments (``aggregate``'s
     ``attrs["fusion"]``, handed in by :func:`weakrank.pipeline.run`), else fitted here, once; the LFs' declarations
@@ -47,7 +47,7 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None,
         quality_table,
         query_quality,
     )
-    from weakrank.judged.advice import judging_notes
+    from weakrank.fusion_checks import overlooked, undecided_views
     from weakrank.plots import quality_bars
 
     paths = RunPaths(cfg.run_dir)
@@ -66,9 +66,10 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None,
     for name, run in fusion_runs(votes).items():
         scored[f"p_{name}"] = run["score"].to_numpy()
         scorers[name] = f"p_{name}"
-    if paths.labels.exists():
+    info = read_labels_info(paths.labels) if paths.labels.exists() else None
+    if info is not None:
         scored["p_labels"] = read_parquet(paths.labels, columns=["p_relevant"])["p_relevant"].to_numpy()
-        scorers[f"labels.parquet ({read_labels_info(paths.labels).model})"] = "p_labels"
+        scorers[f"labels.parquet ({info.model})"] = "p_labels"
     if splits:
         unknown = sorted(set(splits) - set(votes["split"]))
         if unknown:
@@ -79,8 +80,8 @@ def analyze(cfg: PipelineConfig, splits: list[str] | None = None,
     out = paths.analysis
     write_text(summary.to_csv(), out / "lf_summary.csv")
     views = fusion_views(scored, fusion)
-    advice, warning = judging_notes(paths.labels, views, scored, fusion)
-    views.attrs.update(legend=VIEWS_LEGEND, advice=advice, overlooked=warning)
+    advice = None if info is not None and info.taught else undecided_views(views)  # judging would tell no more
+    views.attrs.update(legend=VIEWS_LEGEND, advice=advice, overlooked=overlooked(scored, fusion))
     write_text(views.to_csv(), out / "views.csv")
     write_text(f"# The label model's views — {cfg.name} ({views.attrs['lists']} lists)\n\n{to_markdown(views)}\n\n"
                f"{VIEWS_LEGEND}\n" + (f"\n{views.attrs['advice']}.\n" if views.attrs["advice"] else ""), out / "views.md")

@@ -1,20 +1,17 @@
-"""When judging a few queries would help, said from the label model's own fit (no gold read): two views it
-cannot tell apart (:func:`judging_advice`), an LF it all but leaves out that disagrees with it or leads the judged
-sample where the evidence is against its weight (:func:`overlooked`); and what a judged sample estimated of each candidate combination
-(:func:`judged_estimates`)."""
+"""What the fusion label model's own fit says it may have wrong, no gold read: two views it cannot tell apart
+(:func:`undecided_views`) and an LF it all but leaves out where agreement says it is the best witness
+(:func:`overlooked`). ``analyze`` and ``aggregate`` say them, with the commands that judge a few queries: those tell
+who is right (judged mode moves the LFs' priors on them)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from weakrank.analysis import first_agreement
-from weakrank.fusion_state import FusionState
 from weakrank.label_models.fusion import ScoreFusionModel
-from weakrank.label_models.labels_file import read_labels_info
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows
 
@@ -23,14 +20,14 @@ ALIKE = 0.1  # … and two whose loadings are this close as equally good …
 DISAGREE = 0.3  # … while they put different candidates first on at least this share of the lists
 
 
-def judging_advice(views: pd.DataFrame) -> str | None:
+def undecided_views(views: pd.DataFrame) -> str | None:
     """One line when the fusion label model cannot tell views apart (:func:`fusion_views`' table), else None.
 
     The rule: two views that the fit (agreement weighed against their declared priors) and agreement alone (the
     ``agreement`` column) both load at least :data:`TRUSTED` and within :data:`ALIKE` of each other (the model
     trusts them, and neither the evidence nor a prior tells them apart), put different candidates first on at least
     :data:`DISAGREE` of the lists. On those lists the fused first is a compromise between two views that
-    nothing without labels tells apart; a few judged queries do (judged mode chooses the weighting on them).
+    nothing without labels tells apart; a few judged queries do (judged mode moves their priors on them).
     Of several such pairs, the one with the most weight is named.
     """
     trusted = views[(views["loading"] >= TRUSTED) & (views["agreement"] >= TRUSTED)]
@@ -52,14 +49,12 @@ MOST = 0.5  # … and worth a word where its first candidate differs from the fu
 TOP_PRIOR = 0.95  # the highest prior the warning offers (a declared prior lies in (0, 1))
 
 
-def overlooked(votes: pd.DataFrame, model: ScoreFusionModel, estimates: Mapping[str, float] | None = None
-               ) -> str | None:
+def overlooked(votes: pd.DataFrame, model: ScoreFusionModel) -> str | None:
     """One line when the evidence is against the weighting of an LF that the fusion ``model`` (fitted on ``votes``)
     all but leaves out (its share of the fused score, a merged view's shared by its LFs, below :data:`NEAR_ZERO`)
     and whose first candidate differs from the fused ranking's on most of the lists it ranks (more than
-    :data:`MOST`); else None. The evidence: it leads the judged sample (``estimates``: each candidate combination's
-    estimated MAP, ``<lf> alone`` for one LF's), or, without one, agreement alone loads it above every other LF by
-    :data:`ALIKE` or more and its declared prior decided its loading. An LF that agreement itself leaves out, or
+    :data:`MOST`); else None. The evidence: agreement alone loads it above every other LF by :data:`ALIKE` or more
+    and its declared prior decided its loading. An LF that agreement itself leaves out, or
     that its prior keeps low where agreement does not say it is the best witness, is the expected state and says
     nothing (measured: the old rule, weight and disagreement alone, fired on every collection). Of several, the one
     with the clearest case is named."""
@@ -75,13 +70,6 @@ def overlooked(votes: pd.DataFrame, model: ScoreFusionModel, estimates: Mapping[
     differs = 1 - first_agreement(np.column_stack([scores, fused]),
                                   np.column_stack([informative, informative.any(axis=1)]), groups)[:-1, -1]
     left_out = {name: i for i, name in enumerate(names) if share[i] < NEAR_ZERO and differs[i] > MOST}
-    leader = max(estimates, key=lambda name: estimates[name]) if estimates else ""
-    led = [name for name in left_out if leader == f"{name} alone"]
-    if led:
-        i = left_out[led[0]]
-        return (f"{led[0]} has {share[i]:.1%} of the label model's weight, yet it leads the judged sample (estimated "
-                f"MAP {estimates[leader]:.3f}) and its first candidate differs from the fused ranking's on "
-                f"{differs[i]:.0%} of the lists it ranks: the labels and the ranker trained on them miss it")
     return _overridden(votes, model, {name: (share[i], differs[i]) for name, i in left_out.items()})
 
 
@@ -118,21 +106,3 @@ def _overridden(votes: pd.DataFrame, model: ScoreFusionModel, left_out: Mapping[
             f"fused ranking's on {differs:.0%} of the lists it ranks: its prior ({lf.prior:.2f}) decided its loading; "
             f"`[label.options.{lf.lf}] prior = {offered:g}` (what agreement says) gives it {gets:.0%} of the weight "
             f"and changes the fused first candidate on {changed:.0%} of the lists")
-
-
-def judged_estimates(params: object) -> dict[str, float] | None:
-    """Each candidate's MAP estimated from the judged sample recorded in a label model's fitted ``params`` (a labels
-    record's), or None where no judged sample chose them."""
-    judged = params.record if isinstance(params, FusionState) else None
-    return dict(judged.estimates) if judged else None
-
-
-def judging_notes(labels: Path, views: pd.DataFrame, votes: pd.DataFrame,
-                  model: ScoreFusionModel) -> tuple[str | None, str | None]:
-    """What the analysis of a run says of judging, from the fusion ``model`` fitted on ``votes`` and its ``views``
-    (:func:`~weakrank.analysis.fusion_views`): :func:`judging_advice`, unless the labels of ``labels`` (a labels
-    file) already came from judged queries, and :func:`overlooked`, with the estimates of the judged sample that
-    chose them where one did."""
-    info = read_labels_info(labels) if labels.exists() else None
-    judged = info is not None and info.judged_queries
-    return (None if judged else judging_advice(views)), overlooked(votes, model, judged_estimates(info and info.params))
