@@ -101,10 +101,10 @@ def test_a_plain_run_builds_each_lf_once_and_fits_the_fusion_model_once(tmp_path
     monkeypatch.setattr(weakrank.registry, "_call_factory", build)
     monkeypatch.setattr(ScoreFusionModel, "fit", fit)
     pipeline.run(cfg, progress=False, on_start=stage.append, on_plan=lambda *_: None)  # as `weakrank run` plans
-    # the label stage's LFs, built once for it, the plan and train's teacher; aggregate, analyze and evaluate read the
-    # LFs' declarations from the votes (rerank rebuilds the teacher from the model directory, as a user loads it)
-    assert Counter(spec for where, spec in builds if where != "rerank") == dict.fromkeys(cfg.label.lfs, 1)
-    assert {where for where, _ in builds} - {"rerank"} == {"plan"}
+    # the label stage's LFs, built once for it and the plan; aggregate, analyze and evaluate read the LFs'
+    # declarations from the votes (train ships the LFs in its teacher, rerank rebuilds that teacher from the model)
+    assert Counter(spec for where, spec in builds if where not in ("train", "rerank")) == dict.fromkeys(cfg.label.lfs, 1)
+    assert {where for where, _ in builds} - {"train", "rerank"} == {"plan"}
     assert fits == ["aggregate"]  # its advice and analyze take the model it fitted
     declared = read_votes_info(RunPaths(cfg.run_dir).votes).declarations
     assert {name: d.priors() for name, d in declared.items()} == weakrank.registry.lf_priors(cfg.label.lfs, cfg.label.lf_options)

@@ -90,9 +90,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     (:func:`~weakrank.pace.pacing`: ``factor``, measured over estimated), and as rerank starts
     (:func:`~weakrank.pace.rerank_ahead`: what training kept; ``factor`` over the plan's figure for it).
 
-    Work is done once and handed on: the LFs are built once (for label, the plan and train's teacher), the fusion
-    label model that ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by
-    evaluate's check.
+    Work is done once and handed on: the LFs are built once (for label and the plan), the fusion label model that
+    ``aggregate`` fitted is the one ``analyze`` reads, and the evaluation sample is read once, by evaluate's check.
 
     A split without qrels nor a judged evaluation sample (:func:`~weakrank.stages.evaluate.evaluable`, known before the
     first stage from the config and again once ingested) is not evaluated: ``evaluate`` returns :class:`Skipped`,
@@ -118,7 +117,7 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
     check_inputs(cfg, stages)  # then each stage's own check, once, before the first runs: what it parsed is handed in
     parsed = {name: funcs[name].check(cfg, stages, **given[name]) for name in stages}
     lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options) if "label" in stages else None  # once: label's, the plan's
-    given["label"]["lfs"] = given["train"]["lfs"] = lfs  # train's teacher takes the LFs label built
+    given["label"]["lfs"] = lfs
     split = eval_split or cfg.evaluate.split
     sample = parsed.get("evaluate")  # the evaluation sample's rows, read once by evaluate's check (or None)
     measured = "evaluate" not in stages or evaluable(cfg, split, ingested="ingest" not in stages, sample=sample)

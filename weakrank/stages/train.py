@@ -8,7 +8,6 @@ Importing this module loads no torch: what trains is imported when it runs."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +28,6 @@ from weakrank.stages.stage import stage
 from weakrank.validation import check_train
 
 if TYPE_CHECKING:
-    from weakrank.lf import RankingLF
     from weakrank.modes import TrainingMode
     from weakrank.ranker.teacher import Teacher
     from weakrank.training.callbacks import TrainerCallback
@@ -39,16 +37,15 @@ if TYPE_CHECKING:
 
 @stage("train", check_train, reads_train=True, torchrun=True)
 def train(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
-          callbacks: list[TrainerCallback] | None = None, lfs: Sequence[RankingLF] | None = None) -> Path:
+          callbacks: list[TrainerCallback] | None = None) -> Path:
     """Train the ranker ``[train]`` (``tc``, or ``[train]`` plus the keyword arguments as overrides) describes on
     ``labels.parquet`` (gold with ``supervised``) and return its model directory (the best checkpoint, else the
-    final model); with ``fuse_lfs`` it carries its teacher (over ``lfs``, the LFs of ``[label] lfs`` where a run
-    built them already). ``[train]`` and its train split are checked first. A torchrun process group is left
-    however training ends."""
+    final model); with ``fuse_lfs`` it carries its teacher. ``[train]`` and its train split are checked first. A
+    torchrun process group is left however training ends."""
     from weakrank.training.distributed import teardown
 
     try:
-        train_ranker(cfg, tc, resume=resume, progress=progress, callbacks=callbacks, lfs=lfs)
+        train_ranker(cfg, tc, resume=resume, progress=progress, callbacks=callbacks)
     finally:
         teardown()
     return model_dir(cfg, tc.output)
@@ -131,7 +128,7 @@ def build_trainer(cfg: PipelineConfig, tc: TrainConfig, callbacks: list[TrainerC
 
 
 def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, progress: bool = True,
-                 callbacks: list[TrainerCallback] | None = None, lfs: Sequence[RankingLF] | None = None) -> Progress:
+                 callbacks: list[TrainerCallback] | None = None) -> Progress:
     """Train a ranker (``[train] architecture``) as ``tc`` (:func:`~weakrank.stages.stage.train_config`) says, in
     the labels' mode (:func:`~weakrank.modes.training_mode`); models go to ``<run_dir>/<output>/``. With
     ``fuse_lfs`` (weak labels), each saved model also carries its teacher (:func:`run_teacher`, written by
@@ -152,7 +149,7 @@ def train_ranker(cfg: PipelineConfig, tc: TrainConfig, *, resume: bool = False, 
         return result
     saved = [trainer.out_dir / name for name in ("best", "final") if (trainer.out_dir / name).is_dir()]
     taught = taught_splits(labels, tc)
-    teacher = run_teacher(cfg, labels.info, dataset, lfs) if tc.fuse_lfs and not tc.supervised else None
+    teacher = run_teacher(cfg, labels.info, dataset) if tc.fuse_lfs and not tc.supervised else None
     if teacher is None:
         for directory in saved:
             mark_taught(directory, taught)
@@ -174,11 +171,9 @@ def taught_splits(labels: TrainLabels, tc: TrainConfig) -> set[str]:
     return labels_file.taught_splits(labels.table, labels.info)
 
 
-def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None,
-                lfs: Sequence[RankingLF] | None = None) -> Teacher | None:
-    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (``lfs`` where they are
-    built already, else built here; fitted on the run's ``dataset``, loaded here unless given, when it keeps
-    collection statistics) and the fusion label model as
+def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Dataset | None = None) -> Teacher | None:
+    """The teacher of a model trained on ``cfg``'s run directory: each LF of ``[label] lfs`` (fitted on the run's
+    ``dataset``, loaded here unless given, when it keeps collection statistics) and the fusion label model as
     ``aggregate`` fitted it (its state in the labels' record ``info``, by default labels.parquet's; refitted without
     gold on every pair of ``votes.parquet`` when the labels come from another label model or carry no state: only
     then are the votes read). None, with a warning, when an LF cannot score without the collection (a ``fit``
@@ -191,7 +186,7 @@ def run_teacher(cfg: PipelineConfig, info: LabelsInfo | None = None, dataset: Da
 
     paths = RunPaths(cfg.run_dir)
     labelled = lf_names(pd.DataFrame(columns=pq.read_schema(paths.votes).names))
-    lfs = list(lfs) if lfs is not None else resolve_lfs(cfg.label.lfs, cfg.label.lf_options)
+    lfs = resolve_lfs(cfg.label.lfs, cfg.label.lf_options)
     if [lf.name for lf in lfs] != labelled:
         raise DataError(f"labelled by the LFs {labelled}, but [label] lfs names {[lf.name for lf in lfs]}: "
                         "re-run `weakrank label`", file=paths.votes)
