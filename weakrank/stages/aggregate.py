@@ -12,7 +12,7 @@ from weakrank.config import PipelineConfig
 from weakrank.errors import ConfigError, located
 from weakrank.judged.judgments import Judgments
 from weakrank.judged.teach import judged_labels
-from weakrank.label_models import fit_labels
+from weakrank.label_models import MODELS, fit_labels
 from weakrank.label_models.labels_file import LabelsInfo, write_labels
 from weakrank.labeling import check_votes_lfs, check_votes_table, lf_names
 from weakrank.paths import RunPaths
@@ -45,8 +45,6 @@ def check_aggregate(cfg: PipelineConfig, plan: Collection[str], label_model: str
     check_lf_count(cfg, label_model)
     check_gold_split(cfg, eval_split)
     given = judgments or (cfg.aggregate.judgments if label_model in (None, cfg.aggregate.model) else None)
-    from weakrank.label_models import MODELS
-
     if given and MODELS[label_model or cfg.aggregate.model].takes_priors:  # another model: aggregate says it reads none
         return check_judgments_file(cfg, given, "--judgments" if judgments else "[aggregate] judgments", eval_split)
     return None

@@ -18,7 +18,7 @@ from weakrank.errors import ConfigError
 from weakrank.evaluation.summary import BM25_ROW, closing_line, rows_legend
 from weakrank.evaluation.tables import format_table, queries_note, runs_table, significance_legend, table_legend
 from weakrank.io import read_parquet, read_run_file, write_run, write_text
-from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judging_path
+from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judged, judging_path, read_judging_file
 from weakrank.judged.report import judge_advice, judge_commands, measure_commands
 from weakrank.label_models.labels_file import read_labels_info
 from weakrank.loaders import first_stage
@@ -83,8 +83,6 @@ def evaluation_figure(table: pd.DataFrame, path: Path, title: str) -> Path:
 def has_judgments(path: Path, rows: pd.DataFrame | None = None) -> bool:
     """Whether judging file ``path`` exists and holds a judged row (``rows``: its rows, where it was read already:
     :func:`check_evaluate`'s)."""
-    from weakrank.judged.judging_file import judged, read_judging_file
-
     if rows is None:
         if not path.exists():
             return False
@@ -209,15 +207,15 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
         systems = {**mine, **theirs, **last}  # the trained one last
         return sample_evaluation(cfg.name, paths.runs, systems, {**roles, **dict.fromkeys(given, "run")}, found, split)
     flags = f"--run-dir {shell_path(cfg.run_dir)}" if flags is None else flags
-    judged = judged_run(paths)
+    rerun = judged_run(paths)  # with judgments read: the commands judge more
     judging = shell_path(judging_path(cfg.source, cfg.run_dir, JUDGING))
-    commands = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, judged)
-    advice = judge_advice(commands, judged)
+    commands = judge_commands(shell_path(cfg.source or "CONFIG"), judging, flags, train_flags, rerun)
+    advice = judge_advice(commands, rerun)
     names = [name for name in systems if roles[name] != "trained"]
     files = [paths.runs / f"{run_file(name)}.trec" for name in names]
     return evaluate_runs(cfg, [*files, *given.values(), paths.runs / f"{trained}.trec"], require, advice=advice,
                          names=[*names, *given, trained], roles={**roles, **dict.fromkeys(given, "run"), trained: "trained"},
-                         architecture=tc.architecture, shipped=tc.fuse_lfs and not tc.supervised, judged=judged)
+                         architecture=tc.architecture, shipped=tc.fuse_lfs and not tc.supervised, judged=rerun)
 
 
 def check_run_apart(paths: RunPaths, run: str | Path) -> None:

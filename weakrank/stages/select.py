@@ -17,7 +17,15 @@ from weakrank.errors import ConfigError, DataError, did_you_mean
 from weakrank.files import output_file
 from weakrank.io import LINE, read_parquet
 from weakrank.judged import EVALUATION_DESIGNS
-from weakrank.judged.judging_file import EVALUATION_JUDGING, JUDGING, judging_path
+from weakrank.judged.judging_file import (
+    EVALUATION_JUDGING,
+    EVALUATION_USE,
+    JUDGING,
+    judged,
+    judging_path,
+    read_judging_file,
+    write_judging_file,
+)
 from weakrank.judged.report import EVALUATION_QUERIES
 from weakrank.labeling import check_votes_table
 from weakrank.paths import RunPaths
@@ -61,7 +69,6 @@ def select(cfg: PipelineConfig, queries: int = 10, split: str = "train", per_que
     the one write; the file is read once for both.)"""
     from weakrank.judged.checks import check_texts
     from weakrank.judged.design import select_pairs
-    from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
     from weakrank.judged.judgments import read_judged_file
 
     paths = RunPaths(cfg.run_dir)
@@ -141,7 +148,6 @@ def select_evaluation(cfg: PipelineConfig, queries: int = EVALUATION_QUERIES, pe
     and the t interval does not. Returns the pairs added. (Long: two designs and ``more`` over one read of an
     earlier file, one check of it and one write, which each branch needs in the same order.)"""
     from weakrank.judged.evaluation import evaluation_pairs
-    from weakrank.judged.judging_file import EVALUATION_USE, judged, read_judging_file, write_judging_file
 
     paths = RunPaths(cfg.run_dir)
     split = split or cfg.evaluate.split
