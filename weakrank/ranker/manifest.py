@@ -54,8 +54,13 @@ def student_manifest(student: type) -> ModelManifest:
 
 def write_manifest(directory: str | Path, manifest: ModelManifest) -> Path:
     """Write ``manifest`` into model directory ``directory``."""
-    saved = {TAUGHT_KEY if key == "taught_splits" else key: value for key, value in asdict(manifest).items()}
+    saved = {_saved_key(key): value for key, value in asdict(manifest).items()}
     return write_text(json.dumps(saved, indent=1), Path(directory) / MANIFEST_FILE)
+
+
+def _saved_key(field: str) -> str:
+    """The file's key of :class:`ModelManifest`'s ``field``."""
+    return TAUGHT_KEY if field == "taught_splits" else field
 
 
 def read_manifest(directory: str | Path) -> ModelManifest:
@@ -67,7 +72,7 @@ def read_manifest(directory: str | Path) -> ModelManifest:
     except (ValueError, RecursionError) as err:
         raise DataError(f"not JSON ({type(err).__name__})", file=path) from None
     saved = read_object(saved, "a model directory's manifest", path)
-    unknown = sorted(set(saved) - {TAUGHT_KEY, *ModelManifest.__dataclass_fields__} - {"taught_splits"})
+    unknown = sorted(set(saved) - {_saved_key(field) for field in ModelManifest.__dataclass_fields__})
     if unknown:
         raise DataError(f"unknown field {unknown[0]!r}", file=path)
     if read_field(saved, "format", COUNT, path) != FORMAT:
