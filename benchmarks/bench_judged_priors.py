@@ -10,7 +10,7 @@ collection's evaluation split (test MAP, :func:`weakrank.evaluation.metrics.eval
 - ``none``: no judgment (the fit with the declared priors);
 - ``rule``: the combination rule (``bench_judgments.CombinationSelector``'s choice among the
   candidates);
-- ``priors τ=…``: the priors updated by the judged pairs, prior spread τ (:class:`~weakrank.judged.selector.
+- ``priors τ=…``: the priors updated by the judged pairs, prior spread τ (:class:`~weakrank.judged.prior_update.
   PriorSelector`).
 
 Writes ``benchmarks/judged_priors.csv``: a row per collection, method and N with the mean gain over ``none``, the
@@ -33,11 +33,11 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet
+from weakrank.judged.aligned import judged_totals
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import estimate
-from weakrank.judged.prior_update import PRIOR_SD
+from weakrank.judged.prior_update import PRIOR_SD, PriorSelector
 from weakrank.judged.rule import choose
-from weakrank.judged.selector import PriorSelector, judged_totals
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
 from weakrank.paths import RunPaths

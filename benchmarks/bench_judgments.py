@@ -32,10 +32,10 @@ from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
+from weakrank.judged.aligned import judged_totals
 from weakrank.judged.design import candidate_scores
 from weakrank.judged.estimate import estimate
 from weakrank.judged.rule import Choice, Rule, choose
-from weakrank.judged.selector import judged_totals
 from weakrank.judged.teach import with_judgments
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.label_models.labels_file import LabelsInfo, write_labels

@@ -10,10 +10,9 @@ import pandas as pd
 
 from weakrank.combinations import LABEL_FREE, Combination, combined
 from weakrank.fusion_state import FusionState
-from weakrank.judged.aligned import Judged
+from weakrank.judged.aligned import Judged, judged_totals
 from weakrank.judged.estimate import Estimate, Totals, estimate
 from weakrank.judged.rule import Choice, choose
-from weakrank.judged.selector import judged_totals
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix
 from weakrank.lists import informative_rows, standardize_within

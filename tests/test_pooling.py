@@ -17,7 +17,7 @@ from weakrank.io import read_parquet, write_run
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.judged.pooling import pooled_pairs, pooled_passages
 from weakrank.judged.sequential import confidence_path, confidence_sequence
-from weakrank.judged.topk import measures, pooled_table, query_values, settled_lines, verdict
+from weakrank.judged.topk import measures, pooled_table, query_values, settled, verdict
 from weakrank.paths import RunPaths
 
 ANSWER = {"y": "1", "n": "0"}
@@ -126,7 +126,7 @@ def test_the_verdict_says_yes_no_or_not_yet_and_the_table_keeps_intervals_in_ran
     assert (topk["seq high"] - topk["seq low"] > topk["diff high"] - topk["diff low"]).all()  # validity's price
     assert topk["seq low"].ge(-1).all() and topk["seq high"].le(1).all()
     assert topk.loc[("bm25 (weakrank)", "RR"), "vs bm25 (weakrank)"] == 0 and topk.attrs["queries"] == 20
-    [line] = settled_lines(table)
+    [line] = list(settled(table).values())
     assert line.startswith("better better than bm25 (weakrank) (RR@3, 20 of 20 queries): ")
 
 
@@ -231,4 +231,4 @@ def test_a_pooled_sample_grows_with_more_keeping_its_judgments_and_each_query_s_
     assert "holds every query of split 'test' where the systems' tops differ already" in capsys.readouterr().err
     # the line judge shows: a grown sample gets the sequence only, never the t interval
     done = grown.assign(relevance=["1"] + ["0"] * (len(grown) - 1))
-    assert all("interval valid however you stop" in line for line in settled_lines(done))
+    assert all("interval valid however you stop" in line for line in list(settled(done).values()))

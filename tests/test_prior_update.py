@@ -9,8 +9,7 @@ import pandas as pd
 
 from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged
-from weakrank.judged.prior_update import MIN_QUERIES, NAME
-from weakrank.judged.selector import PriorSelector
+from weakrank.judged.prior_update import MIN_QUERIES, NAME, PriorSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import average_precisions
 

@@ -142,7 +142,7 @@ def test_the_pooled_sample_compares_with_the_user_s_run_as_evaluate_measures_tha
     those of the run file itself, given to evaluate beside the sample, and those evaluate finds for that file
     against the qrels (the person judged as they do)."""
     from weakrank.judged.judging_file import read_judging_file
-    from weakrank.judged.topk import settled_lines
+    from weakrank.judged.topk import settled
 
     sample = read_judging_file(run_dir / "evaluation-judging.tsv")
     first = "first stage (your run)"
@@ -151,7 +151,7 @@ def test_the_pooled_sample_compares_with_the_user_s_run_as_evaluate_measures_tha
     ranked = {(q, p): rank for q, _, p, rank, *_ in map(str.split, TEST_RUN.splitlines())}  # the run file's ranks
     expected = [ranked[(q, p)] if int(ranked[(q, p)]) <= 3 else "" for q, p in zip(sample["query_id"], sample["passage_id"])]
     assert sample[f"rank_{first}"].tolist() == expected
-    said = settled_lines(sample)
+    said = list(settled(sample).values())
     assert len(said) == 1 and said[0].startswith(f"model better than {first} (RR@3, 2 of 2 queries): ")
     mine = run_dir / "test.run"
     mine.write_text(TEST_RUN)

@@ -160,10 +160,10 @@ def _config(path: Path) -> str:
 
 def _settled(table: pd.DataFrame) -> str:
     """For an evaluation sample of the pooled design, whether each system compared is better than its baseline (the
-    first stage) on the queries judged so far, one line each (:func:`weakrank.judged.topk.settled_lines`)."""
+    first stage) on the queries judged so far, one line each (:func:`weakrank.judged.topk.settled`)."""
     from weakrank.judged import pooling, topk
 
-    return "".join(f"{line}\n" for line in topk.settled_lines(table)) if pooling.is_pooled(table) else ""
+    return "".join(f"{line}\n" for line in topk.settled(table).values()) if pooling.is_pooled(table) else ""
 
 
 def _first_unjudged(table: pd.DataFrame) -> int | None:

@@ -7,8 +7,8 @@
 - :mod:`.checks`: judgments checked against the run they are to teach, before any is used;
 - :mod:`.judgments`: the judgments read back with their probabilities, aligned with the votes;
 - :mod:`.estimate`: a ranking's MAP over the pool, estimated without bias from the sample;
-- :mod:`.prior_update` and :mod:`.selector`: the update of the LFs' priors, a meta-estimator over the fusion label
-  model; :mod:`.teach`: what it makes of the labels;
+- :mod:`.prior_update`: the update of the LFs' priors (:class:`~.prior_update.PriorSelector`, a meta-estimator over
+  the fusion label model); :mod:`.teach`: what it makes of the labels;
 - :mod:`.rule`: the rule that keeps a default unless another is clearly ahead (its constants, and the measurement
   behind each), which chooses the student's weight (:mod:`.student_weight`);
 - :mod:`.evaluation`: the same sample and estimate on the evaluated split, for a user with no qrels;

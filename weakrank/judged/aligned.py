@@ -1,6 +1,7 @@
 """Judgments on the rows of a votes table: :func:`align` (a person's, or
 ``[aggregate] gold_queries``'s from :func:`gold_judgments`) gives each row its judgment and inclusion probability
-and each query its weight (:class:`Judged`), as the judged decisions read them."""
+and each query its weight (:class:`Judged`), as the judged decisions read them; :func:`judged_totals` what a decision
+estimates from them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from weakrank.judged.estimate import Totals, query_totals
 from weakrank.judged.judgments import DESIGN, KEY, Judgments
 
 
@@ -51,3 +53,11 @@ def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
     found = keys[np.isfinite(gold)]
     weights = (1.0 / found.groupby("query_id", sort=False)["query_inclusion"].first()).rename("weight")
     return Judged(gold, np.where(np.isfinite(gold), keys["passage_inclusion"].to_numpy(float), np.nan), weights)
+
+
+def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:
+    """Each candidate's estimated totals (columns of ``scored``, a score per row of ``votes``;
+    :func:`~weakrank.judged.estimate.query_totals`) on each judged query."""
+    rows = votes["query_id"].isin(set(judged.queries)).to_numpy()
+    return query_totals(scored[rows].reset_index(drop=True), votes["query_id"].to_numpy()[rows], judged.gold[rows],
+                        judged.inclusion[rows])

@@ -19,7 +19,6 @@ from weakrank.errors import DataError
 from weakrank.io import LINE, read_parquet
 from weakrank.judged.judging_file import EVALUATION_USE, as_written
 from weakrank.judged.judgments import KEY, Judgments, read_judgments
-from weakrank.paths import program, shell_path
 
 JUDGES = "judges queries of"  # how a judging file teaches, as weakrank.apart says it
 
@@ -51,17 +50,15 @@ def check_texts(table: pd.DataFrame | None, dataset: Path, path: Path) -> None:
                             "or config?", file=path, line=int(table[LINE].iloc[row]), field=field)
 
 
-def judgments_to_teach(path: Path, where: str, dataset: Path, evaluated: str) -> Judgments:
-    """The judgments of ``path`` (``where``: the flag or key that names them) that ``aggregate`` will teach with,
-    read once (:func:`~weakrank.judged.judgments.read_judgments`) and checked before anything runs: something
-    judged, no evaluation sample, and, where the ``dataset`` folder is ingested, its texts (:func:`check_texts`) and
+def judgments_to_teach(path: Path, dataset: Path, evaluated: str) -> Judgments:
+    """The judgments of ``path`` that ``aggregate`` will teach with, read once
+    (:func:`~weakrank.judged.judgments.read_judgments`: something judged) and checked before anything runs: no
+    evaluation sample, and, where the ``dataset`` folder is ingested, its texts (:func:`check_texts`) and
     no query of the ``evaluated`` split (:func:`~weakrank.apart.check_apart`). What needs the votes is checked
     when they teach (:func:`check_judgments`)."""
     found = read_judgments(path)
     if (dataset / "passages.parquet").exists():
         check_texts(found.rows, dataset, path)
-    if found.table.empty:
-        raise DataError(f"nothing judged yet ({where}): judge it first, {program()} judge {shell_path(path)}", file=path)
     check_not_evaluation(found.use, file=path, line=int(found.table[LINE].iloc[0]))
     if (dataset / "queries.parquet").exists():
         table = read_parquet(dataset / "queries.parquet", columns=["query_id", "split"])

@@ -16,7 +16,6 @@ sampled passages then stand for its rest (their probability becomes answered / r
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from weakrank.io import LINE, read_qrels
 from weakrank.judged.estimate import CERTAIN_INCLUSION
 from weakrank.judged.judging_file import EVALUATION_USE, MAX_BYTES, is_judging_text, judged, parse_judging_text
 from weakrank.judged.seal import check_seal, is_integer_column, value
+from weakrank.paths import program, shell_path
 
 DESIGN = ("query_inclusion", "passage_inclusion")
 KEY = ["query_id", "passage_id"]
@@ -94,8 +94,8 @@ def read_judgments(path: str | Path, rows: pd.DataFrame | None = None) -> Judgme
         out = table.assign(relevance=table["relevance"].astype(int), query_inclusion=1.0, passage_inclusion=1.0)
         return Judgments(out.drop_duplicates(KEY)[[*KEY, "relevance", *DESIGN, LINE]].reset_index(drop=True), path)
     if not judged(table).any():
-        raise DataError(f"nothing judged yet ({len(table)} rows, none with a relevance); judge it first: weakrank "
-                        f"judge {shlex.quote(str(path))}", file=path, field="relevance")
+        raise DataError(f"nothing judged yet ({len(table)} rows, none with a relevance); judge it first: {program()} "
+                        f"judge {shell_path(path)}", file=path, field="relevance")
     for field in DESIGN:
         table[field] = _probability(table[field], table[LINE], path, field) if field in table.columns else 1.0
     answered = judged(table)

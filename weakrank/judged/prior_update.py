@@ -26,14 +26,18 @@ passages higher (Δ ≤ 0), nothing changes. Assumed: one Δ for all LFs, indepe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from weakrank.combinations import LABEL_FREE
 from weakrank.fusion_state import FusionState
-from weakrank.judged.aligned import Judged
+from weakrank.judged.aligned import Judged, judged_totals
+from weakrank.judged.estimate import estimate
+from weakrank.label_models.fusion import ScoreFusionModel
+from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within
 from weakrank.records import LFEvidence, PriorUpdateRecord
 
@@ -140,3 +144,39 @@ def update_priors(scores: np.ndarray, groups: np.ndarray, names: Sequence[str], 
                            float(concentration[k])) for k in np.flatnonzero(ranked))
     new_priors = {e.lf: {**declared[e.lf], "prior": e.posterior} for e in lfs}
     return PriorUpdate(lfs, queries, delta, spread, float(strength * concentration[ranked].mean()), new_priors)
+
+
+class PriorSelector:
+    """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
+    its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
+    fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
+    the update, with the judged estimate of MAP with and without it) and ``model_``; ``unjudged_`` is the first fit.
+    Without judged queries ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking
+    its judged relevant passages higher), it is that fit, recording why nothing moved."""
+
+    def __init__(self, base: ScoreFusionModel, prior_sd: float = PRIOR_SD) -> None:
+        self.base, self.prior_sd = base, prior_sd
+        self.update_: PriorUpdate | None = None
+        self.state_: FusionState | None = None
+        self.model_: ScoreFusionModel | None = None
+        self.unjudged_: ScoreFusionModel | None = None
+
+    def fit(self, votes: pd.DataFrame, judged: Judged) -> PriorSelector:
+        """Fit, update, refit (class doc)."""
+        params = self.base.get_params()
+        fitted = self.unjudged_ = type(self.base)(**params).fit_table(votes)
+        scores, groups = score_matrix(votes), votes["query_id"].to_numpy()
+        self.update_ = update_priors(scores, groups, lf_names(votes), judged, fitted.fitted(), params["priors"],
+                                     params["prior_strength"], self.prior_sd)
+        model = fitted
+        if self.update_.delta > 0:
+            model = type(self.base)(**{**params, "priors": self.update_.priors,
+                                       "prior_strength": self.update_.strength}).fit_table(votes)
+        self.state_ = fitted.fitted()
+        if judged.queries:
+            teachers = {LABEL_FREE: fitted} if model is fitted else {LABEL_FREE: fitted, NAME: model}
+            scored = pd.DataFrame({name: m.fused(scores, groups) for name, m in teachers.items()})
+            found = estimate(judged_totals(votes, scored, judged), judged.weights, LABEL_FREE)
+            self.state_ = replace(model.fitted(), record=self.update_.record(found.map.to_dict()))
+        self.model_ = ScoreFusionModel.from_state(self.state_)
+        return self

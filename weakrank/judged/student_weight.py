@@ -1,7 +1,7 @@
 """The student's weight in the shipped ranker, chosen by judged queries the student has not trained on: judged
 mode's one call after training (:func:`choose_student_weight`; :mod:`weakrank.modes.judged`): the lists of those queries
-(:func:`unseen_pairs`), graded at each weight by :class:`StudentWeightSelector`, the selector shape of
-:mod:`.selector` (the estimate of :mod:`.estimate`, the rule of :mod:`.rule`)."""
+(:func:`unseen_pairs`), graded at each weight by :class:`StudentWeightSelector`, a meta-estimator as
+:class:`~.prior_update.PriorSelector` is (the estimate of :mod:`.estimate`, the rule of :mod:`.rule`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What judged queries make of a run's labels (the aggregate stage calls :func:`judged_labels` once): the judged
-pairs update the fusion model's LF quality priors (:class:`~weakrank.judged.selector.PriorSelector`), the judged
+pairs update the fusion model's LF quality priors (:class:`~weakrank.judged.prior_update.PriorSelector`), the judged
 pairs' labels become their judgments (``judged``: :func:`with_judgments`), and the labels' record keeps their ids
 and splits."""
 
@@ -16,7 +16,7 @@ from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged, align, gold_judgments
 from weakrank.judged.checks import check_judgments
 from weakrank.judged.judgments import Judgments
-from weakrank.judged.selector import PriorSelector
+from weakrank.judged.prior_update import PriorSelector
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.lists import standardize_within
 

@@ -175,11 +175,6 @@ def settled(table: pd.DataFrame, level: float = LEVEL) -> dict[str, str]:
     return lines
 
 
-def settled_lines(table: pd.DataFrame, level: float = LEVEL) -> list[str]:
-    """:func:`settled`'s lines, one per system compared."""
-    return list(settled(table, level).values())
-
-
 def pooled_table(table: pd.DataFrame, runs: Mapping[str, pd.DataFrame] | None = None,
                  level: float = LEVEL) -> pd.DataFrame:
     """:func:`topk_table` of a pooled judging table (its judged queries, in drawing order, up to the first one not

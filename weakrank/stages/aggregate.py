@@ -32,7 +32,7 @@ def check_judgments_file(cfg: PipelineConfig, path: str | Path, where: str, eval
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{located(cfg.source, where)} {path}: file not found")
-    return judgments_to_teach(path, where, RunPaths(cfg.run_dir).dataset, eval_split or cfg.evaluate.split)
+    return judgments_to_teach(path, RunPaths(cfg.run_dir).dataset, eval_split or cfg.evaluate.split)
 
 
 def check_aggregate(cfg: PipelineConfig, plan: Collection[str], label_model: str | None = None,
