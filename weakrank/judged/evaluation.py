@@ -29,7 +29,7 @@ from weakrank.io import LINE, write_text
 from weakrank.judged.checks import check_texts
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.drawn import check_drawn_from, check_whole
-from weakrank.judged.estimate import Totals, estimate, list_totals
+from weakrank.judged.estimate import estimate, query_totals
 from weakrank.judged.judgments import Judgments, read_judgments
 from weakrank.judged.pooling import BASELINE, is_pooled
 from weakrank.judged.report import format_sample_table, sample_legend, sample_line
@@ -75,31 +75,22 @@ def sample_table(runs: Mapping[str, pd.DataFrame], judgments: Judgments, baselin
     the judged queries with a relevant passage found."""
     table = judgments.table.sort_values(["query_id", "passage_id"], kind="stable")  # no figure depends on row order
     asked = set(table["query_id"])
-    by_query = {name: dict(tuple(run[run["query_id"].isin(asked)].groupby("query_id", sort=False)))
-                for name, run in runs.items()}
-    empty = pd.DataFrame(columns=["query_id", "passage_id", "score"])
-    found, relevant = {}, {}
-    for query, judged in table.groupby("query_id", sort=False):
-        lists = {name: rows.get(query, empty) for name, rows in by_query.items()}
-        ids = list(dict.fromkeys(pid for rows in lists.values() for pid in rows["passage_id"]))
-        ids += [pid for pid in judged["passage_id"] if pid not in set(ids)]
-        y = judged.set_index("passage_id")["relevance"].gt(0).astype(float).reindex(ids).to_numpy()
-        pi = judged.set_index("passage_id")["passage_inclusion"].reindex(ids).to_numpy(float)
-        totals = {}
-        for name, rows in lists.items():
-            scores = rows.set_index("passage_id")["score"].reindex(ids).to_numpy(float)
-            totals[name] = list_totals(np.where(np.isfinite(scores), scores, -np.inf), y, pi)
-        found[query] = {name: value[0] for name, value in totals.items()}
-        relevant[query] = next(iter(totals.values()))[1]
+    key = ["query_id", "passage_id"]
+    lists = pd.concat([*(run.loc[run["query_id"].isin(asked), key] for run in runs.values()), table[key]])
+    lists = lists.drop_duplicates().sort_values("query_id", kind="stable")  # each query's runs' passages, then judged
+    lists = lists.merge(table[[*key, "relevance", "passage_inclusion"]], on=key, how="left")
+    scores = pd.DataFrame({name: lists.merge(run[[*key, "score"]], on=key, how="left")["score"].fillna(-np.inf)
+                           for name, run in runs.items()})
+    totals = query_totals(scores, lists["query_id"].to_numpy(), lists["relevance"].gt(0).astype(float).where(
+        lists["relevance"].notna()).to_numpy(), lists["passage_inclusion"].to_numpy(float))
     weights = 1.0 / table.groupby("query_id", sort=False)["query_inclusion"].first()
-    result = estimate(Totals(pd.DataFrame.from_dict(found, orient="index", columns=list(runs)),
-                             pd.Series(relevant, dtype=float)), weights, baseline)
+    result = estimate(totals, weights, baseline)
     half = t.ppf(0.5 + LEVEL / 2, max(result.queries - 1, 1))
     value, low, high = bounded_interval(result.map, result.map_error, half, 0.0, 1.0, result.queries)
     lead, diff_low, diff_high = bounded_interval(result.lead, result.error, half, -1.0, 1.0, result.queries)
     out = pd.DataFrame({"MAP": value, "low": low, "high": high, f"vs {baseline}": lead,
                         "diff low": diff_low, "diff high": diff_high})
-    out.attrs.update(queries=result.queries, judged=len(found), level=LEVEL, baseline=baseline)
+    out.attrs.update(queries=result.queries, judged=len(asked), level=LEVEL, baseline=baseline)
     return out
 
 
