@@ -23,7 +23,8 @@ from weakrank.cli import main
 from weakrank.commands.judge import screen
 from weakrank.errors import DataError
 from weakrank.io import read_qrels, write_qrels
-from weakrank.judged.judging_file import JUDGING_COLUMNS, read_judged_qrels, read_judging_file, write_judging_file
+from weakrank.judged.judging_file import JUDGING_COLUMNS, read_judging_file, write_judging_file
+from weakrank.judged.judgments import read_judged_qrels
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

@@ -54,7 +54,7 @@ def convert(path: Path, out: Path, force: bool = False) -> None:
     itself, nor (unless ``force``) a file weakrank did not write (:func:`~weakrank.files.output_file`)."""
     from weakrank.files import output_file
     from weakrank.io import write_qrels
-    from weakrank.judged.judging_file import read_judged_qrels
+    from weakrank.judged.judgments import read_judged_qrels
 
     with output_file(out, {"judging": path}, force) as target:
         qrels = read_judged_qrels(path)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from weakrank.errors import DataError
 from weakrank.files import read_utf8
-from weakrank.io import read_qrels, write_text
+from weakrank.io import write_text
 from weakrank.judged.seal import SEAL, seals
 
 JUDGING_COLUMNS = ("query_id", "passage_id", "query", "passage", "relevance")
@@ -173,23 +173,10 @@ def refuse_comma_separated(text: str, path: str | Path) -> None:
                         "a .tsv file)", file=path, line=1)
 
 
-def is_judging_file(path: str | Path) -> bool:
-    """Whether ``path`` is a judging file (its first line names the columns), not TREC qrels; one saved as CSV is a
-    :class:`DataError` (:func:`refuse_comma_separated`)."""
-    return is_judging_text(read_utf8(path, MAX_BYTES), path)
-
-
 def is_judging_text(text: str, path: str | Path) -> bool:
-    """:func:`is_judging_file` of ``text``, the content of ``path``."""
+    """Whether ``text``, the content of ``path``, is a judging file (its first line names the columns), not TREC
+    qrels; one saved as CSV is a :class:`DataError` (:func:`refuse_comma_separated`)."""
     refuse_comma_separated(text, path)
     first = text.lstrip().partition("\n")[0]
     return "\t" in first and "query_id" in first.split("\t")
 
-
-def read_judged_qrels(path: str | Path) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` (an int) of the judged rows of judging file ``path``; a plain TREC qrels
-    file (``qid 0 pid relevance``, told apart by its first line) is read as it is."""
-    if not is_judging_file(path):
-        return read_qrels(path)
-    table = read_judging_file(path)
-    return table.loc[judged(table), ["query_id", "passage_id", "relevance"]].astype({"relevance": int}).reset_index(drop=True)

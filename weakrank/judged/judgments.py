@@ -110,6 +110,13 @@ def read_judgments(path: str | Path, rows: pd.DataFrame | None = None) -> Judgme
                      table)
 
 
+def read_judged_qrels(path: str | Path) -> pd.DataFrame:
+    """``query_id, passage_id, relevance`` (an int) of the judged rows of judged file ``path`` (:func:`read_judged_file`:
+    a judging file, or TREC qrels read as they are)."""
+    rows = read_judged_file(path)
+    return rows.loc[judged(rows), [*KEY, "relevance"]].astype({"relevance": int}).reset_index(drop=True)
+
+
 def _check_once(pairs: pd.DataFrame, path: Path) -> None:
     """No pair of ``pairs`` (with their lines) judged twice with two grades."""
     grades = pairs.groupby(KEY, sort=False)["relevance"].transform("nunique")
