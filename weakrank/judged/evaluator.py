@@ -55,11 +55,14 @@ def judged_pairs(table: pd.DataFrame, queries: Sequence[str], dataset: Dataset, 
     checkpoint, with texts and judgments (``judged``, and the sample's design where it has one): with a judging
     file, its queries of ``dev_split``; with ``gold_queries``, every judged query, its gold as its judgments."""
     rows = table[table["query_id"].isin(set(queries))]
-    if "judged" in rows.columns:
-        rows = rows[rows["split"] == dev_split]
-        rows = rows[rows["query_id"].isin(set(rows.loc[rows["judged"].notna(), "query_id"]))]
-    else:
-        rows = rows.assign(judged=rows["gold"])
+    return judged_lists(rows[rows["split"] == dev_split] if "judged" in rows.columns else
+                        rows.assign(judged=rows["gold"]), dataset)
+
+
+def judged_lists(rows: pd.DataFrame, dataset: Dataset) -> pd.DataFrame:
+    """The whole lists of the queries of labels ``rows`` with a judged pair, with texts and judgments (``judged``,
+    and the sample's design where it has one)."""
+    rows = rows[rows["query_id"].isin(set(rows.loc[rows["judged"].notna(), "query_id"]))]
     design = [c for c in DESIGN if c in rows.columns]
     return dataset.pairs().merge(rows[["query_id", "passage_id", "judged", *design]], on=["query_id", "passage_id"])
 

@@ -15,7 +15,7 @@ import pandas as pd
 from weakrank.dataset import Dataset
 from weakrank.fusion_state import STUDENT_WEIGHT
 from weakrank.judged.estimate import sample_estimate
-from weakrank.judged.evaluator import DESIGN
+from weakrank.judged.evaluator import judged_lists
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.records import StudentWeightRecord
 
@@ -81,14 +81,8 @@ def unseen_pairs(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_sp
     labels)."""
     if "judged" not in table.columns:
         return None
-    design = [c for c in DESIGN if c in table.columns]
-    labels = table[["query_id", "passage_id", "split", "judged", *design]]
-    unseen = labels if held_out else labels[labels["split"] != train_split]
-    queries = set(unseen.loc[unseen["judged"].notna(), "query_id"])
-    if not queries:
-        return None
-    rows = unseen[unseen["query_id"].isin(queries)][["query_id", "passage_id", "judged", *design]]
-    return dataset.pairs().merge(rows, on=["query_id", "passage_id"])
+    unseen = table if held_out else table[table["split"] != train_split]
+    return judged_lists(unseen, dataset) if unseen["judged"].notna().any() else None
 
 
 def choose_student_weight(table: pd.DataFrame, dataset: Dataset, held_out: bool, train_split: str,
