@@ -33,7 +33,7 @@ from weakrank.judged.estimate import estimate, query_totals
 from weakrank.judged.judgments import Judgments, read_judgments
 from weakrank.judged.pooling import BASELINE, is_pooled
 from weakrank.judged.report import format_sample_table, sample_legend, sample_line
-from weakrank.judged.topk import pooled_closing, pooled_lines, pooled_table
+from weakrank.judged.topk import pooled_lines, pooled_table, settled
 
 LEVEL = 0.95  # the intervals' coverage
 
@@ -161,8 +161,9 @@ def pooled_evaluation(name: str, out: Path, runs: dict[str, pd.DataFrame], roles
     given = {system: run for system, run in runs.items() if roles.get(system) == "run"}
     topk = pooled_table(found.rows, given)
     trained = next((system for system, role in roles.items() if role == "trained"), None)
+    lines = settled(found.rows)  # the trained ranker's where the sample pooled it, else the first system compared's
     topk.attrs.update(roles=roles, judgments=str(found.source), split=split, topk=pooled_lines(topk),
-                      closing=pooled_closing(found.rows, trained))
+                      closing=f"judged sample: {lines[trained] if trained in lines else next(iter(lines.values()))}")
     write_text(topk.to_csv(), out / "evaluation-topk.csv")
     (out / "evaluation-sample.csv").unlink(missing_ok=True)
     text = [f"# Evaluation by sample — {name}", "", f"Split {split!r}, judgments {found.source.name}.", "", "```",

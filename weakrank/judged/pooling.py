@@ -60,13 +60,13 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, list[s
     return out
 
 
-def pooled_passages(lists: Sequence[list[str]], k: int, per_query: int, query_id: str, seed: int = 0,
-                    candidates: Sequence[str] = ()) -> dict[str, float]:
+def pooled_passages(lists: Sequence[list[str]], k: int, per_query: int, query_id: str,
+                    seed: int = 0) -> dict[str, float]:
     """The passages of one query to judge (module doc) with their inclusion probabilities: the union of ``lists``'
-    top ``k`` (probability 1), then the budget's remainder drawn from the other passages of ``lists`` and
-    ``candidates``, seeded by ``seed`` and the query id."""
+    top ``k`` (probability 1), then the budget's remainder drawn from their other passages, seeded by ``seed`` and
+    the query id."""
     pooled = depth_order([ranking[:k] for ranking in lists if ranking])
-    rest = [p for p in dict.fromkeys([*depth_order([r for r in lists if r]), *candidates]) if p not in set(pooled)]
+    rest = [p for p in depth_order([r for r in lists if r]) if p not in set(pooled)]
     drawn = max(0, min(per_query - len(pooled), len(rest)))
     found = dict.fromkeys(pooled, 1.0)
     if drawn:

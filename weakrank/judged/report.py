@@ -69,7 +69,7 @@ def measure_commands(config: str, judging: str, flags: str = "") -> str:
 def sample_line(table: pd.DataFrame) -> str:
     """An evaluation by sample's result in one line: the trained ranker's estimated MAP and its difference from the
     baseline, each with its interval, and whether that difference is clearly above or below 0; of a pooled sample,
-    its closing line (``attrs["closing"]``: :func:`weakrank.judged.topk.pooled_closing`)."""
+    its closing line (``attrs["closing"]``: :func:`weakrank.judged.evaluation.pooled_evaluation`)."""
     if "closing" in table.attrs:
         return table.attrs["closing"]
     roles, baseline = table.attrs.get("roles", {}), table.attrs["baseline"]

@@ -206,10 +206,3 @@ def pooled_lines(topk: pd.DataFrame) -> list[str]:
                      + (f"   ← answers \"better than {baseline}?\" (sequence valid however judging stopped: "
                         f"[{row['seq low']:+.3f}, {row['seq high']:+.3f}])" if measure == MEASURES[0] else ""))
     return [*lines, *(f"  {note}" for note in topk.attrs.get("unmeasured", ())), NO_MAP]
-
-
-def pooled_closing(table: pd.DataFrame, trained: str | None) -> str:
-    """An evaluation by a pooled sample in one line: :func:`settled`'s line of the trained ranker ``trained``
-    (where the sample pooled it; else of the first system compared)."""
-    lines = settled(table)
-    return f"judged sample: {lines[trained] if trained in lines else next(iter(lines.values()))}"
