@@ -1,29 +1,6 @@
-"""Which queries, and which of their passages, a person judges: a sample that stands for the pool, with each
-query's and each passage's inclusion probability known, so that :mod:`.estimate` can weigh them. No gold is read.
-
-**The frame.** Every view the judgments weigh ranks every query of the pool (the select split): the label-free
-teacher and each LF alone, whose quality priors the judged pairs move (:func:`views`); an evaluation sample of
-today's design adds CombSUM and RRF, the systems it measures (:func:`candidates`, :mod:`weakrank.combinations`). A
-query whose words nearly repeat an earlier one of the pool (word-set Jaccard above :data:`NEAR_DUPLICATE`, in the
-pool's order: seed-independent) is left out. A query whose list all the rankings order alike cannot tell them apart
-(its paired leads are 0 whatever is relevant): such queries form a stratum of their own that is drawn from only once
-every other stratum is exhausted (their judgments still label pairs for the student and grade its share).
-
-**The queries: a stratified random sample.** The frame is cut into :data:`STRATA` strata by how answerable a query
-looks (the best candidate's raw score under each LF as a percentile over the pool, averaged with the label-free
-weights: no gold). Where few queries have a relevant candidate, a uniform sample finds few that count; so stratum
-h (0 = least answerable) gets units in proportion to N_h · :data:`OVERSAMPLE` ^ h, handed out one at a time to the
-stratum furthest below its share (so the allocation for n + k queries contains the one for n: ``select --more``
-extends the same sample). Within a stratum the queries come in the order of one seeded permutation. Query q of
-stratum h is included with probability π_q = n_h / N_h, and :mod:`.estimate` weighs it by 1 / π_q: oversampling
-buys more judged queries with a relevant passage, without the bias of choosing them (the old "answerable first"
-order had it: its queries were easy for the lexical LFs and favoured the fusions that average them in).
-
-**The passages of a query.** Up to ``per_query`` of its candidates: the first ``per_query − sampled`` (at least
-one) of each ranking's first, then each one's second, … (the passages that decide the top of the lists) with
-probability 1, and the others drawn uniformly from the rest (probability ``drawn / rest``), so that a relevant
-passage deep in every list can be found and counted with its weight.
-"""
+"""Which queries, and which of their passages, a person judges: a stratified random sample of the pool's queries over
+the rankings the judgments weigh, each query's and each passage's inclusion probability known so that :mod:`.estimate`
+can weigh them. No gold is read. The design and its reasoning: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -99,7 +76,7 @@ def rankings(votes: pd.DataFrame, options: dict | None = None, fusions: bool = T
              ) -> tuple[dict[str, list[list[str]]], pd.Series]:
     """Per query of ``votes`` with two candidates or more, its passage ids as each of the :func:`candidates` ranks
     them (without ``fusions``: each of the :func:`views`; the fusion model fitted without gold on every row of
-    ``votes``, with ``options``), and how answerable each query looks (module doc)."""
+    ``votes``, with ``options``), and how answerable each query looks (docs/judged-design.md)."""
     model = ScoreFusionModel(**(options or {})).fit_table(votes)
     found, scored = candidate_scores(votes, model, fusions)
     scored.insert(0, "passage_id", votes["passage_id"].to_numpy())
@@ -113,7 +90,7 @@ def rankings(votes: pd.DataFrame, options: dict | None = None, fusions: bool = T
 
 
 def pool(ranked: dict[str, list[list[str]]], answerable: pd.Series, texts: dict[str, str]) -> Pool:
-    """The frame and its strata (module doc) of the queries of ``ranked`` (``texts``: query id → text)."""
+    """The frame and its strata (docs/judged-design.md) of the queries of ``ranked`` (``texts``: query id → text)."""
     frame: list[str] = []
     index: dict[str, set[int]] = {}
     words: list[set[str]] = []
@@ -134,8 +111,8 @@ def pool(ranked: dict[str, list[list[str]]], answerable: pd.Series, texts: dict[
 
 
 def allocation(sizes: Sequence[int], n: int, oversample: float = OVERSAMPLE) -> np.ndarray:
-    """Queries per stratum (``sizes``: N_h of the answerability strata, then of the tied queries) for a sample of
-    ``n`` (module doc): one at a time to the stratum furthest below its share N_h · oversample^h, never above N_h,
+    """Queries per stratum (``sizes``: N_h of the answerability strata, then of the tied queries) for a sample of ``n``
+    (docs/judged-design.md): one at a time to the stratum furthest below its share N_h · oversample^h, never above N_h,
     the tied queries last; the allocation for n + 1 contains the one for n."""
     sizes = np.asarray(sizes, dtype=float)
     share = sizes * np.append(oversample ** np.arange(len(sizes) - 1), 1e-9)
@@ -157,8 +134,8 @@ class Draw:
 
 
 def draw(found: Pool, n: int, seed: int = 0, oversample: float = OVERSAMPLE) -> Draw:
-    """A stratified sample of ``n`` queries of the frame (module doc); the same ``seed`` with a larger ``n`` gives a
-    sample that contains this one (its queries first, in the same order)."""
+    """A stratified sample of ``n`` queries of the frame (docs/judged-design.md); the same ``seed`` with a larger ``n``
+    gives a sample that contains this one (its queries first, in the same order)."""
     rng = np.random.default_rng(seed)
     members = [[q for q in found.frame if found.stratum[q] == h] for h in range(STRATA + 1)]
     orders = [list(rng.permutation(len(m))) for m in members]
@@ -185,8 +162,8 @@ def depth_order(lists: list[list[str]]) -> list[str]:
 
 def passages(lists: list[list[str]], per_query: int, query_id: str, seed: int = 0,
              sampled: int = SAMPLED_PASSAGES) -> dict[str, float]:
-    """The passages of one query to judge (module doc), each with its inclusion probability; the random part is
-    seeded by ``seed`` and the query id (the same query, the same passages)."""
+    """The passages of one query to judge (docs/judged-design.md), each with its inclusion probability; the random part
+    is seeded by ``seed`` and the query id (the same query, the same passages)."""
     order = depth_order(lists)
     if len(order) <= per_query:
         return dict.fromkeys(order, 1.0)
@@ -200,9 +177,9 @@ def passages(lists: list[list[str]], per_query: int, query_id: str, seed: int = 
 def select_pairs(votes: pd.DataFrame, texts: dict[str, str], split: str, queries: int, per_query: int = 6,
                  seed: int = 0, options: dict | None = None, keep: Collection[str] = ()) -> pd.DataFrame:
     """The sample of ``queries`` queries of ``split`` (``texts``: query id → text) and their passages to judge
-    (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum`` in judging order. ``keep``:
-    the queries of an earlier sample with the same ``seed`` (``select --more``): they must be its first queries,
-    and the sample grows by ``queries`` after them."""
+    (docs/judged-design.md): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum`` in judging order.
+    ``keep``: the queries of an earlier sample with the same ``seed`` (``select --more``): they must be its first
+    queries, and the sample grows by ``queries`` after them."""
     found = pool(*rankings(votes[votes["split"] == split], options, fusions=False), texts)
     kept = list(dict.fromkeys(keep))
     return pairs_of(found, draw(found, len(kept) + queries, seed), per_query, seed)

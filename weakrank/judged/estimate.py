@@ -1,25 +1,6 @@
-"""Each candidate's MAP over the pool, estimated without bias from a judged sample (:mod:`.design`).
-
-A query's passages are judged with known inclusion probabilities: the fixed ones (the top of the lists) with
-probability 1, ``s`` of the remaining ``N`` uniformly at random (probability ``s / N`` each; two of them together
-``s (s − 1) / (N (N − 1))``). For a ranking of the whole list, R · AP = Σ_{relevant i} prec@rank(i), and with each
-judged pair weighted by the inverse of its probability (Horvitz–Thompson, as statAP does: Aslam, Pavlu & Yilmaz
-2006):
-
-- R̂ = Σ_{judged i} y_i / π_i is unbiased for R, the query's relevant passages;
-- Σ_{judged relevant i} (1/π_i) (1/rank(i)) (1 + Σ_{judged j above i} y_j / π_{j|i}) is unbiased for R · AP, where
-  π_{j|i} is j's probability of being judged given that i is (exact for this design, not an independence guess).
-
-Over queries, each sampled query counts ``1 / π_q`` times (its inclusion probability), and the metric is the ratio
-of the two totals, Σ_q R_q AP_q / Σ_q R_q: precision at each relevant passage's rank, averaged over the pool's
-relevant passages (MAP where each query has one relevant passage; otherwise queries count by their relevant
-passages). Both totals are unbiased, so the ratio's bias shrinks as 1/queries; per-query AP ratios averaged would
-not (measured in ``tests/test_judged.py``: 0.06 above the full-judgment MAP, from queries whose relevant passages
-the sample missed and from each ratio's own bias; the totals' ratio: within 0.01). Unjudged passages are not dropped
-from the lists (a condensed list, over 0.1 above there): they count through the weights of the judged ones. The
-leads the rule reads (:mod:`.rule`) are paired, each candidate's total minus the baseline's on the same queries,
-with the standard error of that ratio (linearised over queries, the sample's queries taken as independent).
-"""
+"""Each candidate's MAP over the pool, estimated without bias from a judged sample (:mod:`.design`): per query the
+Horvitz–Thompson totals of R · AP and R (as statAP does: Aslam, Pavlu & Yilmaz 2006), their ratio over queries, and
+the paired leads over a baseline with their standard errors. The estimator and its reasoning: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -32,8 +13,8 @@ CERTAIN_INCLUSION = 1.0 - 1e-9  # an inclusion probability below this marks a pa
 
 
 def list_totals(scores: np.ndarray, judged: np.ndarray, inclusion: np.ndarray) -> tuple[float, float]:
-    """The estimated R · AP and R (module doc) of one list ranked by ``scores`` (higher first; ties count against
-    the relevant pair), ``judged`` 1/0 on the judged pairs and NaN elsewhere, ``inclusion`` each judged pair's
+    """The estimated R · AP and R (docs/judged-design.md) of one list ranked by ``scores`` (higher first; ties count
+    against the relevant pair), ``judged`` 1/0 on the judged pairs and NaN elsewhere, ``inclusion`` each judged pair's
     probability of being judged."""
     scores, judged, inclusion = (np.asarray(a, dtype=np.float64) for a in (scores, judged, inclusion))
     seen = np.isfinite(judged)
@@ -104,8 +85,8 @@ class Estimate:
 
 
 def estimate(totals: Totals, weights: pd.Series | None = None, baseline: str | None = None) -> Estimate:
-    """The pool's MAP of each candidate (module doc) and each one's paired lead over ``baseline`` (default the first
-    candidate), each judged query weighted by ``weights`` (``1 / π_q``, by query id; default 1)."""
+    """The pool's MAP of each candidate (docs/judged-design.md) and each one's paired lead over ``baseline`` (default
+    the first candidate), each judged query weighted by ``weights`` (``1 / π_q``, by query id; default 1)."""
     found, relevant = totals.found, totals.relevant
     baseline = baseline or found.columns[0]
     w = (weights.reindex(found.index).fillna(1.0) if weights is not None else pd.Series(1.0, index=found.index))

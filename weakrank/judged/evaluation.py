@@ -1,17 +1,6 @@
 """Measuring without qrels: each system's MAP on the evaluated split estimated from a small judged sample, with a
-confidence interval, and its paired difference from a baseline (the first stage); of a pooled sample
-(:mod:`.pooling`), its exact top-k measures instead (:mod:`.topk`).
-
-The sample is drawn as ``select`` draws one (:mod:`.design`), but from the evaluated split, as a simple random
-sample (one stratum, every query: the systems compared are not the candidates, so no query is known to be tied), and
-is kept apart from training (a query judged for evaluation never trains: ``aggregate`` refuses judgments of the
-evaluated split). The estimate is :mod:`.estimate`'s, each system ranking its candidates by its run's scores (a
-judged passage missing from a run is ranked last there); its interval is t(0.975, n − 1) standard errors either
-side on the logit scale of the measure's range (MAP in [0, 1], a difference in [−1, 1]; the delta method carries the
-standard error there), mapped back: it never leaves the range, and is lopsided near its ends, where the plain
-estimate ± errors went past them (an estimate past an end, which weighting can give, is shown at that end). ``benchmarks/bench_judged_evaluation.py`` measures how often it covers the
-full-qrels figure.
-"""
+confidence interval on the logit scale of its range, and its paired difference from a baseline (the first stage); of a
+pooled sample (:mod:`.pooling`), its exact top-k measures instead (:mod:`.topk`). The designs: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -40,8 +29,8 @@ LEVEL = 0.95  # the intervals' coverage
 
 def evaluation_pairs(votes: pd.DataFrame, split: str, queries: int, per_query: int = 6, seed: int = 0,
                      options: dict | None = None) -> pd.DataFrame:
-    """A simple random sample of ``queries`` queries of ``split`` and their passages to judge (module doc), in the
-    columns of :func:`weakrank.judged.design.select_pairs`."""
+    """A simple random sample of ``queries`` queries of ``split`` and their passages to judge (docs/judged-design.md),
+    in the columns of :func:`weakrank.judged.design.select_pairs`."""
     return sample_pairs(*rankings(votes[votes["split"] == split], options), queries, per_query, seed)
 
 
@@ -57,8 +46,8 @@ def sample_pairs(ranked: dict[str, list[list[str]]], answerable: pd.Series, quer
 def bounded_interval(value: pd.Series, error: pd.Series, half: float, low: float, high: float, queries: int
                      ) -> tuple[pd.Series, pd.Series, pd.Series]:
     """``value`` clipped into ``[low, high]`` (a weighted estimate can pass an end: the truth cannot), and ``half``
-    standard errors ``error`` either side of it on the logit scale of the range (module doc), mapped back; the
-    logit is taken half a query in from the ends (``queries`` judged: the empirical logit's correction), and the
+    standard errors ``error`` either side of it on the logit scale of the range (docs/judged-design.md), mapped back;
+    the logit is taken half a query in from the ends (``queries`` judged: the empirical logit's correction), and the
     interval holds the value. No width where the error is 0."""
     width, inside = high - low, 0.5 / (queries + 1)
     value = value.clip(low, high)

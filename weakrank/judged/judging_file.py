@@ -1,16 +1,6 @@
-"""The judging file: query-passage pairs for a person to judge, as a TSV any editor or spreadsheet can fill in.
-
-One header line, then one row per pair: ``query_id, passage_id, query, passage, relevance`` (further columns, a
-person's notes, are kept). Relevance values: blank = not judged yet; ``1`` relevant, ``0`` not relevant, a larger
-integer a grade; ``y``/``yes`` and ``n``/``no`` (any case) are read as 1 and 0; ``skip`` or ``?`` = skipped (looked
-at, left out of the qrels). Texts hold no tab or newline (written as spaces); a field with a double quote is
-quoted as spreadsheets do (``"..."`` with ``""`` inside). A judging file holds at most :data:`MAX_BYTES`, and
-any field size up to it reads back: weakrank writes no judging file it cannot read.
-
-A sample ``select`` drew is sealed: its last column holds one short digest per column of its texts and design
-(:mod:`.seal`). Relevance and a person's own columns stay theirs to edit; a sealed cell edited by hand is found by
-:func:`~weakrank.judged.seal.check_seal`, which names its line and column.
-"""
+"""The judging file: query-passage pairs for a person to judge, as a TSV any editor or spreadsheet can fill in
+(``query_id, passage_id, query, passage, relevance`` and a person's own columns; a sample ``select`` drew is sealed,
+:mod:`.seal`), and where a config's judging files live. Its format: docs/judged-design.md."""
 
 from __future__ import annotations
 

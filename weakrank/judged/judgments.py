@@ -1,18 +1,6 @@
-"""A person's judgments as judged mode reads them: each judged pair with the probability that it was asked about.
-
-:func:`read_judged_file` is the one reader of a judged file (a judging file or TREC qrels) on every path that
-reads one (``aggregate``, ``evaluate --judgments``, ``select --more``), one read of the file: a pair judged twice
-with two grades or a judging file whose sealed cells were edited (:func:`~weakrank.judged.seal.check_seal`)
-is a :class:`~weakrank.errors.DataError` naming the file, the line and the field. Whether its texts are the
-dataset's is checked from the rows it keeps (:func:`~weakrank.judged.checks.check_texts`): the file is not read
-again.
-
-A judging file written by ``weakrank select`` carries its sample's design (:mod:`.design`) in two columns,
-``query_inclusion`` (π_q) and ``passage_inclusion`` (π_i, given the query); a plain TREC qrels file, or a judging
-file without them, is read as judged in full (every probability 1: unjudged passages count as not relevant). A
-passage that was sampled but skipped by the person is left out as if it had not been drawn: the query's other
-sampled passages then stand for its rest (their probability becomes answered / rest).
-"""
+"""A person's judgments as judged mode reads them: each judged pair with the probability that it was asked about (a
+judging file's ``query_inclusion`` and ``passage_inclusion``; TREC qrels are judged in full). :func:`read_judged_file`
+is the one reader of a judged file; what it checks, and how a skipped passage counts: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -65,7 +53,7 @@ def _probability(values: pd.Series, lines: pd.Series, path: Path, field: str) ->
 
 def read_judged_file(path: str | Path) -> pd.DataFrame:
     """Every row of judged file ``path`` (a judging file, all its columns, unjudged rows too; TREC qrels: query_id,
-    passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (module doc)."""
+    passage_id, relevance as an int) with its line (:data:`~weakrank.io.LINE`), checked (docs/judged-design.md)."""
     path = Path(path)
     text = read_utf8(path, MAX_BYTES)  # the file's one read
     if is_judging_text(text, path):
@@ -111,8 +99,8 @@ def read_judgments(path: str | Path, rows: pd.DataFrame | None = None) -> Judgme
 
 
 def read_judged_qrels(path: str | Path) -> pd.DataFrame:
-    """``query_id, passage_id, relevance`` (an int) of the judged rows of judged file ``path`` (:func:`read_judged_file`:
-    a judging file, or TREC qrels read as they are)."""
+    """``query_id, passage_id, relevance`` (an int) of the judged rows of judged file ``path``
+    (:func:`read_judged_file`: a judging file, or TREC qrels read as they are)."""
     rows = read_judged_file(path)
     return rows.loc[judged(rows), [*KEY, "relevance"]].astype({"relevance": int}).reset_index(drop=True)
 

@@ -1,28 +1,6 @@
-"""The pooled design of an evaluation sample: judge, for each sampled query, the passages where the systems compared
-differ at the top — the union of their top k — and measure them exactly there (:mod:`.topk`).
-
-**The baseline** is the first stage, as ``evaluate``'s MAP table names it: the candidates' own order (``first stage
-(your run)``, ``first stage (BM25 top k)``) where the dataset ranks them, else weakrank's BM25 (:data:`BASELINE`,
-the row ``bm25 (weakrank)``; every pooled sample of an earlier weakrank was drawn against it). A judging file names
-it by its columns (:func:`baseline_of`).
-
-**The queries** are a simple random sample of the evaluated split's queries where the systems' top k differ (of
-those with two candidates or more, in the baseline's run): where every system's top k is the baseline's, in the same
-order, every top-k difference is 0 whatever is relevant, so judging such a query would tell nothing (the idea of
-Carterette, Allan & Sitaraman's minimal test collections, applied to queries). They are drawn as
-:mod:`.evaluation` draws its sample (each with inclusion probability n / N_d, N_d the queries that differ), in
-drawing order: any first part of the sample is itself a simple random sample, which is what lets a person stop
-early (:mod:`.sequential`).
-
-**The passages of a query** are the union of each compared system's top :func:`depth` (pooling, as TREC builds its
-test collections), each with probability 1; where the union leaves room in the budget (the systems agree on some of
-their tops), the rest of it is drawn uniformly from the query's other candidates, with probability ``drawn / rest``.
-Each row carries the passage's rank in each system's top k (``rank_<system>``), the pool's depth, the population
-N_d, the split's queries N and the sample's size when the query was drawn (``planned``: ``select --more`` grows a
-sample): the file alone tells the measures of :mod:`.topk`. No MAP is estimated from such a sample: a query whose
-relevant passages lie below the pool drops out of the estimate, and those are the queries the systems rank badly
-(measured on a web collection, the estimate ran 0.07–0.09 high for strong systems).
-"""
+"""The pooled design of an evaluation sample: for a simple random sample of the queries where the systems compared
+differ at the top, judge the union of their top k (the first stage's among them, the baseline) and measure them
+exactly there (:mod:`.topk`). The design, and why no MAP: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -62,9 +40,9 @@ def ranked_lists(runs: Mapping[str, pd.DataFrame]) -> dict[str, dict[str, list[s
 
 def pooled_passages(lists: Sequence[list[str]], k: int, per_query: int, query_id: str,
                     seed: int = 0) -> dict[str, float]:
-    """The passages of one query to judge (module doc) with their inclusion probabilities: the union of ``lists``'
-    top ``k`` (probability 1), then the budget's remainder drawn from their other passages, seeded by ``seed`` and
-    the query id."""
+    """The passages of one query to judge (docs/judged-design.md) with their inclusion probabilities: the union of
+    ``lists``' top ``k`` (probability 1), then the budget's remainder drawn from their other passages, seeded by
+    ``seed`` and the query id."""
     pooled = depth_order([ranking[:k] for ranking in lists if ranking])
     rest = [p for p in depth_order([r for r in lists if r]) if p not in set(pooled)]
     drawn = max(0, min(per_query - len(pooled), len(rest)))
@@ -77,10 +55,10 @@ def pooled_passages(lists: Sequence[list[str]], k: int, per_query: int, query_id
 
 def pooled_pairs(runs: Mapping[str, pd.DataFrame], systems: Sequence[str], queries: int, per_query: int = 6,
                  seed: int = 0, baseline: str = BASELINE) -> pd.DataFrame:
-    """A simple random sample of ``queries`` queries of the baseline's run and, for each, the pool of ``systems``'
-    and the baseline's top k (module doc): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum,
-    pool_depth, population, split_queries, planned`` and one ``rank_<system>`` column per system compared (blank
-    below its top k)."""
+    """A simple random sample of ``queries`` queries of the baseline's run and, for each, the pool of ``systems``' and
+    the baseline's top k (docs/judged-design.md): ``query_id, passage_id, query_inclusion, passage_inclusion, stratum,
+    pool_depth, population, split_queries, planned`` and one ``rank_<system>`` column per system compared (blank below
+    its top k)."""
     compared = [baseline, *(s for s in systems if s != baseline)]
     return pool_sample(ranked_lists({name: runs[name] for name in compared}), queries, per_query, seed)
 

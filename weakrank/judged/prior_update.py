@@ -1,27 +1,6 @@
-"""Judged pairs as evidence about each LF's quality: the LFs' quality priors updated by a judged sample, and the
-fusion model (:mod:`weakrank.label_models.family_factor`) fitted as without judgments, under the posterior.
-
-The model. LF k's loading λ_k (its quality, as the fusion model's factor has it) has a Gaussian prior N(μ_k, τ²): μ_k
-its declared prior (an LF that declares none: the loading the fit without judgments gave it: neutral), τ =
-:data:`PRIOR_SD`. The judged pairs are read *beyond the teacher*: t is the fused score of the fit without judgments
-and r_k = z_k − β_k t what LF k's standardised score z_k says beyond it (β_k: z_k's regression on t over every list).
-On a judged query q, the *gap* of a score is its mean over the judged relevant passages minus that over the judged
-non-relevant ones: h_kq of r_k, Δ_q of t. Were LF k's loading λ_k = μ_k + δ_k, its residual would carry δ_k of the
-relevance, so h_kq ~ N(δ_k Δ, σ²): Δ the relevance factor's gap, taken as the largest mean gap of the teacher or of
-an LF (each measures the factor with noise; the teacher's alone is about 0 where it follows a noise LF, and then no
-judgment could correct it), σ² the residual gaps' spread over queries (pooled over LFs). Then δ_k's posterior is Gaussian, precision P_k = 1/τ² + n_k Δ²/σ², mean
-Δ Σ_q h_kq / σ² / P_k (queries weighted by 1/π_q, scaled to mean 1). The posterior means μ_k + δ_k become the LFs'
-priors, and the prior's pull (``prior_strength``) grows with the posterior's concentration: × the mean of P_k τ².
-
-So a judged pair moves a loading in proportion to what it shows, and where the teacher already weighs an LF as the
-judgments say, they move nothing (a gap measured against the LF alone moved every collection's loadings towards the
-lexical LFs and lost MAP as judgments grew: docs/experiments.md, 2026-11-27). An LF that ranks the judged relevant
-passages lower than the teacher expects is pulled down. The gaps average the judged pairs as asked, not weighted by
-their inclusion probabilities: the top of the lists, which the sample always asks about and MAP mostly scores,
-counts more (weighting them lost more often). A query counts when a relevant and a non-relevant passage of it were
-judged; with fewer than :data:`MIN_QUERIES`, or where neither the teacher nor any LF ranks the judged relevant
-passages higher (Δ ≤ 0), nothing changes. Assumed: one Δ for all LFs, independent queries.
-"""
+"""Judged pairs as evidence about each LF's quality: each LF's quality prior (a Gaussian on its loading) moved by what
+it shows beyond the teacher on the judged pairs, and the fusion model (:mod:`weakrank.label_models.family_factor`)
+fitted as without judgments, under the posterior. The model and its reasoning: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -50,9 +29,9 @@ NAME = "judged priors"  # the fit under the updated priors, as the record's esti
 
 @dataclass(frozen=True)
 class PriorUpdate:
-    """The update (module doc): per LF its :class:`LFEvidence` (``lfs``), the judged ``queries`` that counted, the
-    latent gap ``delta`` and the gaps' spread ``spread`` (σ), the pull's new ``strength``, and the fusion model's
-    ``priors`` to fit with (its ``priors`` argument: family and posterior mean by LF)."""
+    """The update (docs/judged-design.md): per LF its :class:`LFEvidence` (``lfs``), the judged ``queries`` that
+    counted, the latent gap ``delta`` and the gaps' spread ``spread`` (σ), the pull's new ``strength``, and the fusion
+    model's ``priors`` to fit with (its ``priors`` argument: family and posterior mean by LF)."""
 
     lfs: tuple[LFEvidence, ...]
     queries: int
@@ -105,7 +84,7 @@ def fitted_loadings(state: FusionState, n_lfs: int) -> np.ndarray:
 def update_priors(scores: np.ndarray, groups: np.ndarray, names: Sequence[str], judged: Judged, state: FusionState,
                   priors: Mapping[str, Mapping[str, Any]] | None, strength: float,
                   prior_sd: float = PRIOR_SD) -> PriorUpdate:
-    """The posterior of the module doc from the judged pairs of ``scores`` (rows × LFs ``names``, ``groups`` each
+    """The posterior (docs/judged-design.md) from the judged pairs of ``scores`` (rows × LFs ``names``, ``groups`` each
     row's query) under ``priors`` (the fusion model's, by LF name; None: none declared) and ``strength`` (its pull),
     ``state`` the fit without judgments (the teacher the LFs are measured beyond, and the prior of an LF that
     declares none: its loading there)."""

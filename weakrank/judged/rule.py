@@ -1,18 +1,6 @@
-"""The rule: keep the label-free weighting unless the judged sample shows another candidate clearly ahead.
-
-From the estimate (:mod:`.estimate`: each candidate's MAP over the pool and its paired lead over the baseline, with
-a standard error), the best candidate is taken when at least :data:`MIN_QUERIES` judged queries had a relevant
-passage, its estimated lead is at least :data:`MIN_LEAD` and at least :data:`MARGIN` standard errors; otherwise the
-baseline is kept. The same rule chooses the student's share of the shipped ranker (:class:`.student_weight.StudentWeightSelector`).
-
-The constants were fitted by simulation on the *train* splits only (``benchmarks/bench_judged_rule.py``,
-``judged_rule.csv``): 100 samples of 5, 10 and 20 train queries of each of the five shared collections drawn as
-``select`` draws them, the person simulated by their gold, each choice scored by full-judgment MAP on the rest of the
-train queries; kept: the constants with the largest mean gain over the label-free weighting among those that lose
-more than 0.005 in at most 5 % of the samples on every collection and size (docs/experiments.md, 2026-11-27). A
-smaller margin chose more often and lost more often: at 1 SE, up to 27 % of TrecQA's samples lost (a single lexical
-LF taken by chance among eight candidates). No test or dev split was read to fit them.
-"""
+"""The rule: keep the default (the label-free weighting, or share) unless the judged sample shows another candidate
+clearly ahead. Its constants were fitted by simulation on train splits only (``benchmarks/bench_judged_rule.py``;
+how: docs/judged-design.md)."""
 
 from __future__ import annotations
 
@@ -31,7 +19,7 @@ MIN_QUERIES = 3  # judged queries with a relevant passage below which nothing ch
 
 @dataclass(frozen=True)
 class Rule:
-    """The rule's constants (module doc)."""
+    """The rule's constants (docs/judged-design.md)."""
 
     margin: float = MARGIN
     min_lead: float = MIN_LEAD
@@ -75,7 +63,7 @@ class Choice:
 
 
 def choose(found: Estimate, rule: Rule = Rule(), kept: str = "the label-free weighting") -> Choice:
-    """The rule of the module doc over ``found`` (the baseline: ``found.baseline``, called ``kept``)."""
+    """The rule (docs/judged-design.md) over ``found`` (the baseline: ``found.baseline``, called ``kept``)."""
     baseline, estimates = found.baseline, {k: float(v) for k, v in found.map.items()}
     if found.queries < rule.min_queries:
         return Choice(baseline, baseline, 0.0, 0.0, found.queries, estimates, rule, baseline, kept)

@@ -1,15 +1,7 @@
-"""The seal of a judging file that ``select`` drew: what lets a reader tell the sample's design, as select wrote it,
-from a cell edited by hand, while relevance and a person's own columns stay theirs to edit.
-
-Its last column, :data:`SEAL`, holds per row one short digest per sealed column (:func:`sealed_columns`: the texts,
-what the sample is for and every column of its design: the inclusion probabilities, stratum and seed and, of a
-pooled sample, its depth, population, sizes, drawing order, each system's ranks and the digests of the rankings it
-was drawn from), each over the row's ids, the column's name and the cell's value (a number by its value: ``1``,
-``1.0`` and ``1e0`` are one, as a spreadsheet may rewrite them), after a digest of the sealed columns' names (a
-design column deleted or renamed is found). A seal that starts with :data:`VERSION` is this one; one of seven
-digests over the cells as written is an earlier weakrank's (:data:`SEALED`, still read, a number's spelling
-forgiven). :func:`check_seal` names the line and column of the first sealed cell edited.
-"""
+"""The seal of a judging file that ``select`` drew: per row, one short digest per sealed column (the texts and the
+sample's design) in its last column, :data:`SEAL`, so that a reader tells the design as select wrote it from a cell
+edited by hand, while relevance and a person's own columns stay theirs to edit. What it covers:
+docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -63,8 +55,8 @@ def _digest(*parts: str) -> str:
 
 
 def seals(table: pd.DataFrame) -> pd.Series:
-    """Each row's seal (module doc): :data:`VERSION`, the digest of the sealed columns' names, then one digest per
-    sealed column, joined by dots."""
+    """Each row's seal (docs/judged-design.md): :data:`VERSION`, the digest of the sealed columns' names, then one
+    digest per sealed column, joined by dots."""
     columns = sealed_columns(list(table.columns))
     names = "\x1e".join(columns)
 

@@ -1,30 +1,6 @@
-"""An interval that stays valid however the judging stops: a confidence sequence for the mean of a bounded paired
-difference over the queries of a split, judged one query after another in a simple random sample's order.
-
-Each judged query gives one difference ``x`` in [−1, 1] (a top-k measure of a system minus BM25's: :mod:`.pooling`).
-A fixed-n interval (the t interval of :mod:`.evaluation`) covers at its level only when the number of queries was
-fixed in advance; a person who stops when the interval first excludes 0 ("better than BM25: yes") would see 0
-excluded far more often than 5 % of the time when the systems are equal. A confidence sequence covers the mean at
-every number of queries at once, so the person may look after each query and stop whenever it is settled.
-
-The one built here is Waudby-Smith & Ramdas's hedged betting confidence sequence ("Estimating means of bounded
-random variables by betting", JRSS-B 2024), in its form for sampling without replacement (the queries of a split
-are a finite population, drawn without replacement). For a candidate mean m (on the [0, 1] scale y = (x + 1) / 2),
-the t-th query's mean given the ones before is m_t = (N m − Σ_{i<t} y_i) / (N − t + 1); two bettors wager on
-y_t above and below m_t with predictable stakes λ_t, and their capital K_t(m) = ½ Π (1 + λ⁺_i (y_i − m_i)) + ½ Π
-(1 − λ⁻_i (y_i − m_i)) is a nonnegative martingale with mean 1 when m is the truth. By Ville's inequality it passes
-1 / α at any time with probability at most α, so the m whose capital stays below 1 / α form a sequence that covers
-with probability 1 − α at every t simultaneously. The running intersection keeps that guarantee.
-
-The stakes are the paper's predictable plug-in, tuned for the planned number of queries ``planned`` (any
-predictable stake is valid; this one is tightest near ``planned``): λ_t = √(2 log(2/α) / (σ̂²_{t−1} · planned_t)),
-where planned_t is the sample's size when query t was drawn (a sample grown after its first queries were judged
-keeps the stakes of those: what they were when they were drawn, not a choice made after seeing them),
-truncated at :data:`TRUNCATE` / m_t (resp. / (1 − m_t)) so that no bet can lose more than that share of the capital.
-The price of validity at every t is width: with 20 queries and the LFs' leads over BM25 on the shared collections
-(RR@3 +0.05 to +0.22), it settled in 0–14 % of samples where the t interval of the whole sample found the lead in
-8–64 % (``benchmarks/judged_power.csv``): it lets a person stop early on a large lead only.
-"""
+"""An interval that stays valid however the judging stops: Waudby-Smith & Ramdas's hedged betting confidence sequence
+("Estimating means of bounded random variables by betting", JRSS-B 2024), for sampling without replacement, of the
+mean of a bounded paired difference over a split's queries. The construction and its price: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -55,10 +31,10 @@ class Sequence:
 
 def confidence_sequence(diffs: np.ndarray, population: int, planned: int | np.ndarray,
                         level: float = LEVEL) -> Sequence:
-    """The running-intersection confidence sequence (module doc) of the mean of ``population`` values in [−1, 1] of
-    which ``diffs`` are the first drawn, in drawing order, without replacement, after the last of them;
-    ``planned``: the number of queries the stakes are tuned for (one for all, or each query's). With no difference
-    yet it is [−1, 1]."""
+    """The running-intersection confidence sequence (docs/judged-design.md) of the mean of ``population`` values in [−1,
+    1] of which ``diffs`` are the first drawn, in drawing order, without replacement, after the last of them;
+    ``planned``: the number of queries the stakes are tuned for (one for all, or each query's). With no difference yet
+    it is [−1, 1]."""
     return confidence_path(diffs, population, planned, level)[-1]
 
 

@@ -1,21 +1,6 @@
-"""The exact top-k figures of a judged pooled sample (:mod:`.pooling` draws it), and what ``judge`` and ``evaluate``
-say of them: each system named as ``evaluate``'s MAP table names it, compared with the sample's baseline, the first
-stage (:func:`~weakrank.judged.pooling.baseline_of`).
-
-**The measures.** Where every pooled system's top k is judged, its P@k, RR@k and nDCG@k on the query are exact (no
-estimation within the query): P@k the share of its top k that is relevant, RR@k one over the rank of the first
-relevant passage in its top k (0 if none), nDCG@k its DCG@k over the best DCG@k that the pool's relevant passages
-allow (binary gains; a query with none in the pool counts 0 for every system). The estimand is the paired
-difference from the baseline averaged over every query of the split: the queries whose tops agree add 0, so it is
-N_d / N times the mean over the queries that differ, which the sample's mean estimates without bias, with a t
-interval (finite-population corrected) over the judged queries; each system's own mean is given over the queries
-that differ (where the tops agree nothing was judged). RR@k's difference is the one that answers "better than the
-first stage?": it reads what a person reads first, and a query with one relevant passage (most of them) moves it
-by up to 1 where P@k moves by 1/k. It is named in advance: choosing, after judging, whichever measure looks best
-would make the stated coverage untrue. A passage the person skipped counts as not relevant. No MAP is given
-(:data:`NO_MAP`). A run the user gives beside the sample is measured as exactly where its top k on every query of
-the sample was judged (:func:`given_tops`), else named as not measured.
-"""
+"""The exact top-k measures (RR@k, P@k, nDCG@k) of a judged pooled sample (:mod:`.pooling` draws it), each system's
+paired difference from the sample's baseline with its intervals, and what ``judge`` and ``evaluate`` say of them. The
+measures, the estimand and why RR@k answers: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -46,8 +31,8 @@ NO_MAP = ("no MAP from a pooled sample: a query whose relevant passages lie belo
 
 
 def measures(ranks: Sequence[int], relevant_in_pool: int, k: int) -> dict[str, float]:
-    """P@k, RR@k and nDCG@k (module doc) of one system on one query: ``ranks`` the ranks (1 … k) of the relevant
-    passages in its top k, ``relevant_in_pool`` how many the pool holds."""
+    """P@k, RR@k and nDCG@k (docs/judged-design.md) of one system on one query: ``ranks`` the ranks (1 … k) of the
+    relevant passages in its top k, ``relevant_in_pool`` how many the pool holds."""
     ranks = sorted(r for r in ranks if 1 <= r <= k)
     ideal = sum(1 / math.log2(i + 1) for i in range(1, min(relevant_in_pool, k) + 1))
     dcg = sum(1 / math.log2(r + 1) for r in ranks)
