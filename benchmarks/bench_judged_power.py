@@ -43,6 +43,7 @@ from common import EVAL_SPLIT, REQUIRE, ROOT
 from judged_sim import load, sample_arguments
 
 from weakrank.combinations import LABEL_FREE
+from weakrank.evaluation.confidence_sequence import confidence_path
 from weakrank.evaluation.metrics import evaluate_run
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
@@ -50,7 +51,6 @@ from weakrank.judged.design import rankings
 from weakrank.judged.evaluation import sample_pairs, sample_table
 from weakrank.judged.judgments import Judgments
 from weakrank.judged.pooling import MEASURES, depth, pool_sample, ranked_lists
-from weakrank.judged.sequential import confidence_path
 from weakrank.judged.topk import measures, query_values, t_interval, verdict
 from weakrank.paths import RunPaths
 

@@ -31,11 +31,11 @@ from judged_sim import judged_rows, load, sample, test_maps, write_per_dataset
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.sampled_map import estimate
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet
 from weakrank.judged.aligned import judged_totals
 from weakrank.judged.design import candidate_scores
-from weakrank.judged.estimate import estimate
 from weakrank.judged.prior_update import PRIOR_SD, PriorSelector
 from weakrank.judged.rule import choose
 from weakrank.label_models.fusion import ScoreFusionModel

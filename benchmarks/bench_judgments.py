@@ -30,11 +30,11 @@ from judged_sim import Collection, estimate_of, judged_rows, load, sample, test_
 
 from weakrank.combinations import LABEL_FREE
 from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.sampled_map import estimate
 from weakrank.evaluation.tables import to_markdown
 from weakrank.io import read_parquet, write_text
 from weakrank.judged.aligned import judged_totals
 from weakrank.judged.design import candidate_scores
-from weakrank.judged.estimate import estimate
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.judged.teach import with_judgments
 from weakrank.label_models.fusion import ScoreFusionModel

@@ -23,10 +23,10 @@ from common import EVAL_SPLIT, REQUIRE, ROOT
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.evaluation.metrics import evaluate_run
+from weakrank.evaluation.sampled_map import Estimate, estimate
 from weakrank.io import read_parquet, write_text
 from weakrank.judged.aligned import Judged, judged_totals
 from weakrank.judged.design import OVERSAMPLE, SAMPLED_PASSAGES, Pool, candidate_scores, draw, passages, pool, rankings
-from weakrank.judged.estimate import Estimate, estimate
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.paths import RunPaths
 

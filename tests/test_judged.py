@@ -14,11 +14,11 @@ from weakrank import pipeline
 from weakrank.combinations import LABEL_FREE
 from weakrank.config import load_config
 from weakrank.errors import ConfigError, DataError
+from weakrank.evaluation.sampled_map import Totals, estimate, list_totals
 from weakrank.fusion_state import FusionState
 from weakrank.io import read_metadata
 from weakrank.judged.aligned import Judged
 from weakrank.judged.design import TIED, allocation, draw, passages, pool
-from weakrank.judged.estimate import Totals, estimate, list_totals
 from weakrank.judged.rule import MIN_QUERIES, Rule, choose
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.paths import RunPaths, shell_path

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 
 from weakrank.combinations import LABEL_FREE, Combination, combined
+from weakrank.evaluation.sampled_map import Estimate, Totals, estimate
 from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged, judged_totals
-from weakrank.judged.estimate import Estimate, Totals, estimate
 from weakrank.judged.rule import Choice, choose
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import score_matrix

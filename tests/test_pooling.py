@@ -13,10 +13,10 @@ from scipy.stats import t
 from test_judge import Terminal
 
 from weakrank.cli import main
+from weakrank.evaluation.confidence_sequence import confidence_path, confidence_sequence
 from weakrank.io import read_parquet, write_run
 from weakrank.judged.judging_file import read_judging_file, write_judging_file
 from weakrank.judged.pooling import pooled_pairs, pooled_passages
-from weakrank.judged.sequential import confidence_path, confidence_sequence
 from weakrank.judged.topk import measures, pooled_table, query_values, settled, verdict
 from weakrank.paths import RunPaths
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from weakrank.judged.estimate import Totals, query_totals
+from weakrank.evaluation.sampled_map import Totals, query_totals
 from weakrank.judged.judgments import DESIGN, KEY, Judgments
 
 
@@ -57,7 +57,7 @@ def align(votes: pd.DataFrame, judgments: Judgments) -> Judged:
 
 def judged_totals(votes: pd.DataFrame, scored: pd.DataFrame, judged: Judged) -> Totals:
     """Each candidate's estimated totals (columns of ``scored``, a score per row of ``votes``;
-    :func:`~weakrank.judged.estimate.query_totals`) on each judged query."""
+    :func:`~weakrank.evaluation.sampled_map.query_totals`) on each judged query."""
     rows = votes["query_id"].isin(set(judged.queries)).to_numpy()
     return query_totals(scored[rows].reset_index(drop=True), votes["query_id"].to_numpy()[rows], judged.gold[rows],
                         judged.inclusion[rows])

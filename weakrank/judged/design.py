@@ -1,6 +1,7 @@
 """Which queries, and which of their passages, a person judges: a stratified random sample of the pool's queries over
-the rankings the judgments weigh, each query's and each passage's inclusion probability known so that :mod:`.estimate`
-can weigh them. No gold is read. The design and its reasoning: docs/judged-design.md."""
+the rankings the judgments weigh, each query's and each passage's inclusion probability known so that
+:mod:`~weakrank.evaluation.sampled_map` can weigh them. No gold is read. The design and its reasoning:
+docs/judged-design.md."""
 
 from __future__ import annotations
 

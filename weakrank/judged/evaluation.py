@@ -13,12 +13,12 @@ from scipy.special import expit, logit
 from scipy.stats import t
 
 from weakrank.errors import DataError
+from weakrank.evaluation.sampled_map import estimate, query_totals
 from weakrank.evaluation.summary import BM25_ROW
 from weakrank.io import LINE, write_text
 from weakrank.judged.checks import check_texts
 from weakrank.judged.design import Pool, draw, pairs_of, rankings
 from weakrank.judged.drawn import check_drawn_from, check_whole
-from weakrank.judged.estimate import estimate, query_totals
 from weakrank.judged.judgments import Judgments, read_judgments
 from weakrank.judged.pooling import BASELINE, is_pooled
 from weakrank.judged.report import format_sample_table, sample_legend, sample_line

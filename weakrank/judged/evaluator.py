@@ -1,6 +1,6 @@
 """Judged mode's evaluator, handed to the trainer as any other (:mod:`weakrank.training.evaluators`): the model's
 MAP over the whole lists of the judged queries, estimated from their judged sample
-(:func:`~weakrank.judged.estimate.sample_estimate`), never read as gold; and the judged lists it ranks, taken from a
+(:func:`sample_estimate`), never read as gold; and the judged lists it ranks, taken from a
 labels table (:func:`judged_pairs`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from weakrank.dataset import Dataset
-from weakrank.judged.estimate import sample_estimate
+from weakrank.evaluation.sampled_map import Estimate, estimate, query_totals
 
 DESIGN = ("judged_inclusion", "judged_weight")  # the sample's design columns of a labels table, where it has them
 
@@ -28,7 +28,7 @@ class Scorer(Protocol):
 class JudgedEstimateEvaluator:
     """The model's MAP over the whole lists of the judged queries, estimated from their judged sample (``pairs``:
     ``query_id, passage_id, query, passage, judged``, with the design's ``judged_inclusion`` and ``judged_weight``
-    where it has one; :func:`~weakrank.judged.estimate.sample_estimate`): ``dev_judged_map``, over
+    where it has one; :func:`sample_estimate`): ``dev_judged_map``, over
     ``dev_judged_queries`` queries with a relevant passage."""
 
     primary_metric = "dev_judged_map"
@@ -74,3 +74,18 @@ def judged_evaluator(table: pd.DataFrame, queries: Sequence[str], dataset: Datas
     is named): the run is measured as a plain one."""
     pairs = judged_pairs(table, queries, dataset, dev_split) if queries else None
     return JudgedEstimateEvaluator(pairs) if pairs is not None and len(pairs) else None
+
+
+def sample_estimate(pairs: pd.DataFrame, scores: pd.DataFrame, baseline: str | None = None) -> Estimate:
+    """:func:`~weakrank.evaluation.sampled_map.estimate` of each column of ``scores`` (a candidate's score of each row
+    of ``pairs``) from the judged sample ``pairs`` holds: ``query_id`` and ``judged`` (1/0, NaN unjudged: whole lists),
+    with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with one (else every
+    judged pair and query counts once)."""
+    pairs = pairs.reset_index(drop=True)
+    judged = pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float)
+    inclusion = (pairs["judged_inclusion"].to_numpy(float) if "judged_inclusion" in pairs.columns
+                 else np.where(np.isfinite(judged), 1.0, np.nan))
+    weights = (pairs[np.isfinite(judged)].groupby("query_id")["judged_weight"].first()
+               if "judged_weight" in pairs.columns else None)
+    totals = query_totals(scores.reset_index(drop=True), pairs["query_id"].to_numpy(), judged, inclusion)
+    return estimate(totals, weights, baseline)

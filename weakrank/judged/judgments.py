@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 
 from weakrank.errors import DataError
+from weakrank.evaluation.sampled_map import CERTAIN_INCLUSION
 from weakrank.files import read_utf8
 from weakrank.io import LINE, read_qrels
-from weakrank.judged.estimate import CERTAIN_INCLUSION
 from weakrank.judged.judging_file import EVALUATION_USE, MAX_BYTES, is_judging_text, judged, parse_judging_text
 from weakrank.judged.seal import check_seal, is_integer_column, value
 from weakrank.paths import program, shell_path

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from weakrank.combinations import LABEL_FREE
+from weakrank.evaluation.sampled_map import estimate
 from weakrank.fusion_state import FusionState
 from weakrank.judged.aligned import Judged, judged_totals
-from weakrank.judged.estimate import estimate
 from weakrank.label_models.fusion import ScoreFusionModel
 from weakrank.labeling import lf_names, score_matrix
 from weakrank.lists import informative_rows, standardize_within

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from scipy.stats import norm, t
 
 from weakrank.combinations import LABEL_FREE
-from weakrank.judged.estimate import Estimate
+from weakrank.evaluation.sampled_map import Estimate
 from weakrank.records import ChoiceRecord
 
 MARGIN = 2.5  # standard errors of the paired lead the best candidate needs

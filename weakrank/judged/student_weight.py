@@ -1,7 +1,8 @@
-"""The student's weight in the shipped ranker, chosen by judged queries the student has not trained on: judged
-mode's one call after training (:func:`choose_student_weight`; :mod:`weakrank.modes.judged`): the lists of those queries
+"""The student's weight in the shipped ranker, chosen by judged queries the student has not trained on: judged mode's
+one call after training (:func:`choose_student_weight`; :mod:`weakrank.modes.judged`): the lists of those queries
 (:func:`unseen_pairs`), graded at each weight by :class:`StudentWeightSelector`, a meta-estimator as
-:class:`~.prior_update.PriorSelector` is (the estimate of :mod:`.estimate`, the rule of :mod:`.rule`)."""
+:class:`~.prior_update.PriorSelector` is (the estimate of :mod:`~weakrank.evaluation.sampled_map`, the rule of
+:mod:`.rule`)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,7 @@ import pandas as pd
 
 from weakrank.dataset import Dataset
 from weakrank.fusion_state import STUDENT_WEIGHT
-from weakrank.judged.estimate import sample_estimate
-from weakrank.judged.evaluator import judged_lists
+from weakrank.judged.evaluator import judged_lists, sample_estimate
 from weakrank.judged.rule import Choice, Rule, choose
 from weakrank.records import StudentWeightRecord
 
@@ -36,20 +36,19 @@ def weight_name(weight: float) -> str:
 
 
 class StudentWeightSelector:
-    """``fit(pairs)`` chooses the student's weight in ``base`` (the shipped ranker, left as it is) on judged queries
-    the student never trained on: each weight of ``weights`` (the first kept unless another is clearly ahead) is
-    graded by its MAP estimated from the judged sample, and the rule chooses. Then ``weight_``, ``choice_`` and
-    ``record_`` (the choice as a shipped model keeps it, with each weight's estimated MAP and the judged queries).
+    """``fit(pairs)`` chooses the student's weight in ``base`` (the shipped ranker, left as it is) on judged queries the
+    student never trained on: each weight of ``weights`` (the first kept unless another is clearly ahead) is graded by
+    its MAP estimated from the judged sample, and the rule chooses. Then ``weight_``, ``choice_`` and ``record_`` (the
+    choice as a shipped model keeps it, with each weight's estimated MAP and the judged queries).
 
-    ``pairs``: ``query_id, passage_id, query, passage, judged`` (the whole lists of the judged queries; ``judged``
-    1/0 or NaN), with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with
-    one.
+    ``pairs``: ``query_id, passage_id, query, passage, judged`` (the whole lists of the judged queries; ``judged`` 1/0
+    or NaN), with ``judged_inclusion`` and ``judged_weight`` (the sample's design) where the judgments came with one.
 
     The judged queries the student has not trained on: judged mode holds them out of the first ``judged_after`` of
-    training's steps and saves the student then (:func:`unseen_pairs`); each pair of the
-    sample is weighted by the inverse of its inclusion probability (:mod:`.estimate`), and the rule is the one that
-    chooses the teacher (:mod:`.rule`). A student graded on queries it was trained on would grade itself (measured:
-    its judged AP rises to the student alone, where test MAP is lowest)."""
+    training's steps and saves the student then (:func:`unseen_pairs`); each pair of the sample is weighted by the
+    inverse of its inclusion probability (:mod:`~weakrank.evaluation.sampled_map`), and the rule is the one that chooses
+    the teacher (:mod:`.rule`). A student graded on queries it was trained on would grade itself (measured: its judged
+    AP rises to the student alone, where test MAP is lowest)."""
 
     def __init__(self, base: Blends, label_free: float = STUDENT_WEIGHT, weights: Sequence[float] = WEIGHTS,
                  rule: Rule = Rule()) -> None:

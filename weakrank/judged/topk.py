@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t
 
+from weakrank.evaluation.confidence_sequence import LEVEL, confidence_sequence
 from weakrank.evaluation.summary import BM25_ROW
 from weakrank.judged.pooling import (
     MEASURES,
@@ -24,7 +25,6 @@ from weakrank.judged.pooling import (
     systems_of,
     whole,
 )
-from weakrank.judged.sequential import LEVEL, confidence_sequence
 
 NO_MAP = ("no MAP from a pooled sample: a query whose relevant passages lie below the pool drops out of its "
           "estimate, which ran 0.07-0.09 high for strong systems; qrels, or a sample judged in full, measure MAP")
@@ -99,11 +99,11 @@ def t_interval(values: np.ndarray, population: int, level: float = LEVEL) -> tup
 
 def topk_table(values: pd.DataFrame, population: int, planned: np.ndarray, share: float = 1.0,
                baseline: str = BM25_ROW, level: float = LEVEL) -> pd.DataFrame:
-    """Each pooled system's mean top-k measures (over the queries sampled from) with their t intervals and each
-    one's paired difference from ``baseline`` over the split (``share``: the queries sampled from over the split's,
-    the rest adding 0) with its t interval and its confidence sequence (:mod:`.sequential`, ``planned``: the
-    sample's size when each query was drawn, those of ``values`` first), every interval kept inside the measure's
-    range; one row per (system, measure)."""
+    """Each pooled system's mean top-k measures (over the queries sampled from) with their t intervals and each one's
+    paired difference from ``baseline`` over the split (``share``: the queries sampled from over the split's, the rest
+    adding 0) with its t interval and its confidence sequence (:mod:`~weakrank.evaluation.confidence_sequence`,
+    ``planned``: the sample's size when each query was drawn, those of ``values`` first), every interval kept inside the
+    measure's range; one row per (system, measure)."""
     rows = []
     for name in dict.fromkeys(values.columns.get_level_values(0)):
         for measure in MEASURES:
@@ -124,14 +124,14 @@ def topk_table(values: pd.DataFrame, population: int, planned: np.ndarray, share
 
 def verdict(diffs: np.ndarray, population: int, planned: np.ndarray,
             level: float = LEVEL) -> tuple[str, float, float, str]:
-    """Whether the judged queries' paired differences (in drawing order) settle "better than the baseline":
-    ``yes``, ``no`` or ``not yet``, with the interval that says so and its kind. ``planned``: the sample's size when
-    each of its queries was drawn, all of them (those judged first). The confidence sequence (:mod:`.sequential`)
-    at every number of queries: valid however the person stops; once a sample drawn at once is all judged and the
-    sequence has not settled, the sample's t interval (valid for the sample as drawn, not for one stopped, or grown,
-    because of what it showed). Looking at both costs coverage: at worst the two errors add (1 − level
-    each); measured, the interval a person stopping at the first settled line is left with held the truth in
-    90–97 % of samples (``benchmarks/judged_power.csv``, ``RR@3 as judged``)."""
+    """Whether the judged queries' paired differences (in drawing order) settle "better than the baseline": ``yes``,
+    ``no`` or ``not yet``, with the interval that says so and its kind. ``planned``: the sample's size when each of its
+    queries was drawn, all of them (those judged first). The confidence sequence
+    (:mod:`~weakrank.evaluation.confidence_sequence`) at every number of queries: valid however the person stops; once a
+    sample drawn at once is all judged and the sequence has not settled, the sample's t interval (valid for the sample
+    as drawn, not for one stopped, or grown, because of what it showed). Looking at both costs coverage: at worst the
+    two errors add (1 − level each); measured, the interval a person stopping at the first settled line is left with
+    held the truth in 90–97 % of samples (``benchmarks/judged_power.csv``, ``RR@3 as judged``)."""
     planned = np.asarray(planned)
     cs = confidence_sequence(diffs, population, planned[:len(diffs)], level)
     if cs.verdict != "not yet" or len(diffs) < len(planned) or (planned != len(planned)).any():

@@ -1,6 +1,7 @@
-"""Each candidate's MAP over the pool, estimated without bias from a judged sample (:mod:`.design`): per query the
-Horvitz–Thompson totals of R · AP and R (as statAP does: Aslam, Pavlu & Yilmaz 2006), their ratio over queries, and
-the paired leads over a baseline with their standard errors. The estimator and its reasoning: docs/judged-design.md."""
+"""Each ranking's MAP over a pool of queries, estimated without bias from a sample of judged pairs whose inclusion
+probabilities are known: per query the Horvitz–Thompson totals of R · AP and R (as statAP does: Aslam, Pavlu &
+Yilmaz 2006), their ratio over queries, and the paired leads over a baseline with their standard errors. The
+estimator and its reasoning: docs/judged-design.md."""
 
 from __future__ import annotations
 
@@ -106,18 +107,3 @@ def estimate(totals: Totals, weights: pd.Series | None = None, baseline: str | N
         return pd.Series(spread, index=found.columns, dtype=np.float64)
 
     return Estimate(means, lead, error(gaps, lead.to_numpy()), n, baseline, error(found.to_numpy(), means.to_numpy()))
-
-
-def sample_estimate(pairs: pd.DataFrame, scores: pd.DataFrame, baseline: str | None = None) -> Estimate:
-    """:func:`estimate` of each column of ``scores`` (a candidate's score of each row of ``pairs``) from the judged
-    sample ``pairs`` holds: ``query_id`` and ``judged`` (1/0, NaN unjudged: whole lists), with ``judged_inclusion``
-    and ``judged_weight`` (the sample's design) where the judgments came with one (else every judged pair and query
-    counts once)."""
-    pairs = pairs.reset_index(drop=True)
-    judged = pd.to_numeric(pairs["judged"], errors="coerce").to_numpy(float)
-    inclusion = (pairs["judged_inclusion"].to_numpy(float) if "judged_inclusion" in pairs.columns
-                 else np.where(np.isfinite(judged), 1.0, np.nan))
-    weights = (pairs[np.isfinite(judged)].groupby("query_id")["judged_weight"].first()
-               if "judged_weight" in pairs.columns else None)
-    totals = query_totals(scores.reset_index(drop=True), pairs["query_id"].to_numpy(), judged, inclusion)
-    return estimate(totals, weights, baseline)
