@@ -174,10 +174,10 @@ def test_rerank_is_paced_by_what_training_kept_and_training_s_pace():
     """Once training is done, rerank's time is known better than up front: a student's forward pass at the pace
     training's first steps measured (label's where train was not timed); where the student weighs 0 in the shipped
     ranker no student runs, and the lexical LFs' one-core time is said as the plan gave it, at no encoder's pace."""
-    assert pace.rerank_ahead(40.0, 1.0, False, {}) == 40.0
-    assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5, "train": 2.0}) == 80.0
-    assert pace.rerank_ahead(40.0, 1.0, False, {"label": 1.5}) == 60.0
-    assert pace.rerank_ahead(40.0, 1.0, True, {"label": 1.5, "train": 3.0}) == 1.0
+    assert pace.rerank_ahead(40.0, False, {}) == 40.0
+    assert pace.rerank_ahead(40.0, False, {"label": 1.5, "train": 2.0}) == 80.0
+    assert pace.rerank_ahead(40.0, False, {"label": 1.5}) == 60.0
+    assert pace.rerank_ahead(1.0, True, {"label": 1.5, "train": 3.0}) == 1.0
 
 
 def test_the_plan_says_rerank_with_and_without_the_student(capsys):

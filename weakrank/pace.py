@@ -94,16 +94,14 @@ def stepped(steps: float, seconds: float) -> None:
     pace.mark = (steps, seconds)
 
 
-def rerank_ahead(estimate: float, teacher_estimate: float, teacher_alone: bool, factors: dict[str, float]) -> float:
-    """Rerank's seconds once training is done: its up-front ``estimate`` at the pace training's first steps measured
-    on this machine (``factors``: each paced stage's measured over estimated; label's where train was not paced; 1
-    where neither was), or where the shipped ranker is its teacher alone (``teacher_alone``: the student weighs 0,
-    kept at its start or earning no share) ``teacher_estimate`` as it is: no student runs, the encoder LFs read the
-    encodings the label stage kept, and the lexical LFs' one-core work does not go at the encoders' pace (busy cores
-    measured 0.2-0.7 s against 1.1-3.0 s said at training's pace, 2026-11-29)."""
-    if teacher_alone:
-        return teacher_estimate
-    return estimate * factors.get("train", factors.get("label", 1.0))
+def rerank_ahead(planned: float, teacher_alone: bool, factors: dict[str, float]) -> float:
+    """Rerank's seconds once training is done, from the plan's figure for what training kept (``planned``): at the pace
+    training's first steps measured on this machine (``factors``: each paced stage's measured over estimated; label's
+    where train was not paced; 1 where neither was), or, where the shipped ranker is its teacher alone
+    (``teacher_alone``: the student weighs 0, kept at its start or earning no share), as it is: no student runs, the
+    encoder LFs read the encodings the label stage kept, and the lexical LFs' one-core work does not go at the encoders'
+    pace (busy cores measured 0.2-0.7 s against 1.1-3.0 s said at training's pace, 2026-11-29)."""
+    return planned if teacher_alone else planned * factors.get("train", factors.get("label", 1.0))
 
 
 def duration(seconds: float) -> str:

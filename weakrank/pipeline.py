@@ -151,8 +151,8 @@ def run(cfg: PipelineConfig, stages: Iterable[str] | None = None, *, progress: b
             step, steps = (plan.step, plan.steps * plan.step) if name == "train" else (1.0, None)
             if on_pace and name == "rerank" and plan.seconds.get(name):  # what training kept is known now
                 alone = plan.teacher_rerank is not None and teacher_alone(cfg, tc)
-                ahead = rerank_ahead(plan.seconds[name], plan.teacher_rerank or 0.0, alone, factors)
                 planned = plan.teacher_rerank if alone else plan.seconds[name]
+                ahead = rerank_ahead(planned, alone, factors)
                 say(name, ahead, ahead / planned if planned else 1.0)  # over the plan's figure for what was kept
             with pacing(name, plan.seconds[name], say, step, steps) if paced else nullcontext():
                 results[name] = call(name)
