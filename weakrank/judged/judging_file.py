@@ -1,6 +1,6 @@
 """The judging file: query-passage pairs for a person to judge, as a TSV any editor or spreadsheet can fill in
 (``query_id, passage_id, query, passage, relevance`` and a person's own columns; a sample ``select`` drew is sealed,
-:mod:`.seal`), and where a config's judging files live. Its format: docs/judged-design.md."""
+:mod:`.seal`), and where a config's judging files live. Its format: docs/guide.md, "Judging by hand"."""
 
 from __future__ import annotations
 
