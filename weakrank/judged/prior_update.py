@@ -127,7 +127,7 @@ def update_priors(scores: np.ndarray, groups: np.ndarray, names: Sequence[str], 
 
 class PriorSelector:
     """``fit(votes, judged)`` fits a copy of ``base`` (a :class:`ScoreFusionModel`, left as it is) without gold, updates
-    its LFs' quality priors by the judged pairs (:func:`~weakrank.judged.prior_update.update_priors`: ``update_``) and
+    its LFs' quality priors by the judged pairs (:func:`update_priors`: ``update_``) and
     fits another copy under the posterior: ``state_`` (a new :class:`~weakrank.fusion_state.FusionState` that records
     the update, with the judged estimate of MAP with and without it) and ``model_``; ``unjudged_`` is the first fit.
     Without judged queries ``state_`` is the fit without judgments; where too few count (or none shows an LF ranking

@@ -170,7 +170,8 @@ def evaluate(cfg: PipelineConfig, tc: TrainConfig, split: str | None = None, req
     :func:`~weakrank.stages.select.select_evaluation`), each system's MAP is estimated from the sample, with intervals
     (:func:`~weakrank.judged.evaluation.sample_evaluation`; the sample read once, by the stage's check, and checked
     before any run is written: :func:`~weakrank.judged.evaluation.read_sample`); without either it is a
-    :class:`ConfigError` that says how to measure."""
+    :class:`ConfigError` that says how to measure. (Long: the two ways of measuring share the systems, the checks made
+    before anything is written and the runs written, in that order.)"""
     from weakrank.judged.evaluation import check_pooled, read_sample, sample_evaluation  # scipy: when it runs
 
     paths = RunPaths(cfg.run_dir)
