@@ -82,8 +82,8 @@ def qrels_splits(cfg: PipelineConfig, ingested: bool = True) -> set[str]:
 
 def check_labels_apart(cfg: PipelineConfig, eval_split: str | None = None) -> None:
     """The run directory's labels (where they exist) were not made from judgments of the split that ``rerank`` or
-    ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those judgments chose how the
-    LFs are combined and the checkpoint (:func:`~weakrank.apart.check_apart`)."""
+    ``evaluate`` (alone or after ``train`` in ``run``) would score (``eval_split``, else ``[evaluate] split``): those
+    judgments moved the LFs' priors and chose the checkpoint (:func:`~weakrank.apart.check_apart`)."""
     from weakrank.apart import check_apart
     from weakrank.label_models.labels_file import TAUGHT_KEY, TAUGHT_WHAT, labels_taught_splits
 

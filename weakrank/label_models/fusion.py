@@ -237,8 +237,8 @@ class ScoreFusionModel:
         return self.fitted().lf_weights(n_lfs)
 
     def scaled_views(self, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights,
-        apply to."""
+        """Each row's view scores (a cluster's mean standardised score over the view's spread): what the weights apply
+        to."""
         state = self.fitted()
         scores = np.asarray(scores, dtype=np.float64)
         views, _ = self._views(standardize_within(scores, groups), informative_rows(scores, groups), state.clusters)

@@ -29,7 +29,15 @@ from weakrank.lf import factory_precisions
 from weakrank.lf_scorer import RankingLF
 from weakrank.ranker.directory import mark_shipped
 from weakrank.ranker.manifest import read_manifest
-from weakrank.ranker.teacher_state import FUSION_FILE, LF_DIR, PATH_OPTIONS, LFEntry, TeacherState, check_model_files
+from weakrank.ranker.teacher_state import (
+    FUSION_FILE,
+    LF_DIR,
+    PATH_OPTIONS,
+    STATE_FIELDS,
+    LFEntry,
+    TeacherState,
+    check_model_files,
+)
 from weakrank.registry import resolve_lf
 
 # how sentence-transformers loads a student alone, by its architecture
@@ -98,7 +106,7 @@ class Teacher:
         self._card(directory, sorted({e["spec"].rpartition(":")[0] for e in entries
                                       if e["spec"].startswith(LF_DIR + "/")}), student_weight, card)
         saved = {"lfs": entries, "teacher": self.fusion_state.to_dict(), "student_weight": student_weight}
-        notes = {key: value for key, value in (notes or {}).items() if key not in saved}  # the state's own fields win
+        notes = {key: value for key, value in (notes or {}).items() if key not in STATE_FIELDS}  # never a state field
         written = write_text(json.dumps({**saved, **notes}, indent=1), directory / FUSION_FILE)
         mark_shipped(directory, taught_splits)
         return written
